@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// Thin launcher: the CLI is compiled to dist/ by `npm ci` (prepare) or `npm run build`.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const entry = new URL("../dist/cli/main.js", import.meta.url);
+if (!existsSync(fileURLToPath(entry))) {
+  process.stderr.write("agentkit-acp: dist/ is missing; run `npm run build` (or `npm ci`) first.\n");
+  process.exit(1);
+}
+const { main } = await import(entry.href);
+process.exitCode = await main(process.argv.slice(2));

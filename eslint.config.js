@@ -1,0 +1,57 @@
+// @ts-check
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import globals from "globals";
+
+/** Folders of src/ and what each may NOT import (dependencies point one way). */
+const layers = {
+  core: ["model", "tools", "loop", "store", "acp", "cli", "testing"],
+  model: ["tools", "loop", "store", "acp", "cli", "testing"],
+  tools: ["loop", "store", "acp", "cli", "testing"],
+  loop: ["store", "acp", "cli", "testing"],
+  store: ["acp", "cli", "testing"],
+  "acp/agent": ["acp/client", "cli", "testing"],
+  "acp/client": ["acp/agent", "store", "cli", "testing"],
+  testing: ["cli"],
+};
+
+const layerRules = Object.entries(layers).map(([folder, banned]) => ({
+  files: [`src/${folder}/**/*.ts`],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        patterns: [
+          {
+            group: banned.flatMap((b) => [`**/${b}/*`, `**/${b}`]),
+            message: `src/${folder} may not import these folders (see docs/architecture.md).`,
+          },
+          ...(["core", "model", "tools", "loop", "store"].includes(folder)
+            ? [{ group: ["@agentclientprotocol/sdk", "@agentclientprotocol/sdk/*"], message: "ACP wire types belong in src/acp only." }]
+            : []),
+        ],
+      },
+    ],
+  },
+}));
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      globals: { ...globals.node },
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: false }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+    },
+  },
+  { files: ["src/**/*.ts"], rules: { "no-console": "error", "@typescript-eslint/no-explicit-any": "error" } },
+  ...layerRules,
+  { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+);

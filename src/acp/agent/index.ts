@@ -1,0 +1,2 @@
+// Agent side of ACP: AcpIntegration, approval resolvers, the headless runtime.
+export {};

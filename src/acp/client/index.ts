@@ -1,0 +1,2 @@
+// Client side of ACP: spawn and drive any ACP agent.
+export {};

@@ -1,0 +1,52 @@
+import { readFileSync } from "node:fs";
+
+export type CommandRunner = (argv: string[]) => Promise<number>;
+
+interface CommandEntry {
+  summary: string;
+  load: () => Promise<CommandRunner>;
+}
+
+const commands: Record<string, CommandEntry> = {
+  serve: { summary: "serve the agent over ACP on stdio (what an editor launches)", load: async () => (await import("./serve.js")).runServe },
+  prompt: { summary: "drive any ACP agent: send a prompt, stream the turn", load: async () => (await import("./prompt.js")).runPrompt },
+  demo: { summary: "zero-key demo: `prompt` against our own `serve` in a temp workspace", load: async () => (await import("./demo.js")).runDemo },
+};
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    "Usage: agentkit-acp <command> [options]",
+    "",
+    "Commands:",
+    ...lines,
+    "",
+    "Run `agentkit-acp <command> --help` for a command's options.",
+    "",
+  ].join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(usage());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-v") {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  const entry = commands[name];
+  if (!entry) {
+    process.stderr.write(`agentkit-acp: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  const run = await entry.load();
+  return run(rest);
+}

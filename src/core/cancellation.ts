@@ -1,0 +1,85 @@
+/**
+ * Generation-counted cancellation. A turn captures the generation it started at; once
+ * `interrupt()` moves the counter, that turn's signal is aborted. The same signal reaches
+ * the model stream, the running tool and any approval wait. Later turns get a fresh signal,
+ * so a cancel never leaks into the next turn.
+ */
+export class CancelledError extends Error {
+  override readonly name = "CancelledError";
+  constructor(message = "cancelled") {
+    super(message);
+  }
+}
+
+export class CancellationController {
+  #generation = 0;
+  #current = new AbortController();
+  readonly #listeners = new Set<(generation: number) => void>();
+
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Cancels everything started at the current generation and moves to the next. */
+  interrupt(reason = "cancelled"): void {
+    const previous = this.#current;
+    this.#generation += 1;
+    this.#current = new AbortController();
+    previous.abort(new CancelledError(reason));
+    for (const listener of this.#listeners) listener(this.#generation);
+  }
+
+  handle(): CancellationHandle {
+    return new CancellationHandle(this);
+  }
+
+  /** @internal */ signalFor(generation: number): AbortSignal {
+    if (generation === this.#generation) return this.#current.signal;
+    return AbortSignal.abort(new CancelledError());
+  }
+
+  /** @internal */ onInterrupt(listener: (generation: number) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}
+
+/** The read side of a controller, handed to loops, tools and runtimes. */
+export class CancellationHandle {
+  readonly #controller: CancellationController;
+  constructor(controller: CancellationController) {
+    this.#controller = controller;
+  }
+
+  generation(): number {
+    return this.#controller.generation;
+  }
+
+  isCancelledSince(generation: number): boolean {
+    return this.#controller.generation !== generation;
+  }
+
+  /** An AbortSignal that aborts once the generation moves past `generation`. */
+  signalSince(generation: number): AbortSignal {
+    return this.#controller.signalFor(generation);
+  }
+
+  /** Resolves once the generation moves past `generation` (immediately if it already has). */
+  cancelledSince(generation: number): Promise<void> {
+    const signal = this.signalSince(generation);
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  }
+
+  /** Convenience for hosts: cancel the current generation. */
+  interrupt(reason?: string): void {
+    this.#controller.interrupt(reason);
+  }
+}
+
+export function isAbortError(error: unknown): boolean {
+  if (error instanceof CancelledError) return true;
+  if (typeof error !== "object" || error === null) return false;
+  const name = (error as { name?: unknown }).name;
+  return name === "AbortError" || name === "CancelledError";
+}

@@ -1,0 +1,28 @@
+/** Base class of every error this toolkit throws on purpose. `code` is stable for matching. */
+export class AgentKitError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "AgentKitError";
+    this.code = code;
+  }
+}
+
+export class ConfigError extends AgentKitError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("config", message, options);
+    this.name = "ConfigError";
+  }
+}
+
+export class StateError extends AgentKitError {
+  constructor(message: string) {
+    super("state", message);
+    this.name = "StateError";
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

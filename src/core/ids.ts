@@ -1,0 +1,13 @@
+import { randomUUID } from "node:crypto";
+
+/** Identifies a loop session (the agent's own id, distinct from any ACP session id). */
+export type SessionId = string;
+/** Identifies one tool call within a session; stable across events, approvals and results. */
+export type ToolCallId = string;
+/** Identifies one streamed content part (text or reasoning) within a turn. */
+export type PartId = string;
+export type ItemId = string;
+
+export function newId(prefix: string): string {
+  return `${prefix}_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
+}

@@ -1,0 +1,64 @@
+import type { ItemId, ToolCallId } from "./ids.js";
+
+/** ACP-compatible tool kinds (the same wire values, owned here so core has no protocol import). */
+export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other";
+
+export interface ToolLocation {
+  path: string;
+  line?: number;
+}
+
+/** A file change a tool made; `oldText: null` means the file was created. */
+export interface FileDiff {
+  path: string;
+  oldText: string | null;
+  newText: string;
+}
+
+/** What a tool returns: text for the model, plus structured data for hosts. */
+export interface ToolResult {
+  /** Text the model reads. */
+  text: string;
+  isError: boolean;
+  /** Structured output (ACP `rawOutput`). */
+  data?: unknown;
+  diffs?: FileDiff[];
+  /** Set when the command ran in a client terminal (ACP `terminal` content). */
+  terminalId?: string;
+}
+
+export type Part =
+  | { type: "text"; text: string }
+  | { type: "reasoning"; text: string }
+  /** Inline media (images, audio): base64 data. */
+  | { type: "media"; mediaType: string; data: string; uri?: string }
+  /** A reference the user attached; the model sees its URI and name. */
+  | { type: "resource_link"; uri: string; name: string; title?: string; mimeType?: string; description?: string }
+  /** An embedded text resource (e.g. a file the editor attached). */
+  | { type: "resource"; uri: string; text: string; mimeType?: string }
+  | { type: "tool_call"; callId: ToolCallId; toolName: string; input: unknown }
+  | { type: "tool_result"; callId: ToolCallId; toolName: string; result: ToolResult };
+
+export type ItemRole = "system" | "user" | "assistant" | "tool";
+
+/** One committed transcript entry. */
+export interface Item {
+  id: ItemId;
+  role: ItemRole;
+  parts: Part[];
+  createdAt: string;
+  /** Free-form host data (e.g. the tool's title/kind for replay); never sent to the model. */
+  meta?: Record<string, unknown>;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  reasoningTokens?: number;
+  cachedInputTokens?: number;
+}
+
+export function textOf(item: Item): string {
+  return item.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+}

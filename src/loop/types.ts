@@ -1,0 +1,44 @@
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  Item,
+  SessionId,
+  ToolCallId,
+  ToolResult,
+  TurnResult,
+} from "../core/index.js";
+
+export type LoopInterrupt =
+  /** A tool call needs a decision; resolve it with `driver.resolveApproval(callId, …)`. */
+  | { type: "approval_request"; request: ApprovalRequest }
+  /** The driver has nothing to do until `submitInput`. */
+  | { type: "awaiting_input" }
+  /** Tool results were committed; the host may `submitInput` to interject before the next model call. */
+  | { type: "after_tool_result"; results: Array<{ callId: ToolCallId; toolName: string; result: ToolResult }> };
+
+export type LoopStep = { type: "finished"; result: TurnResult } | { type: "interrupt"; interrupt: LoopInterrupt };
+
+/** What the input port hands the loop: user items (text, media, resources). */
+export type InputItems = Item[];
+
+/** Everything needed to restart a session where it stopped. JSON-serializable. */
+export interface LoopSnapshot {
+  version: 1;
+  sessionId: SessionId;
+  items: Item[];
+  metadata: Record<string, unknown>;
+}
+
+/** Session configuration for `agent.start()`. */
+export interface SessionConfig {
+  sessionId?: SessionId;
+  /** Absolute working directory; defaults to process.cwd(). */
+  cwd?: string;
+  /** Further approved roots besides cwd. */
+  additionalDirectories?: string[];
+  metadata?: Record<string, unknown>;
+  /** Resume from a snapshot (its items become the transcript; nothing is re-emitted). */
+  snapshot?: LoopSnapshot;
+}
+
+export type { ApprovalDecision, ApprovalRequest };

@@ -1,0 +1,2 @@
+// Published fakes for tests and demos. Each area appends its export here.
+export * from "./scripted-model.js";

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import type { ToolLocation } from "../core/index.js";
+import type { JsonSchema } from "../model/types.js";
+import type { Tool, ToolDefinition } from "./types.js";
+
+/** Thrown by `tool.parse` when the model's input does not fit the schema. */
+export class ToolInputError extends Error {
+  constructor(toolName: string, detail: string) {
+    super(`invalid input for ${toolName}: ${detail}`);
+    this.name = "ToolInputError";
+  }
+}
+
+export function toJsonSchema(schema: z.ZodType): JsonSchema {
+  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+/** Builds a Tool from a zod input schema. */
+export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): Tool<z.output<S>> {
+  const inputSchema = toJsonSchema(definition.input);
+  return {
+    name: definition.name,
+    description: definition.description,
+    kind: definition.kind,
+    inputSchema,
+    parse(input: unknown): z.output<S> {
+      const parsed = definition.input.safeParse(input);
+      if (!parsed.success) throw new ToolInputError(definition.name, z.prettifyError(parsed.error));
+      return parsed.data;
+    },
+    title: (input, context) => definition.title?.(input, context) ?? definition.name,
+    locations: (input, context): ToolLocation[] => definition.locations?.(input, context) ?? [],
+    target: (input, context) => definition.target?.(input, context) ?? { paths: [] },
+    execute: definition.execute,
+  };
+}

@@ -1,0 +1,115 @@
+import type { z } from "zod";
+import type {
+  PermissionTarget,
+  SessionId,
+  ToolCallId,
+  ToolKind,
+  ToolLocation,
+  ToolProgress,
+  ToolResult,
+} from "../core/index.js";
+import type { JsonSchema } from "../model/types.js";
+
+/** Reads and writes text files. Local by default; an ACP client's fs/* can back it. */
+export interface FileOperations {
+  /** `line` is 1-based; `limit` is a line count. Throws when the file does not exist (code ENOENT). */
+  readTextFile(path: string, options?: { line?: number; limit?: number; signal?: AbortSignal }): Promise<string>;
+  writeTextFile(path: string, content: string, options?: { signal?: AbortSignal }): Promise<void>;
+}
+
+export interface CommandRequest {
+  command: string;
+  cwd: string;
+  timeoutMs: number;
+  outputByteLimit: number;
+  env?: Record<string, string>;
+  signal: AbortSignal;
+  /** Called with output as it arrives (for progress events). */
+  onOutput?: (chunk: string) => void;
+}
+
+export interface CommandResult {
+  output: string;
+  truncated: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Set when the command ran in an ACP client terminal. */
+  terminalId?: string;
+}
+
+/** Runs a shell command. Local by default (own process group); an ACP client terminal can back it. */
+export interface CommandRunner {
+  run(request: CommandRequest): Promise<CommandResult>;
+}
+
+/** What a tool sees of its session. */
+export interface ToolContext {
+  sessionId: SessionId;
+  callId: ToolCallId;
+  /** The session's working directory (absolute). */
+  cwd: string;
+  /** Approved workspace roots (cwd first, then additional directories). */
+  roots: string[];
+  signal: AbortSignal;
+  files: FileOperations;
+  commands: CommandRunner;
+  progress(progress: ToolProgress): void;
+}
+
+/** A tool the loop can offer the model. */
+export interface Tool<Input = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly kind: ToolKind;
+  /** JSON Schema sent to the model. */
+  readonly inputSchema: JsonSchema;
+  /** Validates model-provided input; throws a readable error when it does not fit. */
+  parse(input: unknown): Input;
+  /** Human title for a call (e.g. "Edit src/app.ts"). */
+  title(input: Input, context: ToolTargetContext): string;
+  /** Files this call touches, for editors to follow along. */
+  locations(input: Input, context: ToolTargetContext): ToolLocation[];
+  /** The normalized risk target the permission policy and approval memory look at. */
+  target(input: Input, context: ToolTargetContext): PermissionTarget;
+  execute(input: Input, context: ToolContext): Promise<ToolResult>;
+}
+
+export interface ToolTargetContext {
+  cwd: string;
+  roots: string[];
+}
+
+/** Defines a tool from a zod input schema; the JSON Schema is derived from it. */
+export interface ToolDefinition<S extends z.ZodType> {
+  name: string;
+  description: string;
+  kind: ToolKind;
+  input: S;
+  title?: (input: z.output<S>, context: ToolTargetContext) => string;
+  locations?: (input: z.output<S>, context: ToolTargetContext) => ToolLocation[];
+  target?: (input: z.output<S>, context: ToolTargetContext) => PermissionTarget;
+  execute: (input: z.output<S>, context: ToolContext) => Promise<ToolResult>;
+}
+
+export type PermissionVerdict = "allow" | "deny" | "ask";
+
+export interface PermissionDecision {
+  verdict: PermissionVerdict;
+  reason: string;
+}
+
+export interface PermissionCheck {
+  sessionId: SessionId;
+  toolName: string;
+  kind: ToolKind;
+  input: unknown;
+  target: PermissionTarget;
+  roots: string[];
+  cwd: string;
+}
+
+/** Decides whether a tool call may run, must be denied, or needs approval. */
+export interface PermissionPolicy {
+  evaluate(check: PermissionCheck): PermissionDecision | Promise<PermissionDecision>;
+}
