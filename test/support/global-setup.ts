@@ -17,7 +17,7 @@ function withLock(fn: () => void): void {
       mkdirSync(lock);
       break;
     } catch {
-      const age = Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs;
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
       if (age > 120_000) rmSync(lock, { recursive: true, force: true });
       sleep(200);
     }
