@@ -53,5 +53,5 @@ export default tseslint.config(
   },
   { files: ["src/**/*.ts"], rules: { "no-console": "error", "@typescript-eslint/no-explicit-any": "error" } },
   ...layerRules,
-  { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },
+  { files: ["eslint.config.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
 );
