@@ -1,0 +1,70 @@
+import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { setTimeout as delay } from "node:timers/promises";
+import { errnoCode } from "./host-common.js";
+
+// Process-group helpers for the terminal host. A terminal's command is the leader of its own
+// group (spawned detached), so signalling -pgid reaches every child it started, unless one of
+// them left the group itself (setsid/daemon), which nothing short of cgroups can follow.
+
+const hasProc = process.platform === "linux" && existsSync("/proc/self/stat");
+
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch (error) {
+    if (errnoCode(error) !== "ESRCH") throw error;
+  }
+}
+
+/**
+ * True while a member of the group still runs. Zombies do not count: an orphan is reaped by
+ * pid 1, and some init processes (containers, micro-VMs) never reap, so a zombie may stay.
+ */
+export async function groupHasLiveMembers(pgid: number): Promise<boolean> {
+  if (!hasProc) {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  const entries = await readdir("/proc").catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => undefined);
+    if (stat === undefined) continue;
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
+}
+
+/**
+ * SIGTERM to the group; SIGKILL to whatever is left after `graceMs`; then waits (bounded)
+ * until no member runs. Resolves once the group is gone or the bound passed.
+ */
+export async function terminateGroup(pgid: number, leaderExit: Promise<unknown>, graceMs: number, leaderRunning: boolean): Promise<void> {
+  if (!leaderRunning && !(await groupHasLiveMembers(pgid))) return;
+  signalGroup(pgid, "SIGTERM");
+  if (leaderRunning) {
+    const timer = new AbortController();
+    await Promise.race([leaderExit, delay(graceMs, undefined, { signal: timer.signal }).catch(() => undefined)]);
+    timer.abort();
+  }
+  await waitGroupGone(pgid, graceMs);
+  if (await groupHasLiveMembers(pgid)) {
+    signalGroup(pgid, "SIGKILL");
+    await waitGroupGone(pgid, Math.max(graceMs, 2000));
+  }
+}
+
+/** No event exists for the death of a non-child process: poll /proc until the group is gone or `withinMs` passed. */
+async function waitGroupGone(pgid: number, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (await groupHasLiveMembers(pgid)) {
+    if (Date.now() >= deadline) return;
+    await delay(20);
+  }
+}
