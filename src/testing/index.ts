@@ -1,2 +1,3 @@
 // Published fakes for tests and demos. Each area appends its export here.
 export * from "./scripted-model.js";
+export * from "./mock-providers.js";

@@ -1,0 +1,73 @@
+import { createStderrLogger, type Logger } from "../core/index.js";
+import { AiSdkModelAdapter, type RetryOptions } from "./ai-sdk-adapter.js";
+import { capabilitiesFor } from "./capabilities.js";
+import { createDemoModel, type DemoModelOptions } from "./demo.js";
+import { createProviderModel } from "./providers.js";
+import { routeSdkWarnings } from "./sdk-warnings.js";
+import { credentialStatus, parseModelSpec, resolveBaseUrl, type Env } from "./spec.js";
+import type { ModelAdapter } from "./types.js";
+
+export interface ModelAdapterOptions {
+  /** `provider:model` (e.g. `anthropic:claude-sonnet-4-5`, `ollama:qwen3`, `openai-compatible:NAME`) or `demo`. */
+  spec: string;
+  /** Overrides AGENTKIT_BASE_URL and the provider default; required for `openai-compatible`. */
+  baseUrl?: string;
+  /** An explicit key; otherwise read from `apiKeyEnv`, the provider's variable, or AGENTKIT_API_KEY. */
+  apiKey?: string;
+  /** Name of the environment variable that holds the key. */
+  apiKeyEnv?: string;
+  /** Context window in tokens, for models the built-in table does not know. */
+  contextWindow?: number;
+  /** Output token limit per model call (default 8192); a request's own value wins. */
+  maxOutputTokens?: number;
+  /** Declare what an unknown (e.g. local) model can take. */
+  image?: boolean;
+  thinking?: boolean;
+  /** Extra HTTP headers (e.g. OpenRouter attribution). */
+  headers?: Record<string, string>;
+  retry?: RetryOptions;
+  /** Defaults to `process.env`. */
+  env?: Env;
+  /** Where warnings and retries are logged (stderr by default; never stdout). */
+  logger?: Logger;
+  /** Options of the demo model (spec `demo`). */
+  demo?: DemoModelOptions;
+}
+
+export const defaultMaxOutputTokens = 8192;
+
+/**
+ * Creates the adapter for a spec. Configuration errors (bad spec, missing base URL) throw a
+ * ModelError of kind `config` here; a missing key is reported at the first call (kind `auth`),
+ * so a host can create the adapter and ask `hasCredentials` / `modelNeedsKey` first.
+ */
+export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
+  const spec = parseModelSpec(options.spec);
+  if (spec.provider === "demo") return createDemoModel(options.demo);
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? createStderrLogger("warn");
+  routeSdkWarnings(logger);
+  const baseUrl = resolveBaseUrl(spec, options.baseUrl, env);
+  const credentials = credentialStatus(spec, { apiKey: options.apiKey, apiKeyEnv: options.apiKeyEnv, env });
+  const capabilities = capabilitiesFor(spec, {
+    contextWindow: options.contextWindow,
+    image: options.image,
+    thinking: options.thinking,
+  });
+  return new AiSdkModelAdapter({
+    spec,
+    model: createProviderModel(spec, { baseUrl, apiKey: credentials.apiKey, headers: options.headers }),
+    capabilities,
+    baseUrl,
+    missingKey: credentials.problem,
+    envVar: credentials.envVar ?? "AGENTKIT_API_KEY",
+    hadKey: credentials.apiKey !== undefined,
+    maxOutputTokens: options.maxOutputTokens ?? defaultMaxOutputTokens,
+    retry: {
+      maxRetries: options.retry?.maxRetries ?? 2,
+      initialDelayMs: options.retry?.initialDelayMs ?? 500,
+      maxDelayMs: options.retry?.maxDelayMs ?? 8_000,
+    },
+    logger,
+  });
+}

@@ -1,0 +1,62 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { LanguageModel } from "ai";
+import type { ModelSpec } from "./spec.js";
+import type { ThinkingLevel } from "./types.js";
+
+/** A provider *instance*'s model; a plain string id would be routed to the Vercel AI Gateway. */
+export type ProviderModel = Exclude<LanguageModel, string>;
+
+/** `providerOptions` as `streamText` takes them. */
+export type ProviderOptions = Record<string, Record<string, NonNullable<unknown>>>;
+
+export interface ProviderConnection {
+  baseUrl: string;
+  apiKey: string | undefined;
+  headers?: Record<string, string>;
+}
+
+/** The AI SDK language model for a spec (never `demo`). */
+export function createProviderModel(spec: ModelSpec, connection: ProviderConnection): ProviderModel {
+  const { baseUrl, apiKey, headers } = connection;
+  switch (spec.provider) {
+    case "anthropic":
+      return createAnthropic({ baseURL: baseUrl, apiKey: apiKey ?? "", headers })(spec.model);
+    case "openai":
+      // Chat Completions, not the Responses API (the SDK default): one wire format for every
+      // OpenAI-style endpoint, stateless requests (the whole transcript each call, like the
+      // loop's other providers), and the same loopback mock covers it.
+      return createOpenAI({ baseURL: baseUrl, apiKey: apiKey ?? "", headers }).chat(spec.model);
+    case "openrouter":
+    case "ollama":
+    case "openai-compatible":
+      // openai-compatible passes reasoning deltas through (`reasoning_content` / `reasoning`);
+      // it sends an Authorization header only when there is a key, so local servers need none.
+      return createOpenAICompatible({ name: spec.provider, baseURL: baseUrl, apiKey, headers, includeUsage: true }).chatModel(spec.model);
+    case "demo":
+      throw new Error("the demo model has no provider library model");
+  }
+}
+
+const anthropicBudget: Record<Exclude<ThinkingLevel, "off">, number> = { low: 2_048, medium: 8_192, high: 24_576 };
+
+/** Provider options that set a thinking level; undefined when `off` or not supported. */
+export function thinkingOptions(spec: ModelSpec, level: ThinkingLevel | undefined): ProviderOptions | undefined {
+  if (level === undefined || level === "off") return undefined;
+  switch (spec.provider) {
+    case "anthropic":
+      return { anthropic: { thinking: { type: "enabled", budgetTokens: anthropicBudget[level] } } };
+    case "openai":
+      return { openai: { reasoningEffort: level } };
+    case "openrouter":
+      // OpenRouter's unified `reasoning` object; unknown keys pass through to the body.
+      return { openrouter: { reasoning: { effort: level } } };
+    case "ollama":
+    case "openai-compatible":
+      // `openaiCompatible`, not `openai-compatible`: the dashed key is deprecated and warns.
+      return { [spec.provider === "ollama" ? "ollama" : "openaiCompatible"]: { reasoningEffort: level } };
+    case "demo":
+      return undefined;
+  }
+}
