@@ -1,3 +1,11 @@
 export * from "./types.js";
 export * from "./define.js";
 export * from "./registry.js";
+export * from "./paths.js";
+export * from "./process-group.js";
+export * from "./local-ops.js";
+export * from "./policy.js";
+export * from "./builtin/index.js";
+export * from "./mcp.js";
+export { ProcessGroupStdioTransport, type ProcessGroupStdioOptions } from "./mcp-stdio.js";
+export { mcpToolName, sanitizeMcpName } from "./mcp-tool.js";

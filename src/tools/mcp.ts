@@ -1,0 +1,193 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { ConfigError, createStderrLogger, errorMessage } from "../core/index.js";
+import type { Logger } from "../core/index.js";
+import { ProcessGroupStdioTransport } from "./mcp-stdio.js";
+import { mcpToolName, sanitizeMcpName, wrapMcpTool } from "./mcp-tool.js";
+import type { Tool } from "./types.js";
+
+/** An MCP server to connect to (the same three transports ACP's session/new can hand over). */
+export type McpServerConfig =
+  | { name: string; transport: "stdio"; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | { name: string; transport: "http"; url: string; headers?: Record<string, string> }
+  | { name: string; transport: "sse"; url: string; headers?: Record<string, string> };
+
+export interface McpConnectOptions {
+  /** Bound on connecting + listing tools, per server. Default 10 000 ms. */
+  startupTimeoutMs?: number;
+  /** Bound on one tool call (reset by server progress notifications). Default 600 000 ms. */
+  callTimeoutMs?: number;
+  /** Default stderr (server stderr lines are logged at debug level). */
+  logger?: Logger;
+  /** Working directory for stdio servers without their own `cwd`. */
+  cwd?: string;
+  /** How this client introduces itself to servers. */
+  clientInfo?: { name: string; version: string };
+}
+
+export interface McpServerFailure {
+  server: string;
+  reason: string;
+}
+
+interface Connection {
+  name: string;
+  client: Client;
+  transport: Transport;
+}
+
+/**
+ * Tools from MCP servers, namespaced `<server>__<tool>`. A server that fails or hangs at
+ * start-up is skipped and reported in `failures`; the others still work. `close()` closes
+ * every client and ends stdio servers with their whole process group.
+ */
+export class McpToolSource {
+  readonly tools: readonly Tool[];
+  readonly failures: readonly McpServerFailure[];
+  /** Names of the servers that connected. */
+  readonly servers: readonly string[];
+  readonly #connections: Connection[];
+  #closed: Promise<void> | undefined;
+
+  private constructor(connections: Connection[], tools: Tool[], failures: McpServerFailure[]) {
+    this.#connections = connections;
+    this.tools = tools;
+    this.failures = failures;
+    this.servers = connections.map((c) => c.name);
+  }
+
+  /** Connects to all servers in parallel. Throws ConfigError only for an invalid list (e.g. duplicate names). */
+  static async connect(servers: readonly McpServerConfig[], options: McpConnectOptions = {}): Promise<McpToolSource> {
+    checkNames(servers);
+    const logger = options.logger ?? createStderrLogger();
+    const timeoutMs = options.startupTimeoutMs ?? 10_000;
+    const settled = await Promise.all(
+      servers.map(async (server) => {
+        try {
+          return { kind: "connected", server, ...(await connectOne(server, options, logger, timeoutMs)) } as const;
+        } catch (error) {
+          const reason = errorMessage(error);
+          logger.warn(`MCP server ${server.name} skipped: ${reason}`);
+          return { kind: "failed", server, reason } as const;
+        }
+      }),
+    );
+    const connections: Connection[] = [];
+    const tools: Tool[] = [];
+    const failures: McpServerFailure[] = [];
+    const usedNames = new Set<string>();
+    for (const entry of settled) {
+      if (entry.kind === "failed") {
+        failures.push({ server: entry.server.name, reason: entry.reason });
+        continue;
+      }
+      const { connection, listed } = entry;
+      connections.push(connection);
+      for (const tool of listed) {
+        const name = mcpToolName(entry.server.name, tool.name, usedNames);
+        usedNames.add(name);
+        tools.push(wrapMcpTool({ client: connection.client, server: entry.server.name, tool, name, callTimeoutMs: options.callTimeoutMs ?? 600_000 }));
+      }
+    }
+    return new McpToolSource(connections, tools, failures);
+  }
+
+  /** Closes every connection (idempotent). */
+  close(): Promise<void> {
+    this.#closed ??= Promise.allSettled(this.#connections.map((c) => closeConnection(c))).then(() => undefined);
+    return this.#closed;
+  }
+}
+
+function checkNames(servers: readonly McpServerConfig[]): void {
+  const byPrefix = new Map<string, string>();
+  for (const server of servers) {
+    if (server.name.trim().length === 0) throw new ConfigError("an MCP server needs a non-empty name");
+    const prefix = sanitizeMcpName(server.name);
+    const other = byPrefix.get(prefix);
+    if (other === server.name) throw new ConfigError(`two MCP servers are named "${server.name}"; server names must be unique`);
+    if (other !== undefined) {
+      throw new ConfigError(`MCP servers "${other}" and "${server.name}" would share the tool prefix "${prefix}__"; rename one`);
+    }
+    byPrefix.set(prefix, server.name);
+  }
+}
+
+async function connectOne(
+  server: McpServerConfig,
+  options: McpConnectOptions,
+  logger: Logger,
+  timeoutMs: number,
+): Promise<{ connection: Connection; listed: McpTool[] }> {
+  const transport = createTransport(server, options, logger);
+  const client = new Client(options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" }, { capabilities: {} });
+  const abort = new AbortController();
+  const work = (async () => {
+    await client.connect(transport, { timeout: timeoutMs, signal: abort.signal });
+    return listAllTools(client, timeoutMs, abort.signal);
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not start within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    const listed = await Promise.race([work, timeout]);
+    return { connection: { name: server.name, client, transport }, listed };
+  } catch (error) {
+    abort.abort();
+    work.catch(() => {}); // settles after the close below; its error is the one already reported
+    await closeConnection({ name: server.name, client, transport });
+    const stderr = transport instanceof ProcessGroupStdioTransport ? transport.stderrTail.trim() : "";
+    const detail = stderr.length > 0 ? ` (stderr: ${stderr.split("\n").slice(-5).join(" | ")})` : "";
+    throw new Error(`${describe(server)} ${errorMessage(error)}${detail}`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function listAllTools(client: Client, timeoutMs: number, signal: AbortSignal): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: timeoutMs, signal });
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return tools;
+}
+
+function createTransport(server: McpServerConfig, options: McpConnectOptions, logger: Logger): Transport {
+  switch (server.transport) {
+    case "stdio":
+      return new ProcessGroupStdioTransport({
+        name: server.name,
+        command: server.command,
+        args: server.args,
+        env: server.env,
+        cwd: server.cwd ?? options.cwd,
+        logger,
+      });
+    case "http":
+      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
+    case "sse":
+      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
+  }
+}
+
+function describe(server: McpServerConfig): string {
+  return server.transport === "stdio" ? `(stdio: ${server.command})` : `(${server.transport}: ${server.url})`;
+}
+
+async function closeConnection(connection: Connection): Promise<void> {
+  // Streamable HTTP: tell the server the session is over (bounded; a dead server must not stall close).
+  if (connection.transport instanceof StreamableHTTPClientTransport && connection.transport.sessionId !== undefined) {
+    const ended = connection.transport.terminateSession().catch(() => {});
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+  }
+  await connection.client.close().catch(() => {});
+  await connection.transport.close().catch(() => {});
+}

@@ -1,0 +1,157 @@
+import { lstat, realpath } from "node:fs/promises";
+import path from "node:path";
+import { AgentKitError } from "../core/index.js";
+
+/**
+ * Path safety for everything that touches the file system on a session's behalf: built-in
+ * tools here, and the ACP client's fs host later. Pure functions of (path, roots, fs state).
+ *
+ * Guarantee: a path accepted by `resolveInsideRoots` is returned as its canonical real path,
+ * and that real path lies inside one of the (realpath'd) roots, compared by whole path
+ * segments. Checked and used paths can still differ if someone swaps a directory for a
+ * symlink between the check and the use (TOCTOU); callers use the returned real path to
+ * keep that window small.
+ */
+
+export type PathAccessMode = "read" | "write";
+
+export type PathAccessErrorCode =
+  /** The path is empty. */
+  | "empty_path"
+  /** The path contains a NUL byte. */
+  | "nul_byte"
+  /** A relative path was given without an absolute cwd to resolve it against. */
+  | "not_absolute"
+  /** No approved roots were given. */
+  | "no_roots"
+  /** The path (after `..` and symlink resolution) lies outside every root. */
+  | "outside_roots"
+  /** The path, or a directory on it, is a symlink whose target does not exist. */
+  | "dangling_symlink"
+  /** The path cannot be resolved (a symlink loop, a permission error). */
+  | "unresolvable";
+
+/** A refused path. `code` says why; the message names the path and the roots. */
+export class PathAccessError extends AgentKitError {
+  declare readonly code: PathAccessErrorCode;
+  readonly path: string;
+  readonly roots: readonly string[];
+  constructor(code: PathAccessErrorCode, message: string, requestedPath: string, roots: readonly string[]) {
+    super(code, message);
+    this.name = "PathAccessError";
+    this.path = requestedPath;
+    this.roots = roots;
+  }
+}
+
+export interface ResolveOptions {
+  mode: PathAccessMode;
+  /** Absolute directory relative paths are resolved against (the session cwd). */
+  cwd?: string;
+}
+
+/** Lexical absolute form of a tool path: no fs access, no symlink resolution. */
+export function toAbsolutePath(requested: string, cwd: string): string {
+  return path.resolve(cwd, requested);
+}
+
+/** Whether `child` is `parent` or below it, comparing whole segments (`/ws/app-evil` is not in `/ws/app`). */
+export function isPathInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  if (relative === "") return true;
+  if (path.isAbsolute(relative)) return false;
+  const first = relative.split(path.sep)[0];
+  return first !== "..";
+}
+
+/** Shows a path relative to `cwd` when it is inside it (for titles), otherwise absolute. */
+export function displayPath(absolute: string, cwd: string): string {
+  if (!isPathInside(absolute, cwd)) return absolute;
+  const relative = path.relative(cwd, absolute);
+  return relative === "" ? "." : relative;
+}
+
+/**
+ * Resolves `requested` (absolute, or relative to `cwd`) to its real path and checks that it
+ * lies inside one of `roots`. Throws PathAccessError when it does not, or when it cannot be
+ * checked safely. Paths that do not exist yet (a file to be written) are allowed: the
+ * longest existing prefix is realpath'd and the rest appended.
+ */
+export async function resolveInsideRoots(requested: string, roots: readonly string[], options: ResolveOptions): Promise<string> {
+  const verb = options.mode === "write" ? "write" : "read";
+  const refuse = (code: PathAccessErrorCode, why: string): PathAccessError =>
+    new PathAccessError(code, `cannot ${verb} ${JSON.stringify(requested)}: ${why}`, requested, roots);
+
+  if (requested.length === 0) throw refuse("empty_path", "the path is empty");
+  if (requested.includes("\0") || options.cwd?.includes("\0")) throw refuse("nul_byte", "the path contains a NUL byte");
+  if (roots.length === 0) throw refuse("no_roots", "no approved roots are configured");
+  let absolute: string;
+  if (path.isAbsolute(requested)) absolute = path.normalize(requested);
+  else if (options.cwd !== undefined && path.isAbsolute(options.cwd)) absolute = path.resolve(options.cwd, requested);
+  else throw refuse("not_absolute", "a relative path needs an absolute working directory");
+
+  const realRoots = await realRootsOf(roots);
+  const lexicalInside = roots.some((root) => isPathInside(absolute, path.normalize(root)));
+  const real = await realPathOf(absolute, refuse);
+  if (realRoots.some((root) => isPathInside(real, root))) return real;
+
+  const rootList = roots.join(", ");
+  if (!lexicalInside) throw refuse("outside_roots", `it is outside the approved roots (${rootList})`);
+  throw refuse("outside_roots", `it resolves through a symlink to ${real}, outside the approved roots (${rootList})`);
+}
+
+/** Boolean form of resolveInsideRoots, for permission policies. */
+export async function isInsideRoots(requested: string, roots: readonly string[], options: ResolveOptions): Promise<boolean> {
+  try {
+    await resolveInsideRoots(requested, roots, options);
+    return true;
+  } catch (error) {
+    if (error instanceof PathAccessError) return false;
+    throw error;
+  }
+}
+
+/** Roots are realpath'd too; a root that cannot be resolved contains nothing. */
+async function realRootsOf(roots: readonly string[]): Promise<string[]> {
+  const refuseRoot: Refuse = (code, why) => new PathAccessError(code, why, "", roots);
+  const resolved = await Promise.all(
+    roots
+      .filter((root) => path.isAbsolute(root) && !root.includes("\0"))
+      .map((root) => realPathOf(path.normalize(root), refuseRoot).catch(() => undefined)),
+  );
+  return resolved.filter((root): root is string => root !== undefined);
+}
+
+type Refuse = (code: PathAccessErrorCode, why: string) => PathAccessError;
+
+/** realpath of the longest existing prefix, plus the non-existing rest (which must not start at a dangling symlink). */
+async function realPathOf(absolute: string, refuse: Refuse): Promise<string> {
+  const rest: string[] = [];
+  let current = absolute;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      if (rest.length > 0) await refuseDanglingEntry(path.join(real, rest[0] ?? ""), refuse);
+      return path.join(real, ...rest);
+    } catch (error) {
+      if (error instanceof PathAccessError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw refuse("unresolvable", `it cannot be resolved (${code ?? String(error)})`);
+      const parent = path.dirname(current);
+      if (parent === current) throw refuse("unresolvable", "no part of it exists");
+      rest.unshift(path.basename(current));
+      current = parent;
+    }
+  }
+}
+
+/** The first missing component exists as an entry only if it is a symlink to nowhere. */
+async function refuseDanglingEntry(entry: string, refuse: Refuse): Promise<void> {
+  try {
+    const stats = await lstat(entry);
+    if (stats.isSymbolicLink()) throw refuse("dangling_symlink", `${entry} is a symlink whose target does not exist`);
+  } catch (error) {
+    if (error instanceof PathAccessError) throw error;
+    // ENOENT / ENOTDIR: the entry really does not exist, which is fine.
+  }
+}
