@@ -1,0 +1,53 @@
+import type { ClientCapabilities, McpServer } from "@agentclientprotocol/sdk";
+import type { CancellationHandle, Logger } from "../../core/index.js";
+import { Agent, LoopDriver } from "../../loop/index.js";
+import type { AcpClientHandle } from "./client-handle.js";
+import type { AcpIntegration } from "./integration.js";
+
+/** What the headless runtime hands the agent factory for each new session. */
+export interface AcpAgentFactoryContext {
+  acpSessionId: string;
+  /** Start the loop session with this id (`agent.start({ sessionId })`) so events route here. */
+  agentSessionId: string;
+  /** Absolute working directory from session/new. */
+  cwd: string;
+  /** Further absolute workspace roots from session/new. */
+  additionalDirectories: string[];
+  /** Wire it with `.observer(context.integration)`. */
+  integration: AcpIntegration;
+  /** Wire it with `.cancellation(context.cancellation)` so session/cancel reaches the turn. */
+  cancellation: CancellationHandle;
+  /** MCP servers the client asked for (start them per session; stop them in `close`). */
+  mcpServers: McpServer[];
+  clientCapabilities: ClientCapabilities;
+  /** Requests back to the client (fs/*, terminal/*) — check `client.canReadFiles` etc. first. */
+  client: AcpClientHandle;
+  /** cwd, additional directories, ACP session id and the request's `_meta`; passed to `agent.start`. */
+  metadata: Record<string, unknown>;
+  logger: Logger;
+}
+
+/** A session's agent plus cleanup (e.g. stopping its MCP servers) run on close. */
+export interface AcpSessionAgent {
+  agent: Agent | LoopDriver;
+  close?: () => void | Promise<void>;
+}
+
+export type AcpAgentFactoryResult = Agent | LoopDriver | AcpSessionAgent;
+
+export type AcpAgentFactory = (context: AcpAgentFactoryContext) => AcpAgentFactoryResult | Promise<AcpAgentFactoryResult>;
+
+/** Starts the factory's agent (if it returned one) with the session's ids, cwd and metadata. */
+export function startSessionAgent(made: AcpAgentFactoryResult, context: AcpAgentFactoryContext): { driver: LoopDriver; close: (() => void | Promise<void>) | undefined } {
+  const entry: AcpSessionAgent = made instanceof Agent || made instanceof LoopDriver ? { agent: made } : made;
+  const driver =
+    entry.agent instanceof LoopDriver
+      ? entry.agent
+      : entry.agent.start({
+          sessionId: context.agentSessionId,
+          cwd: context.cwd,
+          additionalDirectories: context.additionalDirectories,
+          metadata: context.metadata,
+        });
+  return { driver, close: entry.close };
+}

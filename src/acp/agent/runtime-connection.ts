@@ -1,0 +1,203 @@
+import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import type { AgentApp, InitializeResponse, NewSessionRequest, PromptCapabilities } from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk";
+import type { Logger } from "../../core/index.js";
+import { CancellationController, errorMessage, newId } from "../../core/index.js";
+import type { LoopDriver } from "../../loop/index.js";
+import { AcpClientHandle } from "./client-handle.js";
+import type { AcpAgentFactory, AcpAgentFactoryContext } from "./factory.js";
+import { startSessionAgent } from "./factory.js";
+import type { AcpIntegration } from "./integration.js";
+import { sessionNotFound } from "./integration.js";
+import type { AcceptedContent } from "./input.js";
+import type { AcpSessionHandle } from "./session.js";
+
+export interface RuntimeSettings {
+  integration: AcpIntegration;
+  factory: AcpAgentFactory;
+  maxSessions: number;
+  promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
+  logger: Logger;
+  closeTimeoutMs: number;
+}
+
+/** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
+export const SUPPORTED_PROTOCOL_VERSION = 1;
+
+interface RuntimeSession {
+  handle: AcpSessionHandle;
+  driver: LoopDriver;
+  close: (() => void | Promise<void>) | undefined;
+  running: Promise<unknown> | undefined;
+}
+
+/** One client connection's state and handlers: its client handle and the sessions it opened. */
+export class AcpConnectionState {
+  readonly #settings: RuntimeSettings;
+  readonly #totalSessions: () => number;
+  readonly #sessions = new Map<string, RuntimeSession>();
+  #client: AcpClientHandle | undefined;
+  #closing = false;
+
+  constructor(settings: RuntimeSettings, totalSessions: () => number) {
+    this.#settings = settings;
+    this.#totalSessions = totalSessions;
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  buildApp(): AgentApp {
+    const { integration } = this.#settings;
+    const port = integration.inputPort();
+    return acp
+      .agent({ name: integration.name })
+      .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
+        this.#client = new AcpClientHandle(client, params.clientCapabilities ?? {});
+        return this.#initializeResponse();
+      })
+      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(client)))
+      .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
+        const session = this.#session(params.sessionId);
+        // A $/cancel_request for the prompt cancels the turn like session/cancel.
+        const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
+        signal.addEventListener("abort", onAbort, { once: true });
+        const running = port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject");
+        if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
+        try {
+          return await running;
+        } finally {
+          if (session.running === running) session.running = undefined;
+          signal.removeEventListener("abort", onAbort);
+        }
+      })
+      .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+        const session = this.#sessions.get(params.sessionId);
+        if (session) session.handle.interrupt();
+        else this.#settings.logger.debug("session/cancel for an unknown session; ignored", { sessionId: params.sessionId });
+      })
+      .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+        await this.#closeSession(this.#session(params.sessionId), "session/close");
+      });
+  }
+
+  #initializeResponse(): InitializeResponse {
+    const { integration, promptCapabilities } = this.#settings;
+    return {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: false,
+        promptCapabilities: { ...promptCapabilities },
+        mcpCapabilities: { http: false, sse: false },
+        sessionCapabilities: { close: {}, additionalDirectories: {} },
+      },
+      authMethods: [],
+      agentInfo: { name: integration.name, version: integration.version },
+    };
+  }
+
+  #session(acpSessionId: string): RuntimeSession {
+    const session = this.#sessions.get(acpSessionId);
+    if (!session) throw sessionNotFound(acpSessionId);
+    return session;
+  }
+
+  async #newSession(params: NewSessionRequest, client: AcpClientHandle): Promise<{ sessionId: string }> {
+    const { integration, logger } = this.#settings;
+    const cwd = checkDirectory(params.cwd, "cwd");
+    const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
+    if (this.#closing) throw acp.RequestError.invalidRequest(undefined, "the agent is shutting down");
+    if (this.#totalSessions() >= this.#settings.maxSessions) {
+      throw acp.RequestError.invalidRequest(
+        { maxSessions: this.#settings.maxSessions },
+        `too many open sessions (the limit is ${this.#settings.maxSessions}); close one with session/close first`,
+      );
+    }
+    const acpSessionId = newId("sess");
+    const controller = new CancellationController();
+    const context: AcpAgentFactoryContext = {
+      acpSessionId,
+      agentSessionId: newId("loop"),
+      cwd,
+      additionalDirectories,
+      integration,
+      cancellation: controller.handle(),
+      mcpServers: params.mcpServers,
+      clientCapabilities: client.capabilities,
+      client,
+      metadata: { acpSessionId, cwd, additionalDirectories, ...(params._meta ? { acpMeta: params._meta } : {}) },
+      logger,
+    };
+    let started: ReturnType<typeof startSessionAgent>;
+    try {
+      started = startSessionAgent(await this.#settings.factory(context), context);
+    } catch (error) {
+      logger.error("the agent factory failed", { error: errorMessage(error) });
+      throw acp.RequestError.internalError({ details: errorMessage(error) }, `could not create the session's agent: ${errorMessage(error)}`);
+    }
+    const handle = integration.bindSession({
+      acpSessionId,
+      agentSessionId: started.driver.sessionId,
+      client,
+      accepts: this.#accepted(started.driver),
+      cancellation: controller,
+    });
+    this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined });
+    logger.info("session opened", { sessionId: acpSessionId, cwd });
+    return { sessionId: acpSessionId };
+  }
+
+  /** Advertised AND supported by this session's model. */
+  #accepted(driver: LoopDriver): AcceptedContent {
+    const advertised = this.#settings.promptCapabilities;
+    const model = driver.model.capabilities;
+    return {
+      image: advertised.image && model.image,
+      audio: advertised.audio && model.audio,
+      embeddedContext: advertised.embeddedContext && model.embeddedContext,
+    };
+  }
+
+  /** Cancels the session's turn, waits (bounded) for its prompt to answer, then frees it. */
+  async #closeSession(session: RuntimeSession, why: string): Promise<void> {
+    const { integration, logger, closeTimeoutMs } = this.#settings;
+    const id = session.handle.acpSessionId;
+    if (!this.#sessions.has(id)) return;
+    session.handle.interrupt(`${why}: session closed`);
+    if (session.running) {
+      const settled = session.running.then(
+        () => true,
+        () => true,
+      );
+      const done = await Promise.race([settled, delay(closeTimeoutMs).then(() => false)]);
+      if (!done) logger.warn("a cancelled turn did not end in time; closing the session anyway", { sessionId: id });
+    }
+    this.#sessions.delete(id);
+    integration.unbindSession(id);
+    try {
+      await session.close?.();
+    } catch (error) {
+      logger.warn("session cleanup failed", { sessionId: id, error: errorMessage(error) });
+    }
+    logger.info("session closed", { sessionId: id, why });
+  }
+
+  /** Closes every session of this connection (connection end, shutdown). */
+  async closeAll(why: string): Promise<void> {
+    this.#closing = true;
+    await Promise.all([...this.#sessions.values()].map((s) => this.#closeSession(s, why)));
+  }
+}
+
+function checkDirectory(path: string, field: string): string {
+  if (!isAbsolute(path)) throw acp.RequestError.invalidParams({ [field]: path }, `${field} must be an absolute path, got "${path}"`);
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat?.isDirectory()) throw acp.RequestError.invalidParams({ [field]: path }, `${field} "${path}" is not an existing directory`);
+  return path;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,157 @@
+import { Readable, Writable } from "node:stream";
+import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk";
+import { ndJsonStream } from "@agentclientprotocol/sdk";
+import type { Logger } from "../../core/index.js";
+import { ConfigError } from "../../core/index.js";
+import type { AcpAgentFactory } from "./factory.js";
+import type { AcpIntegration } from "./integration.js";
+import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
+
+export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
+
+/** One served connection. */
+export interface AcpServedConnection {
+  /** Resolves when the connection has closed and its sessions are shut down. */
+  readonly closed: Promise<void>;
+  /** Cancels running turns (their prompts answer `cancelled`), then closes the connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * A complete ACP agent from the same parts a hybrid host uses: an agent factory per session,
+ * the integration as observer/approval bridge, one turn lock per session, stdio or any stream.
+ */
+export class AcpHeadlessRuntime {
+  readonly #settings: RuntimeSettings;
+  readonly #connections = new Set<AcpConnectionState>();
+  #stdio: AcpServedConnection | undefined;
+
+  /** @internal — use `AcpHeadlessRuntime.builder()`. */
+  constructor(settings: RuntimeSettings) {
+    this.#settings = settings;
+  }
+
+  static builder(): AcpHeadlessRuntimeBuilder {
+    return new AcpHeadlessRuntimeBuilder();
+  }
+
+  get integration(): AcpIntegration {
+    return this.#settings.integration;
+  }
+
+  /** Sessions open across all connections. */
+  get sessionCount(): number {
+    let n = 0;
+    for (const c of this.#connections) n += c.sessionCount;
+    return n;
+  }
+
+  /** Serves one client over an SDK stream (e.g. `ndJsonStream(...)`) or, in-process, a ClientApp. */
+  serve(target: Stream | ClientApp): AcpServedConnection {
+    const state = new AcpConnectionState(this.#settings, () => this.sessionCount);
+    const app = state.buildApp();
+    const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
+    this.#connections.add(state);
+    const closed = connection.closed.then(async () => {
+      await state.closeAll("the ACP connection closed");
+      this.#connections.delete(state);
+    });
+    return {
+      closed,
+      close: async () => {
+        await state.closeAll("the agent is shutting down");
+        await settleWrites();
+        connection.close();
+        await closed;
+      },
+    };
+  }
+
+  /**
+   * Serves on this process's stdin/stdout (stdout carries only ACP). Resolves after stdin ends
+   * (the client closed the pipe) and every session is shut down.
+   */
+  async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream } = {}): Promise<void> {
+    const input = (io.input ?? process.stdin) as Readable;
+    const output = (io.output ?? process.stdout) as Writable;
+    const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>);
+    const served = this.serve(stream);
+    this.#stdio = served;
+    try {
+      await served.closed;
+    } finally {
+      this.#stdio = undefined;
+    }
+  }
+
+  /**
+   * Ends everything cleanly (e.g. on SIGTERM): running turns are cancelled and their prompts
+   * answered `cancelled`, sessions closed, connections closed.
+   */
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.#connections].map((c) => c.closeAll("the agent is shutting down")));
+    await settleWrites();
+    await this.#stdio?.close();
+  }
+}
+
+/** Lets the SDK write answers of handlers that just returned before a connection closes. */
+async function settleWrites(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+export class AcpHeadlessRuntimeBuilder {
+  #integration: AcpIntegration | undefined;
+  #factory: AcpAgentFactory | undefined;
+  #maxSessions = 32;
+  #prompt: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">> = { image: false, audio: false, embeddedContext: false };
+  #logger: Logger | undefined;
+  #closeTimeoutMs = 5_000;
+
+  /** The integration (observer, approvals, session routing) — the source of truth. Required. */
+  integration(integration: AcpIntegration): this {
+    this.#integration = integration;
+    return this;
+  }
+  /** Creates each session's agent (wire `context.integration` as observer and `context.cancellation`). Required. */
+  agentFactory(factory: AcpAgentFactory): this {
+    this.#factory = factory;
+    return this;
+  }
+  /** Open sessions allowed at once (default 32); session/new beyond it is refused. */
+  maxSessions(count: number): this {
+    if (!Number.isInteger(count) || count < 1) throw new ConfigError(`maxSessions must be a positive integer, got ${count}`);
+    this.#maxSessions = count;
+    return this;
+  }
+  /**
+   * Optional prompt content to advertise. Advertise only what the models your factory builds
+   * take; a session whose model lacks one still refuses it with -32602.
+   */
+  promptCapabilities(capabilities: { image?: boolean; audio?: boolean; embeddedContext?: boolean }): this {
+    this.#prompt = { ...this.#prompt, ...capabilities };
+    return this;
+  }
+  logger(logger: Logger): this {
+    this.#logger = logger;
+    return this;
+  }
+  /** How long session/close and shutdown wait for a cancelled turn to end (default 5 s). */
+  closeTimeout(ms: number): this {
+    this.#closeTimeoutMs = ms;
+    return this;
+  }
+
+  build(): AcpHeadlessRuntime {
+    if (!this.#integration) throw new ConfigError("AcpHeadlessRuntime.builder(): .integration(AcpIntegration) is required");
+    if (!this.#factory) throw new ConfigError("AcpHeadlessRuntime.builder(): .agentFactory(factory) is required");
+    return new AcpHeadlessRuntime({
+      integration: this.#integration,
+      factory: this.#factory,
+      maxSessions: this.#maxSessions,
+      promptCapabilities: { ...this.#prompt },
+      logger: this.#logger ?? this.#integration.logger,
+      closeTimeoutMs: this.#closeTimeoutMs,
+    });
+  }
+}

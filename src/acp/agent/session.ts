@@ -1,0 +1,86 @@
+import type { AgentEvent, CancellationHandle, Item, Logger } from "../../core/index.js";
+import { CancellationController } from "../../core/index.js";
+import type { AcpClientHandle } from "./client-handle.js";
+import type { AcceptedContent } from "./input.js";
+import { TEXT_ONLY, TurnGate } from "./input.js";
+import { UpdateMapper } from "./mapping.js";
+import { UpdateQueue } from "./update-queue.js";
+
+/** What `AcpIntegration.bindSession` needs to route one loop session to one ACP session. */
+export interface AcpSessionBinding {
+  acpSessionId: string;
+  /** The loop's session id (`driver.sessionId`); events are routed by it. */
+  agentSessionId: string;
+  client: AcpClientHandle;
+  /** Optional prompt content this session takes (advertised and supported by its model). Default: text only. */
+  accepts?: AcceptedContent;
+  /** The session's cancellation controller (default: a new one). */
+  cancellation?: CancellationController;
+}
+
+/**
+ * One bound ACP session: its cancellation controller, its turn gate, the ordered update queue
+ * and the per-session mapping state. Created by `AcpIntegration.bindSession`.
+ */
+export class AcpSessionHandle {
+  readonly acpSessionId: string;
+  readonly agentSessionId: string;
+  readonly client: AcpClientHandle;
+  readonly accepts: AcceptedContent;
+  /** At most one turn at a time; see `AcpInputPort.beginTurn`. */
+  readonly gate = new TurnGate();
+  readonly #controller: CancellationController;
+  readonly #mapper = new UpdateMapper();
+  readonly #queue: UpdateQueue;
+  readonly #interjections: Item[] = [];
+  #closed = false;
+
+  /** @internal — use `AcpIntegration.bindSession`. */
+  constructor(binding: AcpSessionBinding, logger: Logger) {
+    this.acpSessionId = binding.acpSessionId;
+    this.agentSessionId = binding.agentSessionId;
+    this.client = binding.client;
+    this.accepts = binding.accepts ?? TEXT_ONLY;
+    this.#controller = binding.cancellation ?? new CancellationController();
+    this.#queue = new UpdateQueue((update) => this.client.sessionUpdate(this.acpSessionId, update), logger);
+  }
+
+  /** The handle to give `Agent.builder().cancellation(...)`. */
+  cancellationHandle(): CancellationHandle {
+    return this.#controller.handle();
+  }
+
+  /** Cancels the running turn (model stream, running tool, approval wait). */
+  interrupt(reason = "cancelled by the ACP client"): void {
+    this.#controller.interrupt(reason);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Resolves once every update produced so far has been sent to the client. */
+  flush(): Promise<void> {
+    return this.#queue.flushed();
+  }
+
+  /** Queues input to be submitted at the next after-tool-result point of the running turn. */
+  interject(items: Item[]): void {
+    this.#interjections.push(...items);
+  }
+
+  takeInterjections(): Item[] {
+    return this.#interjections.splice(0);
+  }
+
+  /** @internal — the integration routes this session's loop events here. */
+  receive(event: AgentEvent): void {
+    if (this.#closed) return;
+    for (const update of this.#mapper.map(event)) this.#queue.push(update);
+  }
+
+  /** @internal */
+  markClosed(): void {
+    this.#closed = true;
+  }
+}

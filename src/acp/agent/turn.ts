@@ -1,0 +1,140 @@
+import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk";
+import type { ApprovalRequest, FinishReason, Logger, TurnResult } from "../../core/index.js";
+import { errorMessage } from "../../core/index.js";
+import type { LoopDriver } from "../../loop/index.js";
+import type { AcpApprovalDecision, AcpApprovalResolver } from "./approval.js";
+import { isRememberable, toLoopDecision } from "./approval.js";
+import type { AcpApprovalMemory } from "./approval-memory.js";
+import { approvalToolCall } from "./mapping.js";
+import type { AcpSessionHandle } from "./session.js";
+
+/** The part of a LoopDriver a prompt turn uses (a host may wrap its own). */
+export type TurnDriver = Pick<LoopDriver, "next" | "submitInput" | "resolveApproval" | "cancelPendingApprovals">;
+
+export interface ApprovalDeps {
+  resolver: AcpApprovalResolver;
+  memory: AcpApprovalMemory;
+  logger: Logger;
+}
+
+const stopReasons: Record<Exclude<FinishReason, "error">, StopReason> = {
+  completed: "end_turn",
+  tool_call: "end_turn",
+  max_tokens: "max_tokens",
+  max_turns: "max_turn_requests",
+  cancelled: "cancelled",
+  blocked: "refusal",
+  other: "end_turn",
+};
+
+/** The `session/prompt` answer for a finished turn; a failed run is a JSON-RPC error (-32603) with the reason. */
+export function promptResponseFor(result: TurnResult): PromptResponse {
+  if (result.finishReason === "error") {
+    const message = result.error ?? "the agent run failed";
+    throw RequestError.internalError({ details: message }, message);
+  }
+  const response: PromptResponse = { stopReason: stopReasons[result.finishReason] };
+  if (result.usage) response._meta = { agentkit: { usage: result.usage, finishReason: result.finishReason } };
+  return response;
+}
+
+const CANCELLED = Symbol("cancelled");
+
+/** Settles with the promise, or with CANCELLED as soon as `signal` aborts (no listener is left behind). */
+function raceCancel<T>(value: T | Promise<T>, signal: AbortSignal): Promise<T | typeof CANCELLED> {
+  if (signal.aborted) return Promise.resolve(CANCELLED);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve(CANCELLED);
+    signal.addEventListener("abort", onAbort, { once: true });
+    Promise.resolve(value).then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/**
+ * Decides one approval: remembered answers first, then the resolver — both raced against the
+ * session's cancellation since `generation` (cancel wins). "Always" answers are remembered;
+ * patched input never.
+ */
+export async function decideApproval(
+  session: AcpSessionHandle,
+  request: ApprovalRequest,
+  generation: number,
+  deps: ApprovalDeps,
+): Promise<AcpApprovalDecision> {
+  const signal = session.cancellationHandle().signalSince(generation);
+  try {
+    const remembered = await raceCancel(deps.memory.lookup(request), signal);
+    if (remembered === CANCELLED) return { type: "cancelled" };
+    if (remembered) {
+      if (remembered.type === "reject_always" && !remembered.reason) return { ...remembered, reason: "the user chose “always reject” for this earlier" };
+      return remembered;
+    }
+    const context = {
+      acpSessionId: session.acpSessionId,
+      agentSessionId: session.agentSessionId,
+      request,
+      toolCall: approvalToolCall(request),
+      signal,
+    };
+    const decision = await raceCancel(deps.resolver.resolve(context, session.client), signal);
+    if (decision === CANCELLED) return { type: "cancelled" };
+    if (isRememberable(decision)) await deps.memory.remember(request, decision);
+    return decision;
+  } catch (error) {
+    if (signal.aborted) return { type: "cancelled" };
+    deps.logger.warn("approval could not be obtained; denying the call", { error: errorMessage(error), tool: request.toolName });
+    return { type: "reject_once", reason: `the approval could not be obtained (${errorMessage(error)})` };
+  }
+}
+
+/**
+ * Drives one prompt turn to its end, as the seed's prompt loop: approvals go through memory and
+ * the resolver (raced with cancellation), after-tool-result points take queued interjections,
+ * and every update is flushed before the response is returned. Input must already be submitted.
+ */
+export async function driveTurn(session: AcpSessionHandle, driver: TurnDriver, deps: ApprovalDeps): Promise<PromptResponse> {
+  // Captured before the first next() (same tick), so it is the generation the turn runs at.
+  const generation = session.cancellationHandle().generation();
+  try {
+    for (;;) {
+      const step = await driver.next();
+      if (step.type === "finished") {
+        await session.flush();
+        return promptResponseFor(step.result);
+      }
+      const interrupt = step.interrupt;
+      if (interrupt.type === "awaiting_input") {
+        await session.flush();
+        return { stopReason: "end_turn" };
+      }
+      if (interrupt.type === "after_tool_result") {
+        const extra = session.takeInterjections();
+        if (extra.length > 0) driver.submitInput(extra);
+        continue;
+      }
+      const decision = await decideApproval(session, interrupt.request, generation, deps);
+      if (decision.type === "cancelled") {
+        // Abort the turn (if the client cancelled only the permission prompt), settle the waiting
+        // calls with error results, and let next() finish the turn as cancelled.
+        if (!session.cancellationHandle().isCancelledSince(generation)) session.interrupt("permission request cancelled");
+        await driver.cancelPendingApprovals();
+        continue;
+      }
+      driver.resolveApproval(interrupt.request.callId, toLoopDecision(decision));
+    }
+  } catch (error) {
+    await session.flush();
+    if (error instanceof RequestError) throw error;
+    throw RequestError.internalError({ details: errorMessage(error) }, errorMessage(error));
+  }
+}
