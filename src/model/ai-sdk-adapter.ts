@@ -214,8 +214,9 @@ function mapUsage(usage: LanguageModelUsage): Usage {
   const mapped: Usage = { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens };
   const reasoningTokens = usage.outputTokenDetails.reasoningTokens;
   const cachedInputTokens = usage.inputTokenDetails.cacheReadTokens;
-  if (reasoningTokens !== undefined) mapped.reasoningTokens = reasoningTokens;
-  if (cachedInputTokens !== undefined) mapped.cachedInputTokens = cachedInputTokens;
+  // Zeros here usually mean "not reported"; leave them out.
+  if (reasoningTokens !== undefined && reasoningTokens > 0) mapped.reasoningTokens = reasoningTokens;
+  if (cachedInputTokens !== undefined && cachedInputTokens > 0) mapped.cachedInputTokens = cachedInputTokens;
   return mapped;
 }
 

@@ -40,7 +40,7 @@ export function toModelError(error: unknown, context: ErrorContext): MappedError
       return {
         error: new ModelError(
           "bad_response",
-          `${label}'s response stream broke off before the model finished (${causeText(error)}); try again`,
+          `${label}'s response stream broke off before the model finished (connection closed: ${causeText(error)}); try again`,
           { status, cause: error },
         ),
         retryable: false,
@@ -60,7 +60,7 @@ export function toModelError(error: unknown, context: ErrorContext): MappedError
   }
   if (isConnectionLoss(error)) {
     return {
-      error: new ModelError("bad_response", `${label}'s response stream broke off before the model finished (${causeText(error)}); try again`, {
+      error: new ModelError("bad_response", `${label}'s response stream broke off before the model finished (connection closed: ${causeText(error)}); try again`, {
         cause: error,
       }),
       retryable: false,
@@ -84,7 +84,7 @@ function mapStatus(status: number, error: APICallError, context: ErrorContext): 
   if (status === 401) {
     return context.hadKey
       ? make("auth", `${label} rejected the API key (401): check ${envVar}`)
-      : make("auth", `${label} at ${baseUrl} requires an API key (401): set ${envVar} (or pass --api-key-env NAME)`);
+      : make("auth", `${label} at ${baseUrl} requires an API key (401): set ${envVar}`);
   }
   if (status === 403) return make("auth", `${label} refused access (403) to model '${spec.model}': check that the key in ${envVar} may use it`);
   if (status === 404) {

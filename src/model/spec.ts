@@ -133,7 +133,7 @@ export function credentialStatus(spec: string | ModelSpec, options: CredentialOp
   return {
     needsKey: true,
     envVar,
-    problem: `${parsed.spec} needs an API key: set ${envVar} (or pass --api-key-env NAME to read another variable)`,
+    problem: `${parsed.spec} needs an API key: set ${envVar}`,
   };
 }
 
