@@ -1,6 +1,54 @@
 // Client side of ACP: spawn and drive any ACP agent.
-export {};
-export type { FileSystemHostService, TerminalHostService, HostServices, HostSessionInfo } from "./host-services.js";
+export { AcpClient, type ClientLifecycleEvent, type SessionOptions } from "./client.js";
+export {
+  AcpSession,
+  type AcpCancellationHandle,
+  type PromptInput,
+  type PromptOptions,
+  type PromptStream,
+} from "./session.js";
+export type { AcpAgentConfig, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
+export { describeCommand } from "./config.js";
+export type {
+  AcpSessionEvent,
+  ContextUsage,
+  DiffContent,
+  PermissionAnswered,
+  PermissionAsked,
+  PromptResult,
+  ToolCallState,
+} from "./events.js";
+export {
+  AcpTimeoutError,
+  AgentExitedError,
+  AgentSpawnError,
+  AuthenticationRequiredError,
+  CapabilityError,
+  ClientClosedError,
+  PermissionRequiredError,
+  ProtocolVersionError,
+} from "./errors.js";
+export {
+  ClientPermissionPolicy,
+  inMemoryPermissionMemory,
+  type ClientPermissionPolicyOptions,
+  type HostPermissionRequest,
+  type HostPermissionResult,
+  type HostRequestKind,
+  type PermissionAction,
+  type PermissionAnswer,
+  type PermissionChoice,
+  type PermissionHandler,
+  type PermissionMemory,
+  type PermissionPreset,
+  type PermissionQuestion,
+  type PermissionResolution,
+  type PermissionRule,
+  type PermissionSubject,
+} from "./permissions.js";
+export type { FileSystemHostService, HostServices, HostSessionInfo, TerminalHostService } from "./host-services.js";
+export { agentPresets, type AgentPreset } from "./presets.js";
+export { SUPPORTED_PROTOCOL_VERSIONS } from "./link.js";
 export * from "./fs-host.js";
 export * from "./terminal-host.js";
 export type { HostAccessRequest, HostAuditEvent, HostAuthorize, HostObserver, HostRefusalReason, HostRootsOption, HostVerdict } from "./host-common.js";

@@ -1,0 +1,335 @@
+import * as acp from "@agentclientprotocol/sdk";
+import { createStderrLogger, type Logger } from "../../core/logger.js";
+import { requireAdditionalDirectories, requireCapability, validateMcpServers } from "./capabilities.js";
+import { resolveTimeouts, validateConfig, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
+import { AuthenticationRequiredError, ClientClosedError, type AgentExitedError, type AgentSpawnError } from "./errors.js";
+import { hostCapabilities, registerHostHandlers } from "./host-bridge.js";
+import type { HostSessionInfo } from "./host-services.js";
+import { Link, type RequestOptions } from "./link.js";
+import { ClientPermissionPolicy } from "./permissions.js";
+import { recoverSessions } from "./recovery.js";
+import type { AcpSessionEvent } from "./events.js";
+import { AcpSession, type SessionHost } from "./session.js";
+
+export interface SessionOptions {
+  /** Absolute; defaults to the config's cwd. */
+  cwd?: string;
+  additionalDirectories?: string[];
+  /** Defaults to the config's MCP servers. */
+  mcpServers?: acp.McpServer[];
+  signal?: AbortSignal;
+  /**
+   * A session listener attached before anything is delivered, so it also sees updates sent
+   * before the session/new answer and the history `session/load` replays. Stays attached.
+   */
+  onEvent?: (event: AcpSessionEvent) => void;
+}
+
+
+export type ClientLifecycleEvent =
+  | { type: "agent_exited"; error: AgentExitedError | AgentSpawnError }
+  | { type: "recovered"; restarts: number; sessions: string[] }
+  | { type: "recovery_failed"; error: unknown };
+
+const MAX_BUFFERED_UPDATES = 10_000;
+
+/**
+ * One ACP agent process and connection: initialize (protocol version checked), optional
+ * authentication, capability-gated session methods, permission requests answered through
+ * the policy, host services forwarded. `close()` ends the whole process tree.
+ */
+export class AcpClient {
+  readonly config: AcpAgentConfig;
+  readonly policy: ClientPermissionPolicy;
+  readonly logger: Logger;
+  readonly timeouts: ResolvedTimeouts;
+  #link!: Link;
+  #recovering: Promise<void> | undefined;
+  #dead: Error | undefined;
+  #closing: Promise<void> | undefined;
+  #restarts = 0;
+  readonly #sessions = new Map<string, AcpSession>();
+  /** The MCP servers each session was opened with (re-sent on recovery). */
+  readonly #sessionMcp = new Map<string, acp.McpServer[]>();
+  /** Updates for sessions not known yet (sent before the session/new answer). */
+  readonly #early = new Map<string, acp.SessionUpdate[]>();
+  #earlyCount = 0;
+  readonly #lifecycle = new Set<(event: ClientLifecycleEvent) => void>();
+
+  private constructor(config: AcpAgentConfig, policy: ClientPermissionPolicy) {
+    this.config = config;
+    this.policy = policy;
+    this.logger = config.logger ?? createStderrLogger("warn", "agentkit-acp client");
+    this.timeouts = resolveTimeouts(config.timeouts);
+  }
+
+  /** Spawns the agent, initializes (and authenticates when configured). Deny-all policy by default. */
+  static async start(config: AcpAgentConfig, policy: ClientPermissionPolicy = ClientPermissionPolicy.denyAll()): Promise<AcpClient> {
+    validateConfig(config);
+    const client = new AcpClient(config, policy);
+    client.#link = await client.#connect();
+    return client;
+  }
+
+  get initializeResponse(): acp.InitializeResponse {
+    return this.#link.init;
+  }
+
+  get agentCapabilities(): acp.AgentCapabilities {
+    return this.#link.init.agentCapabilities ?? {};
+  }
+
+  get agentInfo(): acp.Implementation | undefined {
+    return this.#link.init.agentInfo ?? undefined;
+  }
+
+  /** The agent's process id (= its process group id). */
+  get pid(): number | undefined {
+    return this.#link.process.pid;
+  }
+
+  get sessions(): AcpSession[] {
+    return [...this.#sessions.values()];
+  }
+
+  onLifecycle(listener: (event: ClientLifecycleEvent) => void): () => void {
+    this.#lifecycle.add(listener);
+    return () => this.#lifecycle.delete(listener);
+  }
+
+  async authenticate(methodId: string, options: RequestOptions = {}): Promise<void> {
+    const methods = this.#link.init.authMethods ?? [];
+    if (!methods.some((m) => m.id === methodId)) throw new AuthenticationRequiredError(methods, `method "${methodId}" is not offered`);
+    await this.request(acp.methods.agent.authenticate, { methodId }, options);
+  }
+
+  async newSession(options: SessionOptions = {}): Promise<AcpSession> {
+    const { cwd, additionalDirectories, mcpServers } = this.#sessionParams(options, "session/new");
+    let response: acp.NewSessionResponse;
+    try {
+      response = await this.request(acp.methods.agent.session.new, { cwd, additionalDirectories, mcpServers }, { signal: options.signal });
+    } catch (error) {
+      if (error instanceof acp.RequestError && error.code === -32000) throw new AuthenticationRequiredError(this.#link.init.authMethods ?? [], error.message);
+      throw error;
+    }
+    if (!response || typeof response.sessionId !== "string") throw new Error("the agent answered session/new without a sessionId");
+    const session = this.#register({ sessionId: response.sessionId, cwd, additionalDirectories }, response);
+    this.#sessionMcp.set(response.sessionId, mcpServers);
+    if (options.onEvent) session.onEvent(options.onEvent);
+    // Updates that raced ahead of the answer are delivered now, in order.
+    const early = this.#early.get(response.sessionId) ?? [];
+    this.#early.delete(response.sessionId);
+    this.#earlyCount -= early.length;
+    for (const update of early) session.receive(update);
+    return session;
+  }
+
+  /** `session/load` (needs `loadSession`): history is replayed to `onEvent` before this resolves. */
+  async loadSession(sessionId: string, options: SessionOptions = {}): Promise<AcpSession> {
+    requireCapability(this.agentCapabilities, "session/load");
+    return this.#attach("session/load", sessionId, options);
+  }
+
+  /** `session/resume` (needs `sessionCapabilities.resume`): no replay. */
+  async resumeSession(sessionId: string, options: SessionOptions = {}): Promise<AcpSession> {
+    requireCapability(this.agentCapabilities, "session/resume");
+    return this.#attach("session/resume", sessionId, options);
+  }
+
+  async listSessions(options: { cwd?: string; cursor?: string; signal?: AbortSignal } = {}): Promise<acp.ListSessionsResponse> {
+    requireCapability(this.agentCapabilities, "session/list");
+    const response = await this.request(acp.methods.agent.session.list, { cwd: options.cwd ?? null, cursor: options.cursor ?? null }, { signal: options.signal });
+    if (!response || !Array.isArray(response.sessions)) throw new Error("the agent answered session/list without a sessions array");
+    return response;
+  }
+
+  /** `session/close` when advertised; always releases the session's host terminals. */
+  async closeSession(sessionId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    const advertised = this.agentCapabilities.sessionCapabilities?.close != null;
+    const known = this.#sessions.has(sessionId);
+    if (!advertised && !known) requireCapability(this.agentCapabilities, "session/close");
+    try {
+      if (advertised) await this.request(acp.methods.agent.session.close, { sessionId }, options);
+    } finally {
+      await this.#forget(sessionId);
+    }
+  }
+
+  async deleteSession(sessionId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
+    requireCapability(this.agentCapabilities, "session/delete");
+    await this.request(acp.methods.agent.session.delete, { sessionId }, options);
+    await this.#forget(sessionId);
+  }
+
+  async logout(options: RequestOptions = {}): Promise<void> {
+    requireCapability(this.agentCapabilities, "logout");
+    await this.request(acp.methods.agent.logout, {}, options);
+  }
+
+  /** The typed raw request (no capability checks): an escape hatch for methods not wrapped here. */
+  async request<M extends acp.AgentRequestMethod>(method: M, params: acp.AgentRequestParamsByMethod[M], options: RequestOptions = {}): Promise<acp.AgentRequestResponsesByMethod[M]> {
+    const link = await this.#current();
+    const timeoutMs = options.timeoutMs ?? (method === acp.methods.agent.session.prompt ? this.timeouts.promptMs : this.timeouts.requestMs);
+    return link.request(method, params, { ...options, timeoutMs });
+  }
+
+  /** Ends every session's terminals, the connection and the agent's process tree. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#dead ??= new ClientClosedError();
+      await this.#link.close(new ClientClosedError());
+      await this.config.hostServices?.terminal?.dispose().catch((e: unknown) => this.logger.warn("terminal dispose failed", { error: String(e) }));
+    })();
+    return this.#closing;
+  }
+
+  /** SIGKILL the agent's process group now (e.g. after a second Ctrl-C). */
+  async kill(): Promise<void> {
+    this.#dead ??= new ClientClosedError();
+    await this.#link.kill(new ClientClosedError("the agent was killed"));
+    await this.close();
+  }
+
+  async #current(): Promise<Link> {
+    if (this.#recovering) await this.#recovering;
+    if (this.#dead) throw this.#dead;
+    return this.#link;
+  }
+
+  async #connect(): Promise<Link> {
+    const app = acp.client({ name: "agentkit-acp" });
+    app.onNotification(acp.methods.client.session.update, ({ params }) => this.#route(params));
+    app.onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
+      const session = this.#sessions.get(params.sessionId);
+      if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);
+      return session.handlePermission(params, signal);
+    });
+    registerHostHandlers(app, this.config.hostServices, (id) => this.#sessions.get(id)?.info);
+    const link = new Link(this.config, this.timeouts, this.logger, app);
+    try {
+      await link.initialize(this.config, this.timeouts, hostCapabilities(this.config.hostServices));
+    } catch (error) {
+      await link.close(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+    void link.process.exited.then(() => this.#onExit(link));
+    return link;
+  }
+
+  #route(notification: acp.SessionNotification): void {
+    const session = this.#sessions.get(notification.sessionId);
+    if (session) return session.receive(notification.update);
+    if (this.#earlyCount >= MAX_BUFFERED_UPDATES) {
+      this.logger.warn("dropping update for an unknown session (buffer full)", { sessionId: notification.sessionId });
+      return;
+    }
+    const list = this.#early.get(notification.sessionId) ?? [];
+    list.push(notification.update);
+    this.#early.set(notification.sessionId, list);
+    this.#earlyCount += 1;
+  }
+
+  #sessionParams(options: SessionOptions, method: string): { cwd: string; additionalDirectories: string[]; mcpServers: acp.McpServer[] } {
+    const cwd = options.cwd ?? this.config.cwd;
+    const additionalDirectories = options.additionalDirectories ?? this.config.additionalDirectories ?? [];
+    const mcpServers = options.mcpServers ?? this.config.mcpServers ?? [];
+    validateConfig({ ...this.config, cwd, additionalDirectories });
+    requireAdditionalDirectories(this.agentCapabilities, method, additionalDirectories);
+    validateMcpServers(this.agentCapabilities, method, mcpServers);
+    return { cwd, additionalDirectories, mcpServers };
+  }
+
+  async #attach(method: "session/load" | "session/resume", sessionId: string, options: SessionOptions): Promise<AcpSession> {
+    const { cwd, additionalDirectories, mcpServers } = this.#sessionParams(options, method);
+    // Registered first so that replayed updates (and permission requests) find the session.
+    const existing = this.#sessions.get(sessionId);
+    const session = existing ?? this.#register({ sessionId, cwd, additionalDirectories }, {});
+    this.#sessionMcp.set(sessionId, mcpServers);
+    const unsubscribe = options.onEvent ? session.onEvent(options.onEvent) : undefined;
+    let attached = false;
+    try {
+      const params = { sessionId, cwd, additionalDirectories, mcpServers };
+      const response =
+        method === "session/load"
+          ? await this.request(acp.methods.agent.session.load, params, { signal: options.signal })
+          : await this.request(acp.methods.agent.session.resume, params, { signal: options.signal });
+      session.applyState(response ?? {});
+      attached = true;
+      return session;
+    } catch (error) {
+      if (!existing) {
+        this.#sessions.delete(sessionId);
+        this.#sessionMcp.delete(sessionId);
+      }
+      throw error;
+    } finally {
+      if (!attached) unsubscribe?.();
+    }
+  }
+
+  #register(info: HostSessionInfo, state: { modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null }): AcpSession {
+    const session = new AcpSession(this.#sessionHost(), info, state);
+    this.#sessions.set(info.sessionId, session);
+    return session;
+  }
+
+  async #forget(sessionId: string): Promise<void> {
+    this.#sessionMcp.delete(sessionId);
+    if (!this.#sessions.delete(sessionId)) return;
+    await this.config.hostServices?.terminal?.releaseSession(sessionId).catch((e: unknown) => this.logger.warn("releasing session terminals failed", { sessionId, error: String(e) }));
+  }
+
+  #sessionHost(): SessionHost {
+    return {
+      capabilities: () => this.#link.init.agentCapabilities,
+      request: (method, params, options) => this.request(method, params, options),
+      sendCancel: async (sessionId) => {
+        if (this.#dead || this.#recovering) return;
+        await this.#link.notify(acp.methods.agent.session.cancel, { sessionId });
+      },
+      policy: this.policy,
+      promptTimeoutMs: this.timeouts.promptMs,
+      closeSession: (sessionId, options) => this.closeSession(sessionId, options),
+    };
+  }
+
+  #onExit(link: Link): void {
+    if (link !== this.#link || this.#closing) return;
+    const error = link.process.exitError();
+    this.logger.warn("the ACP agent exited unexpectedly", { exitCode: link.process.exitInfo?.code, signal: link.process.exitInfo?.signal });
+    this.#emitLifecycle({ type: "agent_exited", error });
+    const recovery = this.config.recovery;
+    if (!recovery?.enabled || this.#restarts >= (recovery.maxRestarts ?? 3)) {
+      this.#dead = error;
+      return;
+    }
+    this.#restarts += 1;
+    this.#recovering = (async () => {
+      try {
+        const next = await this.#connect();
+        if (this.#closing) {
+          await next.close();
+          return;
+        }
+        const recovered = await recoverSessions(next, this.#sessions.values(), (id) => this.#sessionMcp.get(id) ?? [], this.timeouts.requestMs);
+        this.#link = next;
+        this.#emitLifecycle({ type: "recovered", restarts: this.#restarts, sessions: recovered });
+      } catch (e) {
+        this.#dead = error;
+        this.#emitLifecycle({ type: "recovery_failed", error: e });
+      } finally {
+        this.#recovering = undefined;
+      }
+    })();
+  }
+
+  #emitLifecycle(event: ClientLifecycleEvent): void {
+    for (const listener of this.#lifecycle) {
+      try {
+        listener(event);
+      } catch (e) {
+        this.logger.warn("lifecycle listener failed", { error: String(e) });
+      }
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import { isAbsolute } from "node:path";
+import type * as acp from "@agentclientprotocol/sdk";
+import { ConfigError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { HostServices } from "./host-services.js";
+
+/**
+ * What to do with the agent's stderr. The last `stderrTailLines` lines are always kept
+ * (for `AgentExitedError`), whatever the mode.
+ * - `inherit`: copy to this process's stderr (default);
+ * - `log`: one `logger.info` per line;
+ * - `ignore`: keep only the tail;
+ * - a function: called once per line.
+ */
+export type StderrMode = "inherit" | "log" | "ignore" | ((line: string) => void);
+
+export interface AcpTimeouts {
+  /** Spawn → `initialize` answered (default 30 000 ms; `npx` may download first). */
+  initializeMs?: number;
+  /** Every other request except `session/prompt` (default 120 000 ms; 0 = none). */
+  requestMs?: number;
+  /** `session/prompt` (default none). */
+  promptMs?: number;
+  /** `close()`: after stdin EOF, how long to wait before SIGTERM (default 2 000 ms). */
+  exitGraceMs?: number;
+  /** `close()`: after SIGTERM, how long to wait before SIGKILL (default 2 000 ms). */
+  termGraceMs?: number;
+}
+
+export interface AcpRecoveryOptions {
+  /** Respawn the agent when it dies and reattach open sessions (`session/resume`, else `session/load`). */
+  enabled: boolean;
+  /** Give up after this many restarts (default 3). */
+  maxRestarts?: number;
+}
+
+/** How to launch and talk to one ACP agent. */
+export interface AcpAgentConfig {
+  /** The executable (looked up on PATH). Use with `args`; or give `shellLine` instead. */
+  command?: string;
+  args?: string[];
+  /** A whole command line run through `/bin/sh -c` (quotes, `npx …`, env expansion). */
+  shellLine?: string;
+  /** Absolute working directory of the agent process and default session cwd. */
+  cwd: string;
+  /** Extra environment for the agent. Values are never logged. */
+  env?: Record<string, string>;
+  /** Start from this process's environment (default true). */
+  inheritEnv?: boolean;
+  /** MCP servers handed to every session/new, load and resume. */
+  mcpServers?: acp.McpServer[];
+  /** Further workspace roots for sessions (needs `sessionCapabilities.additionalDirectories`). */
+  additionalDirectories?: string[];
+  /** File-system / terminal services offered to the agent; nothing is offered by default. */
+  hostServices?: HostServices;
+  timeouts?: AcpTimeouts;
+  stderr?: StderrMode;
+  /** How many stderr lines to keep for error reports (default 40). */
+  stderrTailLines?: number;
+  /** Authenticate with this method id right after `initialize` (when the agent offers it). */
+  authMethodId?: string;
+  clientInfo?: { name: string; version: string; title?: string };
+  logger?: Logger;
+  recovery?: AcpRecoveryOptions;
+}
+
+export interface ResolvedTimeouts {
+  initializeMs: number;
+  requestMs: number;
+  promptMs: number;
+  exitGraceMs: number;
+  termGraceMs: number;
+}
+
+export function resolveTimeouts(t: AcpTimeouts | undefined): ResolvedTimeouts {
+  return {
+    initializeMs: t?.initializeMs ?? 30_000,
+    requestMs: t?.requestMs ?? 120_000,
+    promptMs: t?.promptMs ?? 0,
+    exitGraceMs: t?.exitGraceMs ?? 2_000,
+    termGraceMs: t?.termGraceMs ?? 2_000,
+  };
+}
+
+/** A printable description of the launch command (never includes env values). */
+export function describeCommand(config: AcpAgentConfig): string {
+  if (config.shellLine !== undefined) return config.shellLine;
+  return [config.command ?? "", ...(config.args ?? [])].join(" ");
+}
+
+export function validateConfig(config: AcpAgentConfig): void {
+  const hasCommand = config.command !== undefined && config.command !== "";
+  const hasShell = config.shellLine !== undefined && config.shellLine.trim() !== "";
+  if (hasCommand === hasShell) throw new ConfigError("AcpAgentConfig needs exactly one of `command` or `shellLine`");
+  if (!isAbsolute(config.cwd)) throw new ConfigError(`AcpAgentConfig.cwd must be absolute, got "${config.cwd}"`);
+  for (const dir of config.additionalDirectories ?? []) {
+    if (!isAbsolute(dir)) throw new ConfigError(`additional directory must be absolute, got "${dir}"`);
+  }
+}

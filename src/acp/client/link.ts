@@ -1,0 +1,128 @@
+import * as acp from "@agentclientprotocol/sdk";
+import type { Logger } from "../../core/logger.js";
+import type { AcpAgentConfig, ResolvedTimeouts } from "./config.js";
+import { AcpTimeoutError, AuthenticationRequiredError, ClientClosedError, ProtocolVersionError } from "./errors.js";
+import { AgentProcess } from "./process.js";
+
+export const SUPPORTED_PROTOCOL_VERSIONS = [acp.PROTOCOL_VERSION];
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** 0 or undefined = no timeout. */
+  timeoutMs?: number;
+}
+
+/** One agent process plus its SDK connection, initialized. Replaced as a whole on recovery. */
+export class Link {
+  readonly process: AgentProcess;
+  readonly connection: acp.ClientConnection;
+  #init: acp.InitializeResponse | undefined;
+  #closedByUs: Error | undefined;
+
+  constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger, app: acp.ClientApp) {
+    this.process = new AgentProcess(config, timeouts, logger);
+    this.connection = app.connect(this.process.stream);
+    // The connection can also end without the process (oversized message …): then end it too.
+    void this.connection.closed.then(() => {
+      if (!this.process.exitInfo) void this.process.close();
+    });
+  }
+
+  get init(): acp.InitializeResponse {
+    if (!this.#init) throw new Error("link not initialized");
+    return this.#init;
+  }
+
+  /** Sends a request; maps transport failures to the typed error that explains them. */
+  async request<M extends acp.AgentRequestMethod>(
+    method: M,
+    params: acp.AgentRequestParamsByMethod[M],
+    options: RequestOptions = {},
+  ): Promise<acp.AgentRequestResponsesByMethod[M]> {
+    const timeout = new AbortController();
+    const timer = options.timeoutMs ? setTimeout(() => timeout.abort(), options.timeoutMs) : undefined;
+    const signals = [timeout.signal, ...(options.signal ? [options.signal] : [])];
+    try {
+      return await this.connection.agent.request(method, params, {
+        cancellationSignal: AbortSignal.any(signals),
+        stopWaitingOnCancel: true,
+      });
+    } catch (error) {
+      throw this.explain(error, method, timeout.signal.aborted ? options.timeoutMs : undefined, options.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  notify(method: typeof acp.methods.agent.session.cancel, params: acp.CancelNotification): Promise<void> {
+    return this.connection.agent.notify(method, params).catch(() => undefined);
+  }
+
+  explain(error: unknown, method: string, timedOutAfter: number | undefined, userSignal: AbortSignal | undefined): unknown {
+    if (timedOutAfter !== undefined) return new AcpTimeoutError(method, timedOutAfter);
+    if (userSignal?.aborted) return userSignal.reason instanceof Error ? userSignal.reason : abortError();
+    if (error instanceof acp.RequestError) return error;
+    if (this.#closedByUs) return this.#closedByUs;
+    // The SDK reports a dead peer as a plain "ACP connection closed"; say why it closed.
+    if (this.process.exitInfo) return this.process.exitError(`during ${method}`);
+    return error;
+  }
+
+  /** initialize (+ authenticate); throws typed errors and leaves closing to the caller. */
+  async initialize(config: AcpAgentConfig, timeouts: ResolvedTimeouts, capabilities: acp.ClientCapabilities): Promise<acp.InitializeResponse> {
+    let response: acp.InitializeResponse;
+    try {
+      response = await this.request(
+        acp.methods.agent.initialize,
+        {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: capabilities,
+          clientInfo: config.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" },
+        },
+        { timeoutMs: timeouts.initializeMs },
+      );
+    } catch (error) {
+      if (error instanceof acp.RequestError && error.code === -32022) {
+        const data = error.data as { supported?: unknown } | undefined;
+        const supported = Array.isArray(data?.supported) ? (data.supported as unknown[]) : [];
+        throw new ProtocolVersionError(typeof supported[0] === "number" ? supported[0] : null, SUPPORTED_PROTOCOL_VERSIONS);
+      }
+      throw error;
+    }
+    // Results are not validated by the SDK: check the fields we depend on.
+    if (typeof response !== "object" || response === null || typeof response.protocolVersion !== "number") {
+      throw new ProtocolVersionError(null, SUPPORTED_PROTOCOL_VERSIONS);
+    }
+    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(response.protocolVersion)) {
+      throw new ProtocolVersionError(response.protocolVersion, SUPPORTED_PROTOCOL_VERSIONS);
+    }
+    this.#init = response;
+    if (config.authMethodId !== undefined) {
+      const methods = response.authMethods ?? [];
+      if (!methods.some((m) => m.id === config.authMethodId)) {
+        throw new AuthenticationRequiredError(methods, `configured method "${config.authMethodId}" is not offered`);
+      }
+      await this.request(acp.methods.agent.authenticate, { methodId: config.authMethodId }, { timeoutMs: timeouts.requestMs });
+    }
+    return response;
+  }
+
+  /** Rejects pending calls with `reason`, then ends the process tree. */
+  async close(reason: Error = new ClientClosedError()): Promise<void> {
+    this.#closedByUs ??= reason;
+    this.connection.close(reason);
+    await this.process.close();
+  }
+
+  async kill(reason: Error = new ClientClosedError()): Promise<void> {
+    this.#closedByUs ??= reason;
+    this.connection.close(reason);
+    await this.process.kill();
+  }
+}
+
+export function abortError(): Error {
+  const error = new Error("the operation was aborted");
+  error.name = "AbortError";
+  return error;
+}

@@ -1,0 +1,49 @@
+import { fileURLToPath } from "node:url";
+
+/** A named launch command for a well-known ACP agent (nothing is installed automatically). */
+export interface AgentPreset {
+  name: string;
+  description: string;
+  command: string;
+  args: string[];
+}
+
+/** This package's root (dist/acp/client → ../../..), for the `self` preset. */
+function packageRoot(): string {
+  return fileURLToPath(new URL("../../../", import.meta.url));
+}
+
+export function agentPresets(): Record<string, AgentPreset> {
+  return {
+    claude: {
+      name: "claude",
+      description: "Claude Code through the ACP adapter (needs ANTHROPIC_API_KEY or a Claude login)",
+      command: "npx",
+      args: ["-y", "@agentclientprotocol/claude-agent-acp"],
+    },
+    codex: {
+      name: "codex",
+      description: "OpenAI Codex through Zed's ACP adapter (needs an OpenAI key or ChatGPT login)",
+      command: "npx",
+      args: ["-y", "@zed-industries/codex-acp"],
+    },
+    gemini: {
+      name: "gemini",
+      description: "Gemini CLI in ACP mode (the `gemini` command must be installed)",
+      command: "gemini",
+      args: ["--experimental-acp"],
+    },
+    opencode: {
+      name: "opencode",
+      description: "OpenCode's ACP server (the `opencode` command must be installed)",
+      command: "opencode",
+      args: ["acp"],
+    },
+    self: {
+      name: "self",
+      description: "this package's own agent: agentkit-acp serve",
+      command: process.execPath,
+      args: [`${packageRoot()}bin/agentkit-acp.js`, "serve"],
+    },
+  };
+}

@@ -1,0 +1,228 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import * as acp from "@agentclientprotocol/sdk";
+import type { Logger } from "../../core/logger.js";
+import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
+import { AgentExitedError, AgentSpawnError } from "./errors.js";
+import { groupAlive, killGroup, trackGroup, untrackGroup } from "./process-group.js";
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * One spawned ACP agent in its own process group, with an ndjson stream over its stdio.
+ * The host never crashes on EPIPE; `close()` ends stdin, waits, then SIGTERM and SIGKILL
+ * the whole group (so `npx` / shell wrappers leave no orphans).
+ */
+export class AgentProcess {
+  readonly stream: acp.Stream;
+  readonly command: string;
+  readonly #child: ChildProcess;
+  readonly #logger: Logger;
+  readonly #timeouts: ResolvedTimeouts;
+  readonly #tail: string[] = [];
+  readonly #tailMax: number;
+  #partialLine = "";
+  #spawnError: unknown;
+  #exit: ExitInfo | undefined;
+  #closing = false;
+  #closePromise: Promise<ExitInfo> | undefined;
+  readonly #exited: Promise<ExitInfo>;
+  readonly #leaderExited: Promise<void>;
+
+  constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger) {
+    this.command = describeCommand(config);
+    this.#logger = logger;
+    this.#timeouts = timeouts;
+    this.#tailMax = Math.max(1, config.stderrTailLines ?? 40);
+    const env = { ...(config.inheritEnv === false ? {} : process.env), ...(config.env ?? {}) };
+    const [file, args] =
+      config.shellLine !== undefined ? ["/bin/sh", ["-c", config.shellLine]] : [config.command ?? "", config.args ?? []];
+    // Env values can hold secrets: log only the command and the names of extra variables.
+    logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
+    this.#child = spawn(file, args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    const child = this.#child;
+    if (child.pid !== undefined) trackGroup(child.pid);
+
+    // EPIPE / ECONNRESET on a dead child must never become an uncaught exception.
+    child.stdin?.on("error", (e) => logger.debug("agent stdin error", { error: String(e) }));
+    child.stdout?.on("error", (e) => logger.debug("agent stdout error", { error: String(e) }));
+    child.stderr?.on("error", (e) => logger.debug("agent stderr error", { error: String(e) }));
+    child.on("error", (e) => {
+      if (child.pid === undefined) this.#spawnError = e;
+      logger.debug("agent process error", { error: String(e) });
+    });
+    this.#handleStderr(config);
+
+    this.#leaderExited = new Promise((resolve) => child.once("exit", () => resolve()));
+    this.#exited = new Promise((resolve) => {
+      child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
+        this.#flushPartialLine(config);
+        this.#exit = { code, signal };
+        if (child.pid !== undefined) untrackGroup(child.pid);
+        resolve(this.#exit);
+      });
+    });
+    // Unexpected death: reap whatever the agent left behind in its group.
+    void this.#leaderExited.then(() => {
+      if (!this.#closing) void this.#reapGroup();
+    });
+    this.stream = acp.ndJsonStream(this.#writable(), this.#readable());
+  }
+
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  /** Set once the process has exited and its stdio is closed. */
+  get exitInfo(): ExitInfo | undefined {
+    return this.#exit;
+  }
+
+  get exited(): Promise<ExitInfo> {
+    return this.#exited;
+  }
+
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  stderrTail(): string[] {
+    return [...this.#tail];
+  }
+
+  /** The typed error describing this process's end (spawn failure or exit). */
+  exitError(detail?: string): AgentSpawnError | AgentExitedError {
+    if (this.#spawnError !== undefined) return new AgentSpawnError(this.command, this.#spawnError);
+    return new AgentExitedError(this.#exit?.code ?? null, this.#exit?.signal ?? null, this.stderrTail(), detail);
+  }
+
+  /** Graceful shutdown: stdin EOF → wait → SIGTERM group → wait → SIGKILL group. Idempotent. */
+  close(): Promise<ExitInfo> {
+    this.#closePromise ??= this.#shutdown();
+    return this.#closePromise;
+  }
+
+  /** Immediate SIGKILL of the whole group (e.g. a second Ctrl-C). */
+  kill(): Promise<ExitInfo> {
+    this.#closing = true;
+    const pid = this.#child.pid;
+    if (pid !== undefined) killGroup(pid, "SIGKILL", this.#child);
+    return this.#exited;
+  }
+
+  async #shutdown(): Promise<ExitInfo> {
+    this.#closing = true;
+    this.#child.stdin?.end();
+    const pid = this.#child.pid;
+    if (pid === undefined) return this.#exited;
+    const leaderGone = await within(this.#leaderExited, this.#timeouts.exitGraceMs);
+    if (!leaderGone) {
+      this.#logger.debug("agent did not exit on stdin EOF; sending SIGTERM to its process group", { pid });
+      killGroup(pid, "SIGTERM", this.#child);
+      if (!(await within(this.#leaderExited, this.#timeouts.termGraceMs))) killGroup(pid, "SIGKILL", this.#child);
+    }
+    await this.#reapGroup();
+    // A survivor outside the group may still hold our pipes open: stop waiting for it.
+    if (!(await within(this.#exited, this.#timeouts.termGraceMs))) {
+      this.#child.stdout?.destroy();
+      this.#child.stderr?.destroy();
+    }
+    return this.#exited;
+  }
+
+  /** After the leader is gone, end any survivors of its group (wrapped agents, grandchildren). */
+  async #reapGroup(): Promise<void> {
+    const pid = this.#child.pid;
+    if (pid === undefined || !groupAlive(pid)) return;
+    killGroup(pid, "SIGTERM");
+    const deadline = Date.now() + this.#timeouts.termGraceMs;
+    while (groupAlive(pid) && Date.now() < deadline) await delay(25);
+    if (groupAlive(pid)) killGroup(pid, "SIGKILL");
+  }
+
+  #readable(): ReadableStream<Uint8Array> {
+    // Pull-based so that the stream only ends after every byte the agent wrote was read.
+    const chunks: Uint8Array[] = [];
+    let ended = false;
+    let wake: (() => void) | undefined;
+    const notify = (): void => {
+      wake?.();
+      wake = undefined;
+    };
+    this.#child.stdout?.on("data", (chunk: Buffer) => {
+      chunks.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      notify();
+    });
+    void this.#exited.then(() => {
+      ended = true;
+      notify();
+    });
+    return new ReadableStream<Uint8Array>(
+      {
+        pull: async (controller) => {
+          while (chunks.length === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+  }
+
+  #writable(): WritableStream<Uint8Array> {
+    const stdin = this.#child.stdin;
+    return new WritableStream<Uint8Array>({
+      write: (chunk) =>
+        new Promise<void>((resolve) => {
+          // A message to a dead agent is dropped: pending calls settle via the exit path.
+          if (!stdin || stdin.destroyed || stdin.writableEnded || this.#exit) return resolve();
+          stdin.write(chunk, (error) => {
+            if (error) this.#logger.debug("write to agent failed", { error: String(error) });
+            resolve();
+          });
+        }),
+    });
+  }
+
+  #handleStderr(config: AcpAgentConfig): void {
+    const mode = config.stderr ?? "inherit";
+    this.#child.stderr?.on("data", (chunk: Buffer) => {
+      if (mode === "inherit") process.stderr.write(chunk);
+      const text = this.#partialLine + chunk.toString("utf8");
+      const lines = text.split("\n");
+      this.#partialLine = lines.pop() ?? "";
+      for (const line of lines) this.#stderrLine(line.replace(/\r$/, ""), config);
+    });
+  }
+
+  #flushPartialLine(config: AcpAgentConfig): void {
+    if (this.#partialLine !== "") this.#stderrLine(this.#partialLine, config);
+    this.#partialLine = "";
+  }
+
+  #stderrLine(line: string, config: AcpAgentConfig): void {
+    this.#tail.push(line);
+    if (this.#tail.length > this.#tailMax) this.#tail.shift();
+    const mode = config.stderr ?? "inherit";
+    if (mode === "log") this.#logger.info(`agent stderr: ${line}`);
+    else if (typeof mode === "function") mode(line);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** True when `promise` settled within `ms`. */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
