@@ -3,7 +3,7 @@ import type { FileHandle } from "node:fs/promises";
 import { lstat, mkdir, open, unlink } from "node:fs/promises";
 import { sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
-import { errnoCode, refusal, throwIfAborted } from "./host-common.js";
+import { errnoCode, refusal, throwIfAborted, shown } from "./host-common.js";
 import { isInsideRoot, notFound, openedPath, type ResolvedHostPath } from "./host-paths.js";
 import { LineWindow } from "./text-window.js";
 
@@ -14,15 +14,19 @@ import { LineWindow } from "./text-window.js";
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fsConstants;
 const CHUNK = 64 * 1024;
 
+/** Files with more than one hard link: the other names may lie outside the roots (undetectable by path). */
+export type HardLinkPolicy = "refuse-writes" | "refuse" | "allow";
+
 export interface ReadWindow {
   line: number;
   limit: number | undefined;
   maxBytes: number;
+  hardLinks: HardLinkPolicy;
 }
 
 export function tooLarge(path: string, what: string): (maxBytes: number) => RequestError {
   return (maxBytes) =>
-    refusal("too_large", `${what}: "${path}" is larger than the ${maxBytes}-byte limit (use line/limit to read part of it)`, {
+    refusal("too_large", `${what}: ${shown(path)} is larger than the ${maxBytes}-byte limit (use line/limit to read part of it)`, {
       path,
       maxBytes,
     });
@@ -34,6 +38,7 @@ export async function readConfined(target: ResolvedHostPath, roots: readonly str
   const handle = await openChecked(target, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, what);
   try {
     const stat = await checkOpened(handle, target, roots, what);
+    if (stat.nlink > 1 && window.hardLinks === "refuse") throw hardLinked(target.requested, what);
     const whole = window.line === 1 && window.limit === undefined;
     if (whole && stat.size > window.maxBytes) throw tooLarge(target.requested, what)(window.maxBytes);
     const collector = new LineWindow(window.line, window.limit, window.maxBytes, tooLarge(target.requested, what));
@@ -50,7 +55,7 @@ export async function readConfined(target: ResolvedHostPath, roots: readonly str
         collector.push(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
       }
     } catch (error) {
-      if (error instanceof TypeError) throw refusal("not_text", `${what}: "${target.requested}" is not valid UTF-8 text`, { path: target.requested });
+      if (error instanceof TypeError) throw refusal("not_text", `${what}: ${shown(target.requested)} is not valid UTF-8 text`, { path: target.requested });
       throw error;
     }
     return collector.result();
@@ -61,7 +66,7 @@ export async function readConfined(target: ResolvedHostPath, roots: readonly str
 
 export interface WriteOptions {
   createDirectories: boolean;
-  allowHardLinkedWrites: boolean;
+  hardLinks: HardLinkPolicy;
 }
 
 export async function writeConfined(target: ResolvedHostPath, roots: readonly string[], content: string, options: WriteOptions): Promise<void> {
@@ -80,11 +85,7 @@ export async function writeConfined(target: ResolvedHostPath, roots: readonly st
   try {
     try {
       const stat = await checkOpened(handle, target, roots, what);
-      if (stat.nlink > 1 && !options.allowHardLinkedWrites) {
-        throw refusal("hard_link", `${what}: "${target.requested}" has other hard links; writing would change them too`, {
-          path: target.requested,
-        });
-      }
+      if (stat.nlink > 1 && options.hardLinks !== "allow") throw hardLinked(target.requested, what);
     } catch (error) {
       if (created) await removeCreated(handle);
       throw error;
@@ -98,7 +99,7 @@ export async function writeConfined(target: ResolvedHostPath, roots: readonly st
 
 /** Creates the missing parent directories one at a time, below the checked canonical prefix. */
 async function createParents(target: ResolvedHostPath, allowed: boolean, what: string): Promise<void> {
-  if (!allowed) throw refusal("no_parent", `${what}: the parent directory of "${target.requested}" does not exist`, { path: target.requested });
+  if (!allowed) throw refusal("no_parent", `${what}: the parent directory of ${shown(target.requested)} does not exist`, { path: target.requested });
   const base = target.resolved.slice(0, target.resolved.length - target.missing.join(sep).length);
   let dir = base.endsWith(sep) ? base.slice(0, -1) : base;
   for (const segment of target.missing.slice(0, -1)) {
@@ -110,7 +111,7 @@ async function createParents(target: ResolvedHostPath, allowed: boolean, what: s
     }
     const stat = await lstat(dir);
     if (!stat.isDirectory() || stat.isSymbolicLink()) {
-      throw refusal("not_a_directory", `${what}: a parent of "${target.requested}" changed while it was being created`, { path: target.requested });
+      throw refusal("not_a_directory", `${what}: a parent of ${shown(target.requested)} changed while it was being created`, { path: target.requested });
     }
   }
 }
@@ -125,10 +126,10 @@ async function openChecked(target: ResolvedHostPath, flags: number, what: string
 
 async function checkOpened(handle: FileHandle, target: ResolvedHostPath, roots: readonly string[], what: string) {
   const stat = await handle.stat();
-  if (!stat.isFile()) throw refusal("not_a_file", `${what}: "${target.requested}" is not a regular file`, { path: target.requested });
+  if (!stat.isFile()) throw refusal("not_a_file", `${what}: ${shown(target.requested)} is not a regular file`, { path: target.requested });
   const real = await openedPath(handle.fd);
   if (real !== undefined && !roots.some((root) => isInsideRoot(real, root))) {
-    throw refusal("outside_roots", `${what}: "${target.requested}" changed to point outside the approved roots while it was opened`, {
+    throw refusal("outside_roots", `${what}: ${shown(target.requested)} changed to point outside the approved roots while it was opened`, {
       path: target.requested,
     });
   }
@@ -141,26 +142,30 @@ async function removeCreated(handle: FileHandle): Promise<void> {
   if (real !== undefined) await unlink(real).catch(() => undefined);
 }
 
+function hardLinked(path: string, what: string): RequestError {
+  return refusal("hard_link", `${what}: ${shown(path)} has other hard links (which may lie outside the approved roots)`, { path });
+}
+
 function mapOpenError(error: unknown, path: string, what: string): RequestError {
   if (error instanceof RequestError) return error;
   switch (errnoCode(error)) {
     case "ENOENT":
       return notFound(path);
     case "ELOOP":
-      return refusal("symlink", `${what}: "${path}" is a symlink (refused: it changed after the path was checked)`, { path });
+      return refusal("symlink", `${what}: ${shown(path)} is a symlink (refused: it changed after the path was checked)`, { path });
     case "EEXIST":
-      return refusal("symlink", `${what}: "${path}" appeared while it was being created; try again`, { path });
+      return refusal("symlink", `${what}: ${shown(path)} appeared while it was being created; try again`, { path });
     case "EISDIR":
     case "ENXIO":
-      return refusal("not_a_file", `${what}: "${path}" is not a regular file`, { path });
+      return refusal("not_a_file", `${what}: ${shown(path)} is not a regular file`, { path });
     case "ENOTDIR":
-      return refusal("not_a_directory", `${what}: a component of "${path}" is not a directory`, { path });
+      return refusal("not_a_directory", `${what}: a component of ${shown(path)} is not a directory`, { path });
     case "EACCES":
     case "EPERM":
-      return refusal("denied", `${what}: "${path}": permission denied by the operating system`, { path });
+      return refusal("denied", `${what}: ${shown(path)}: permission denied by the operating system`, { path });
     case "EROFS":
-      return refusal("denied", `${what}: "${path}" is on a read-only file system`, { path });
+      return refusal("denied", `${what}: ${shown(path)} is on a read-only file system`, { path });
     default:
-      return RequestError.internalError({ path }, `${what}: "${path}": ${errnoCode(error) ?? "unexpected error"}`);
+      return RequestError.internalError({ path }, `${what}: ${shown(path)}: ${errnoCode(error) ?? "unexpected error"}`);
   }
 }

@@ -2,7 +2,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "../../core/logger.js";
 import { silentLogger } from "../../core/logger.js";
 import { errorMessage } from "../../core/errors.js";
-import { readConfined, tooLarge, writeConfined } from "./fs-disk.js";
+import { readConfined, tooLarge, writeConfined, type HardLinkPolicy } from "./fs-disk.js";
 import {
   checkAuthorized,
   notifyObserver,
@@ -14,6 +14,7 @@ import {
   type HostAuthorize,
   type HostObserver,
   type HostRootsOption,
+  shown,
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots, type ResolvedHostPath } from "./host-paths.js";
 import type { FileSystemHostService, HostSessionInfo } from "./host-services.js";
@@ -48,8 +49,12 @@ export interface FileSystemHostOptions {
   maxWriteBytes?: number;
   /** Create missing parent directories of a write (only below an approved root). Default true. */
   createDirectories?: boolean;
-  /** Allow writing a file that has other hard links (they would change too). Default false. */
-  allowHardLinkedWrites?: boolean;
+  /**
+   * Files with more than one hard link (another name, possibly outside the roots, for the same
+   * content): "refuse" (default) refuses reads and writes (pnpm-style hard-linked stores then read
+   * as refused), "refuse-writes" refuses writes only, "allow" allows both.
+   */
+  hardLinks?: HardLinkPolicy;
   buffers?: EditorBuffers;
   /** Gate asked after the path resolved inside the roots (e.g. the client's permission policy). */
   authorize?: HostAuthorize;
@@ -57,6 +62,8 @@ export interface FileSystemHostOptions {
   onRequest?: HostObserver;
   logger?: Logger;
 }
+
+export type { HardLinkPolicy } from "./fs-disk.js";
 
 export const DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_MAX_WRITE_BYTES = 10 * 1024 * 1024;
@@ -93,7 +100,7 @@ export class FileSystemHost implements FileSystemHostService {
       const roots = await this.roots(session);
       const target = await resolveInsideRoots(params.path, roots, what);
       event.resolvedPath = target.resolved;
-      await checkAuthorized(this.options.authorize, { kind: "fs_read", sessionId: session.sessionId, path: target.normalized, resolvedPath: target.resolved }, what);
+      await checkAuthorized(this.options.authorize, { kind: "fs_read", sessionId: session.sessionId, path: target.normalized, resolvedPath: target.resolved, roots }, what);
       throwIfAborted(signal);
       const buffered = await this.options.buffers?.read(target.normalized, { sessionId: session.sessionId, resolvedPath: target.resolved });
       let content: string;
@@ -102,7 +109,7 @@ export class FileSystemHost implements FileSystemHostService {
         content = sliceLines(buffered, line, limit, this.maxReadBytes, tooLarge(params.path, what));
       } else {
         event.source = "disk";
-        content = await readConfined(target, roots, { line, limit, maxBytes: this.maxReadBytes }, signal);
+        content = await readConfined(target, roots, { line, limit, maxBytes: this.maxReadBytes, hardLinks: this.options.hardLinks ?? "refuse" }, signal);
       }
       event.bytes = Buffer.byteLength(content, "utf8");
       return { content };
@@ -119,7 +126,7 @@ export class FileSystemHost implements FileSystemHostService {
       const bytes = Buffer.byteLength(params.content, "utf8");
       event.bytes = bytes;
       if (bytes > this.maxWriteBytes) {
-        throw refusal("too_large", `${what}: content for "${params.path}" is ${bytes} bytes, over the ${this.maxWriteBytes}-byte limit`, {
+        throw refusal("too_large", `${what}: content for ${shown(params.path)} is ${bytes} bytes, over the ${this.maxWriteBytes}-byte limit`, {
           path: params.path,
           maxBytes: this.maxWriteBytes,
         });
@@ -127,7 +134,7 @@ export class FileSystemHost implements FileSystemHostService {
       const roots = await this.roots(session);
       const target: ResolvedHostPath = await resolveInsideRoots(params.path, roots, what);
       event.resolvedPath = target.resolved;
-      await checkAuthorized(this.options.authorize, { kind: "fs_write", sessionId: session.sessionId, path: target.normalized, resolvedPath: target.resolved }, what);
+      await checkAuthorized(this.options.authorize, { kind: "fs_write", sessionId: session.sessionId, path: target.normalized, resolvedPath: target.resolved, roots }, what);
       throwIfAborted(signal);
       const info = { sessionId: session.sessionId, resolvedPath: target.resolved };
       if (this.options.buffers?.write && (await this.options.buffers.write(target.normalized, params.content, info))) {
@@ -138,7 +145,7 @@ export class FileSystemHost implements FileSystemHostService {
       event.source = "disk";
       await writeConfined(target, roots, params.content, {
         createDirectories: this.options.createDirectories ?? true,
-        allowHardLinkedWrites: this.options.allowHardLinkedWrites ?? false,
+        hardLinks: this.options.hardLinks ?? "refuse",
       });
       return {};
     });

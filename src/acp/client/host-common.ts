@@ -4,10 +4,11 @@ import { errorMessage } from "../../core/errors.js";
 import type { HostSessionInfo } from "./host-services.js";
 
 /** What the client's permission policy is asked before a host service acts. */
+/** `roots` are the canonical approved roots of the session (cwd first). */
 export type HostAccessRequest =
-  | { kind: "fs_read"; sessionId: string; path: string; resolvedPath: string }
-  | { kind: "fs_write"; sessionId: string; path: string; resolvedPath: string }
-  | { kind: "terminal"; sessionId: string; command: string; args: string[]; cwd: string };
+  | { kind: "fs_read"; sessionId: string; path: string; resolvedPath: string; roots: string[] }
+  | { kind: "fs_write"; sessionId: string; path: string; resolvedPath: string; roots: string[] }
+  | { kind: "terminal"; sessionId: string; command: string; args: string[]; cwd: string; roots: string[] };
 
 export type HostVerdict = "allow" | "deny";
 
@@ -69,6 +70,12 @@ export async function sessionRoots(session: HostSessionInfo, extra: HostRootsOpt
 /** A refusal the agent can act on: -32602 with `{ reason, path? }` as data; never file contents. */
 export function refusal(reason: HostRefusalReason, message: string, data: Record<string, unknown> = {}): RequestError {
   return RequestError.invalidParams({ reason, ...data }, message);
+}
+
+/** A path as quoted in error messages: JSON-escaped (NUL, newlines) and shortened when huge. */
+export function shown(path: string): string {
+  const text = path.length > 240 ? `${path.slice(0, 160)}…${path.slice(-60)}` : path;
+  return JSON.stringify(text);
 }
 
 export function refusalReason(error: unknown): HostAuditEvent["reason"] {

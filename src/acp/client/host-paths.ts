@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
-import { errnoCode, refusal } from "./host-common.js";
+import { errnoCode, refusal, shown } from "./host-common.js";
 
 // Path confinement for the client's host services. The agent's own tools have a similar
 // resolver in src/tools; this one also returns what the fs host needs to create and open
@@ -47,9 +47,9 @@ export async function canonicalRoots(roots: readonly string[]): Promise<string[]
 export function checkPathSyntax(path: string, what: string, kind: "file" | "directory" = "file"): string {
   if (typeof path !== "string" || path.length === 0) throw refusal("invalid_path", `${what}: the path is empty`, { path });
   if (path.includes("\0")) throw refusal("invalid_path", `${what}: the path contains a NUL byte`, { path });
-  if (!isAbsolute(path)) throw refusal("not_absolute", `${what}: "${path}" is not an absolute path`, { path });
+  if (!isAbsolute(path)) throw refusal("not_absolute", `${what}: ${shown(path)} is not an absolute path`, { path });
   if (kind === "file" && path.length > 1 && path.endsWith(sep)) {
-    throw refusal("not_a_file", `${what}: "${path}" ends with "/" (names a directory, not a file)`, { path });
+    throw refusal("not_a_file", `${what}: ${shown(path)} ends with "/" (names a directory, not a file)`, { path });
   }
   return resolvePath(path);
 }
@@ -67,7 +67,7 @@ export async function resolveInsideRoots(
   kind: "file" | "directory" = "file",
 ): Promise<ResolvedHostPath> {
   const normalized = checkPathSyntax(path, what, kind);
-  if (roots.length === 0) throw refusal("outside_roots", `${what}: "${path}" is refused: no approved roots exist`, { path });
+  if (roots.length === 0) throw refusal("outside_roots", `${what}: ${shown(path)} is refused: no approved roots exist`, { path });
   const segments = normalized.split(sep).filter((s) => s.length > 0);
   let existing = segments.length;
   let real: string | undefined;
@@ -77,9 +77,9 @@ export async function resolveInsideRoots(
       real = await realpath(prefix);
     } catch (error) {
       const code = errnoCode(error);
-      if (code === "ELOOP") throw refusal("symlink", `${what}: "${path}" runs into a symlink loop`, { path });
-      if (code === "ENOTDIR") throw refusal("not_a_directory", `${what}: a component of "${path}" is not a directory`, { path });
-      if (code !== "ENOENT" || existing === 0) throw refusal("invalid_path", `${what}: "${path}" cannot be resolved (${code ?? "error"})`, { path });
+      if (code === "ELOOP") throw refusal("symlink", `${what}: ${shown(path)} runs into a symlink loop`, { path });
+      if (code === "ENOTDIR") throw refusal("not_a_directory", `${what}: a component of ${shown(path)} is not a directory`, { path });
+      if (code !== "ENOENT" || existing === 0) throw refusal("invalid_path", `${what}: ${shown(path)} cannot be resolved (${code ?? "error"})`, { path });
       existing -= 1;
     }
   }
@@ -88,14 +88,14 @@ export async function resolveInsideRoots(
     // realpath failed one level down: either nothing is there, or a symlink pointing nowhere.
     const next = joinSegments(real, missing.slice(0, 1));
     const stat = await lstat(next).catch(() => undefined);
-    if (stat?.isSymbolicLink()) throw refusal("dangling_symlink", `${what}: "${path}" goes through a symlink whose target does not exist`, { path });
+    if (stat?.isSymbolicLink()) throw refusal("dangling_symlink", `${what}: ${shown(path)} goes through a symlink whose target does not exist`, { path });
   }
   const resolved = joinSegments(real, missing);
   const root = roots.find((r) => isInsideRoot(resolved, r));
   if (root === undefined) {
     const viaLink = real !== sep + segments.slice(0, existing).join(sep);
     const why = viaLink ? "resolves (through a symlink) outside the approved roots" : "is outside the approved roots";
-    throw refusal("outside_roots", `${what}: "${path}" ${why}`, { path });
+    throw refusal("outside_roots", `${what}: ${shown(path)} ${why}`, { path });
   }
   return { requested: path, normalized, resolved, root, missing };
 }

@@ -16,6 +16,7 @@ import {
   type HostAuthorize,
   type HostObserver,
   type HostRootsOption,
+  shown,
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
@@ -96,7 +97,7 @@ export class TerminalHost implements TerminalHostService {
       event.path = requestedCwd;
       const cwd = await resolveCwd(requestedCwd, roots, what);
       event.resolvedPath = cwd;
-      await checkAuthorized(this.options.authorize, { kind: "terminal", sessionId: session.sessionId, command: params.command, args, cwd }, what);
+      await checkAuthorized(this.options.authorize, { kind: "terminal", sessionId: session.sessionId, command: params.command, args, cwd, roots }, what);
       throwIfAborted(signal);
       if (this.disposed) throw refusal("disposed", `${what}: the terminal host has been shut down`);
       this.checkCaps(session.sessionId, what);
@@ -186,7 +187,7 @@ export class TerminalHost implements TerminalHostService {
     child.on("error", (error) => this.logger.debug("terminal process error", { terminalId: terminal.id, error: errorMessage(error) }));
     if (failure) {
       this.terminals.delete(terminal.id);
-      throw refusal("spawn_failed", `${what}: could not start "${terminal.child.spawnfile}": ${errorMessage(failure)}`);
+      throw refusal("spawn_failed", `${what}: could not start ${shown(terminal.child.spawnfile)}: ${errorMessage(failure)}`);
     }
     terminal.pgid = child.pid ?? -1;
   }
@@ -299,8 +300,8 @@ function checkCommand(params: acp.CreateTerminalRequest, args: string[], what: s
 
 async function resolveCwd(cwd: string, roots: string[], what: string): Promise<string> {
   const target = await resolveInsideRoots(cwd, roots, `${what} cwd`, "directory");
-  if (target.missing.length > 0) throw refusal("not_a_directory", `${what}: cwd "${cwd}" does not exist`, { path: cwd });
-  if (!(await stat(target.resolved)).isDirectory()) throw refusal("not_a_directory", `${what}: cwd "${cwd}" is not a directory`, { path: cwd });
+  if (target.missing.length > 0) throw refusal("not_a_directory", `${what}: cwd ${shown(cwd)} does not exist`, { path: cwd });
+  if (!(await stat(target.resolved)).isDirectory()) throw refusal("not_a_directory", `${what}: cwd ${shown(cwd)} is not a directory`, { path: cwd });
   return target.resolved;
 }
 
@@ -326,5 +327,5 @@ async function exitOrStop(terminal: Terminal, signal: AbortSignal, terminalId: s
 }
 
 function unknownTerminal(terminalId: string, what: string, why: string): RequestError {
-  return refusal("unknown_terminal", `${what}: terminal "${terminalId}" ${why} (released, never created, or another session's)`, { terminalId });
+  return refusal("unknown_terminal", `${what}: terminal ${shown(terminalId)} ${why} (released, never created, or another session's)`, { terminalId });
 }
