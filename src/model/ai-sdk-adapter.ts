@@ -35,6 +35,8 @@ export interface AiSdkAdapterConfig {
   hadKey: boolean;
   maxOutputTokens: number;
   retry: Required<RetryOptions>;
+  /** Longest silence between two stream parts before the call fails (a stuck server never hangs a turn). */
+  idleTimeoutMs: number;
   logger: Logger;
 }
 
@@ -81,13 +83,28 @@ export class AiSdkModelAdapter implements ModelAdapter {
   }
 
   async *#streamOnce(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
-    const { spec, model, capabilities, maxOutputTokens, logger } = this.#config;
+    const { spec, model, capabilities, maxOutputTokens, logger, idleTimeoutMs } = this.#config;
+    const label = providers[spec.provider].label;
     // Our own controller, so leaving early for any reason (error, consumer break) ends the request.
     const controller = new AbortController();
     const forward = (): void => controller.abort(signal.reason);
     signal.addEventListener("abort", forward, { once: true });
     let completed = false;
+    let stalled: ModelError | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const rearm = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        stalled = new ModelError(
+          "connection",
+          `${label} sent nothing for ${idleTimeoutMs < 10_000 ? `${idleTimeoutMs} ms` : `${Math.round(idleTimeoutMs / 1000)} s`}; the server may be stuck — try again (or raise idleTimeoutMs)`,
+        );
+        controller.abort(stalled);
+      }, idleTimeoutMs);
+      timer.unref();
+    };
     try {
+      rearm();
       const providerOptions = capabilities.thinking ? thinkingOptions(spec, request.thinking) : undefined;
       const result = streamText({
         model,
@@ -103,7 +120,8 @@ export class AiSdkModelAdapter implements ModelAdapter {
       });
       const reasoning = new Map<string, { text: string; metadata?: ReasoningMetadata }>();
       let finished = false;
-      for await (const part of result.fullStream) {
+      for await (const part of withStallCheck(result.fullStream, () => stalled)) {
+        rearm();
         switch (part.type) {
           case "text-delta":
             if (part.text !== "") yield { type: "text_delta", text: part.text };
@@ -133,7 +151,7 @@ export class AiSdkModelAdapter implements ModelAdapter {
             yield { type: "tool_call", callId: part.toolCallId, toolName: part.toolName, input: part.input };
             break;
           case "finish": {
-            if (part.finishReason === "error") throw new ModelError("bad_response", `${providers[spec.provider].label} ended the stream with an error`);
+            if (part.finishReason === "error") throw new ModelError("bad_response", `${label} ended the stream with an error`);
             if (part.finishReason === "other" && part.rawFinishReason === undefined) break; // no finish from the server: see below
             finished = true;
             yield { type: "finish", reason: mapFinishReason(part.finishReason), usage: mapUsage(part.totalUsage) };
@@ -142,7 +160,7 @@ export class AiSdkModelAdapter implements ModelAdapter {
           case "error":
             throw part.error;
           case "abort":
-            throw abortError(signal);
+            throw stalled ?? abortError(signal);
           default:
             break;
         }
@@ -150,11 +168,12 @@ export class AiSdkModelAdapter implements ModelAdapter {
       if (!finished) {
         throw new ModelError(
           "bad_response",
-          `${providers[spec.provider].label}'s response stream ended before the model finished (no finish reason); try again`,
+          `${label}'s response stream ended before the model finished (no finish reason); try again`,
         );
       }
       completed = true;
     } finally {
+      clearTimeout(timer);
       signal.removeEventListener("abort", forward);
       if (!completed) controller.abort(new DOMException("model stream closed", "AbortError"));
     }
@@ -184,6 +203,15 @@ export class AiSdkModelAdapter implements ModelAdapter {
   #errorContext(): ErrorContext {
     const { spec, baseUrl, envVar, hadKey } = this.#config;
     return { spec, baseUrl, envVar, hadKey };
+  }
+}
+
+/** Rethrows the stall error when the library surfaces our timeout abort as a plain AbortError. */
+async function* withStallCheck<T>(stream: AsyncIterable<T>, stalled: () => ModelError | undefined): AsyncGenerator<T> {
+  try {
+    yield* stream;
+  } catch (error) {
+    throw stalled() ?? error;
   }
 }
 

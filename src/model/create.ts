@@ -26,6 +26,8 @@ export interface ModelAdapterOptions {
   /** Extra HTTP headers (e.g. OpenRouter attribution). */
   headers?: Record<string, string>;
   retry?: RetryOptions;
+  /** Longest silence between two streamed parts before a call fails. Default 10 minutes (slow local prompt processing). */
+  idleTimeoutMs?: number;
   /** Defaults to `process.env`. */
   env?: Env;
   /** Where warnings and retries are logged (stderr by default; never stdout). */
@@ -68,6 +70,7 @@ export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
       initialDelayMs: options.retry?.initialDelayMs ?? 500,
       maxDelayMs: options.retry?.maxDelayMs ?? 8_000,
     },
+    idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
     logger,
   });
 }

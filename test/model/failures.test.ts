@@ -169,6 +169,28 @@ describe("connection and configuration failures", () => {
     expect(mock.requests[1]?.headers.authorization).toBe("Bearer local-secret");
   });
 
+  it("a server that goes silent mid-stream fails after the idle timeout instead of hanging", async () => {
+    const mock = await startMockOpenAI({ responses: [{ text: "one two three", slow: 5_000 }] });
+    servers.push(mock);
+    const adapter = createModelAdapter({ spec: "openai-compatible:m", baseUrl: mock.baseUrl, env: {}, idleTimeoutMs: 150 });
+    const started = performance.now();
+    const error = (await streamError(adapter, request, fresh())) as ModelError;
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error.kind).toBe("connection");
+    expect(error.message).toBe("openai-compatible server sent nothing for 150 ms; the server may be stuck — try again (or raise idleTimeoutMs)");
+    expect(performance.now() - started).toBeLessThan(4_000);
+    expect(await mock.responseEnd(0)).toBe("client_disconnected");
+    expect(mock.requests).toHaveLength(1);
+  });
+
+  it("a consumer that stops reading early ends the HTTP request", async () => {
+    const mock = await startMockAnthropic({ responses: [{ slow: 20 }] });
+    servers.push(mock);
+    const adapter = createModelAdapter({ spec: "anthropic:claude-sonnet-4-5", baseUrl: mock.baseUrl, env: { ANTHROPIC_API_KEY: "k" } });
+    for await (const event of adapter.stream(request, fresh())) if (event.type === "text_delta") break;
+    expect(await mock.responseEnd(0)).toBe("client_disconnected");
+  });
+
   it("an already aborted signal never reaches the network", async () => {
     const mock = await startMockOpenAI({ responses: [{ text: "never" }] });
     servers.push(mock);

@@ -16,7 +16,7 @@ export const readFileTool: ModelToolSpec = {
   inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false },
 };
 
-export async function collect(adapter: ModelAdapter, request: ModelRequest, signal = new AbortController().signal): Promise<ModelEvent[]> {
+export async function collect(adapter: ModelAdapter, request: ModelRequest, signal: AbortSignal = new AbortController().signal): Promise<ModelEvent[]> {
   const events: ModelEvent[] = [];
   for await (const event of adapter.stream(request, signal)) events.push(event);
   return events;
