@@ -12,7 +12,8 @@ if (flags.has("--fail")) {
 }
 
 if (flags.has("--hang")) {
-  // Alive, reading nothing, answering nothing.
+  // Alive, reading nothing, answering nothing (the pid lets tests check it was ended).
+  process.stderr.write(`fixture pid:${process.pid}\n`);
   setInterval(() => {}, 60_000);
 } else {
   const state = createMcpFixtureState();

@@ -50,10 +50,12 @@ export class McpToolSource {
   /** Names of the servers that connected. */
   readonly servers: readonly string[];
   readonly #connections: Connection[];
+  readonly #shutdowns: Array<Promise<void>>;
   #closed: Promise<void> | undefined;
 
-  private constructor(connections: Connection[], tools: Tool[], failures: McpServerFailure[]) {
+  private constructor(connections: Connection[], tools: Tool[], failures: McpServerFailure[], shutdowns: Array<Promise<void>>) {
     this.#connections = connections;
+    this.#shutdowns = shutdowns;
     this.tools = tools;
     this.failures = failures;
     this.servers = connections.map((c) => c.name);
@@ -64,10 +66,12 @@ export class McpToolSource {
     checkNames(servers);
     const logger = options.logger ?? createStderrLogger();
     const timeoutMs = options.startupTimeoutMs ?? 10_000;
+    // Failed servers are shut down in the background so start-up stays within its bound; close() awaits them.
+    const shutdowns: Array<Promise<void>> = [];
     const settled = await Promise.all(
       servers.map(async (server) => {
         try {
-          return { kind: "connected", server, ...(await connectOne(server, options, logger, timeoutMs)) } as const;
+          return { kind: "connected", server, ...(await connectOne(server, options, logger, timeoutMs, shutdowns)) } as const;
         } catch (error) {
           const reason = errorMessage(error);
           logger.warn(`MCP server ${server.name} skipped: ${reason}`);
@@ -92,12 +96,12 @@ export class McpToolSource {
         tools.push(wrapMcpTool({ client: connection.client, server: entry.server.name, tool, name, callTimeoutMs: options.callTimeoutMs ?? 600_000 }));
       }
     }
-    return new McpToolSource(connections, tools, failures);
+    return new McpToolSource(connections, tools, failures, shutdowns);
   }
 
   /** Closes every connection (idempotent). */
   close(): Promise<void> {
-    this.#closed ??= Promise.allSettled(this.#connections.map((c) => closeConnection(c))).then(() => undefined);
+    this.#closed ??= Promise.allSettled([...this.#connections.map((c) => closeConnection(c)), ...this.#shutdowns]).then(() => undefined);
     return this.#closed;
   }
 }
@@ -121,6 +125,7 @@ async function connectOne(
   options: McpConnectOptions,
   logger: Logger,
   timeoutMs: number,
+  shutdowns: Array<Promise<void>>,
 ): Promise<{ connection: Connection; listed: McpTool[] }> {
   const transport = createTransport(server, options, logger);
   const client = new Client(options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" }, { capabilities: {} });
@@ -139,7 +144,7 @@ async function connectOne(
   } catch (error) {
     abort.abort();
     work.catch(() => {}); // settles after the close below; its error is the one already reported
-    await closeConnection({ name: server.name, client, transport });
+    shutdowns.push(closeConnection({ name: server.name, client, transport }));
     const stderr = transport instanceof ProcessGroupStdioTransport ? transport.stderrTail.trim() : "";
     const detail = stderr.length > 0 ? ` (stderr: ${stderr.split("\n").slice(-5).join(" | ")})` : "";
     throw new Error(`${describe(server)} ${errorMessage(error)}${detail}`, { cause: error });
