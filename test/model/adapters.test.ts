@@ -193,6 +193,39 @@ describe.each(cases)("$name adapter against the $format mock", (c) => {
   });
 });
 
+describe("user content reaches both wire formats", () => {
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+  const items = [
+    item(
+      "user",
+      { type: "text", text: "what is this?" },
+      { type: "media", mediaType: "image/png", data: png },
+      { type: "resource", uri: "file:///ws/notes.md", text: "# Notes", mimeType: "text/markdown" },
+    ),
+  ];
+
+  it("openai: image_url data URL and the resource as text", async () => {
+    const { mock, adapter } = await setup(cases[1] as Case, { responses: [{ text: "a pixel" }] });
+    await collect(adapter, { items, tools: [] }, signal());
+    expect(mock.requests[0]?.messages[0]).toEqual({
+      role: "user",
+      content: [
+        { type: "text", text: "what is this?" },
+        { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } },
+        { type: "text", text: '<resource uri="file:///ws/notes.md" mimeType="text/markdown">\n# Notes\n</resource>' },
+      ],
+    });
+  });
+
+  it("anthropic: a base64 image block", async () => {
+    const { mock, adapter } = await setup(cases[4] as Case, { responses: [{ text: "a pixel" }] });
+    await collect(adapter, { items, tools: [] }, signal());
+    const content = mock.requests[0]?.messages[0]?.content as Array<Record<string, unknown>>;
+    expect(content[1]).toEqual({ type: "image", source: { type: "base64", media_type: "image/png", data: png } });
+    expect(content[2]).toMatchObject({ type: "text", text: expect.stringContaining("# Notes") });
+  });
+});
+
 describe("thinking levels", () => {
   const byName = (name: string): Case => cases.find((c) => c.name === name) as Case;
 
