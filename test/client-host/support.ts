@@ -104,7 +104,7 @@ export async function driveAgent(options: {
   sessions: SessionSpec[];
   prompt: (session: HostSessionInfo) => string;
   /** Called after all prompts, before the agent is ended (e.g. session close). */
-  afterPrompts?: (sessions: HostSessionInfo[]) => Promise<void>;
+  afterPrompts?: (sessions: HostSessionInfo[], text: Map<string, string>) => Promise<void>;
 }): Promise<AgentRun> {
   const child = spawn(process.execPath, [join(agentsDir, options.agentFile)], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -160,7 +160,7 @@ export async function driveAgent(options: {
         const res = await ctx.request(acp.methods.agent.session.prompt, { sessionId: info.sessionId, prompt: [{ type: "text", text: options.prompt(info) }] });
         stopReasons.push(res.stopReason);
       }
-      await options.afterPrompts?.(infos);
+      await options.afterPrompts?.(infos, text);
     });
   } finally {
     child.stdin.end();
@@ -177,4 +177,40 @@ export function reports<T>(text: string | undefined): T[] {
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as T);
+}
+
+/** Alive = signalable and not a zombie (this VM's pid 1 never reaps orphans, so zombies stay). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** The protocol has no output event: ask until `predicate` holds (deadline, not a sleep). */
+export async function outputUntil(
+  host: TerminalHostService,
+  session: HostSessionInfo,
+  terminalId: string,
+  predicate: (output: string) => boolean,
+  ms = 20_000,
+): Promise<acp.TerminalOutputResponse> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const res = await host.output({ sessionId: session.sessionId, terminalId }, session);
+    if (predicate(res.output)) return res;
+    if (Date.now() > deadline) throw new Error(`output never matched; last: ${JSON.stringify(res.output)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export function pidsIn(output: string): number[] {
+  return [...output.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
 }

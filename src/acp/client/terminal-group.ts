@@ -22,14 +22,13 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * pid 1, and some init processes (containers, micro-VMs) never reap, so a zombie may stay.
  */
 export async function groupHasLiveMembers(pgid: number): Promise<boolean> {
-  if (!hasProc) {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return errnoCode(error) === "EPERM";
   }
+  if (!hasProc) return true;
+  // Some member exists; it may only be a zombie.
   const entries = await readdir("/proc").catch(() => [] as string[]);
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
@@ -48,15 +47,22 @@ export async function groupHasLiveMembers(pgid: number): Promise<boolean> {
 export async function terminateGroup(pgid: number, leaderExit: Promise<unknown>, graceMs: number, leaderRunning: boolean): Promise<void> {
   if (!leaderRunning && !(await groupHasLiveMembers(pgid))) return;
   signalGroup(pgid, "SIGTERM");
-  if (leaderRunning) {
-    const timer = new AbortController();
-    await Promise.race([leaderExit, delay(graceMs, undefined, { signal: timer.signal }).catch(() => undefined)]);
-    timer.abort();
-  }
-  await waitGroupGone(pgid, graceMs);
+  const leaderGone = leaderRunning ? await within(leaderExit, graceMs) : true;
+  // Children usually die with the leader; give them the same grace before SIGKILL.
+  if (leaderGone) await waitGroupGone(pgid, graceMs);
   if (await groupHasLiveMembers(pgid)) {
     signalGroup(pgid, "SIGKILL");
     await waitGroupGone(pgid, Math.max(graceMs, 2000));
+  }
+}
+
+/** True when `promise` settled within `ms`. */
+export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([promise.then(() => true), delay(ms, false, { signal: timer.signal }).catch(() => false)]);
+  } finally {
+    timer.abort();
   }
 }
 

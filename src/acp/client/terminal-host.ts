@@ -20,7 +20,7 @@ import {
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
-import { terminateGroup } from "./terminal-group.js";
+import { terminateGroup, within } from "./terminal-group.js";
 import { OutputBuffer } from "./terminal-output.js";
 
 export interface TerminalHostOptions {
@@ -194,7 +194,12 @@ export class TerminalHost implements TerminalHostService {
 
   /** Kills the whole group (also leftovers of a command that already exited); the terminal stays readable. */
   private end(terminal: Terminal): Promise<void> {
-    terminal.ending ??= terminateGroup(terminal.pgid, terminal.exited, this.options.killGraceMs ?? 2000, terminal.exit === undefined).finally(() => {
+    terminal.ending ??= (async () => {
+      const grace = this.options.killGraceMs ?? 2000;
+      await terminateGroup(terminal.pgid, terminal.exited, grace, terminal.exit === undefined);
+      // The group is gone; let Node report the leader's exit so output() shows the exit status.
+      await within(terminal.exited, grace + (this.options.drainMs ?? 500) + 2000);
+    })().finally(() => {
       terminal.ending = undefined;
     });
     return terminal.ending;
