@@ -73,13 +73,17 @@ export interface PermissionResolution {
 
 export type HostRequestKind = "fs_read" | "fs_write" | "terminal";
 
+/** A host-service call to gate; structurally compatible with the hosts' `HostAccessRequest`. */
 export interface HostPermissionRequest {
   kind: HostRequestKind;
   sessionId?: string;
-  /** Absolute path for fs requests. */
+  /** Absolute path for fs requests (as the agent sent it). */
   path?: string;
-  /** Full command line for terminal requests. */
+  /** The canonical path the host resolved; preferred over `path` when given. */
+  resolvedPath?: string;
+  /** The command (with `args`) for terminal requests. */
   command?: string;
+  args?: string[];
   /** Session roots (cwd first), for `insideRoots` and relative globs. */
   roots?: string[];
 }
@@ -234,16 +238,18 @@ export class ClientPermissionPolicy {
   async checkHostRequest(request: HostPermissionRequest, signal: AbortSignal = new AbortController().signal): Promise<HostPermissionResult> {
     const roots = request.roots ?? [];
     const kind = HOST_KIND[request.kind];
+    const path = request.resolvedPath ?? request.path;
+    const command = request.command === undefined ? undefined : [request.command, ...(request.args ?? [])].join(" ");
     const verb = request.kind === "fs_read" ? "Read" : request.kind === "fs_write" ? "Write" : "Run";
     const subject: PermissionSubject = {
       source: "host",
       sessionId: request.sessionId,
       toolCallId: undefined,
-      title: `${verb} ${request.kind === "terminal" ? (request.command ?? "") : (request.path ?? "")}`.trim(),
+      title: `${verb} ${request.kind === "terminal" ? (command ?? "") : (path ?? "")}`.trim(),
       kind,
       rawInput: request,
-      paths: request.path === undefined ? [] : extractPaths(undefined, { path: request.path }, roots[0]),
-      command: request.command,
+      paths: path === undefined ? [] : extractPaths(undefined, { path }, roots[0]),
+      command,
       roots,
     };
     const answer = await this.#decide(subject, [], signal);
@@ -253,6 +259,11 @@ export class ClientPermissionPolicy {
     const allowed = choice === "allow_once" || choice === "allow_always";
     if (choice === "allow_always" || choice === "reject_always") this.#remember(subject, choice);
     return { allowed, reason: answer.reason, source: answer.source };
+  }
+
+  /** `checkHostRequest` as the host services' `authorize` option: `createFileSystemHost({ authorize: policy.hostAuthorizer() })`. */
+  hostAuthorizer(): (request: HostPermissionRequest) => Promise<"allow" | "deny"> {
+    return async (request) => ((await this.checkHostRequest(request)).allowed ? "allow" : "deny");
   }
 
   async #decide(

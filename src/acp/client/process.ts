@@ -180,7 +180,11 @@ export class AgentProcess {
           // A message to a dead agent is dropped: pending calls settle via the exit path.
           if (!stdin || stdin.destroyed || stdin.writableEnded || this.#exit) return resolve();
           stdin.write(chunk, (error) => {
-            if (error) this.#logger.debug("write to agent failed", { error: String(error) });
+            if (error) {
+              // EPIPE: the agent can no longer hear us. End it, so pending calls settle.
+              this.#logger.warn("the agent stopped reading its stdin; ending it", { error: String(error) });
+              void this.close();
+            }
             resolve();
           });
         }),
