@@ -1,1 +1,12 @@
-export {};
+export * from "./types.js";
+export { JsonlSessionStore } from "./jsonl-store.js";
+export type { JsonlSessionStoreOptions } from "./jsonl-store.js";
+export { InMemorySessionStore } from "./memory-store.js";
+export type { InMemorySessionStoreOptions } from "./memory-store.js";
+export { defaultStateDir, STATE_DIR_ENV } from "./state-dir.js";
+export { isValidSessionId, sessionFileStem } from "./session-ids.js";
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./pagination.js";
+export { storeTranscriptObserver, snapshotFromSession } from "./transcript.js";
+export type { StoreTranscriptObserverOptions, SnapshotFromSessionOptions } from "./transcript.js";
+export { FileApprovalMemoryStore, InMemoryApprovalMemoryStore, normalizeWorkspaceRoot, cleanApprovalEntry } from "./approval-store.js";
+export type { ApprovalMemoryEntry, ApprovalMemoryRecord, ApprovalMemoryStore, FileApprovalMemoryStoreOptions } from "./approval-store.js";

@@ -1,0 +1,197 @@
+import { constants } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { mkdir, open, readFile, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import type { Item, Logger, SessionId } from "../core/index.js";
+import { createStderrLogger } from "../core/index.js";
+import type {
+  CreateSessionInput,
+  ListSessionsOptions,
+  ListSessionsResult,
+  LoadedSession,
+  SessionHeader,
+  SessionHeaderPatch,
+  SessionStore,
+} from "./types.js";
+import { SessionStoreError } from "./types.js";
+import { fsyncDirectory, isErrnoCode, readFirstLine, truncateTornTail } from "./durable-fs.js";
+import { assertItem, newHeader, normalizePatch } from "./header.js";
+import { fileLocks } from "./keyed-lock.js";
+import { paginate } from "./pagination.js";
+import { headerLine, headerUpdateLine, itemLine, parseHeader, parseSessionText } from "./records.js";
+import { SessionListIndex } from "./session-index.js";
+import { defaultStateDir } from "./state-dir.js";
+import { sessionFileStem } from "./session-ids.js";
+
+export interface JsonlSessionStoreOptions {
+  /** Defaults to `defaultStateDir()`; sessions live in `<stateDir>/sessions/`. */
+  stateDir?: string;
+  /** Where skipped lines and repairs are reported; stderr by default. */
+  logger?: Logger;
+  /** Source of `createdAt` / `updatedAt` times (tests pin it). */
+  clock?: () => Date;
+}
+
+/** Open for appending without creating: a missing file is a missing session. */
+const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND;
+
+/**
+ * The default store: one append-only JSONL file per session (see records.ts for the format).
+ * Every write is one line written with O_APPEND and fdatasync'd before the promise resolves;
+ * before each write a torn tail left by a crash is cut off, so it can never glue onto the next
+ * record. Writes and reads of one file are serialized within the process. One process should
+ * own a session at a time (two writers are not coordinated beyond O_APPEND).
+ */
+export class JsonlSessionStore implements SessionStore {
+  readonly stateDir: string;
+  readonly sessionsDir: string;
+  readonly #logger: Logger;
+  readonly #clock: () => Date;
+  readonly #index: SessionListIndex;
+
+  constructor(options: JsonlSessionStoreOptions = {}) {
+    this.stateDir = options.stateDir ?? defaultStateDir();
+    this.sessionsDir = join(this.stateDir, "sessions");
+    this.#logger = options.logger ?? createStderrLogger();
+    this.#clock = options.clock ?? (() => new Date());
+    this.#index = new SessionListIndex(this.sessionsDir, this.#logger);
+  }
+
+  /** The file a session lives in, or undefined for an id that cannot be a session. */
+  pathFor(sessionId: SessionId): string | undefined {
+    const stem = sessionFileStem(sessionId);
+    return stem === undefined ? undefined : join(this.sessionsDir, `${stem}.jsonl`);
+  }
+
+  async create(input: CreateSessionInput): Promise<SessionHeader> {
+    const header = newHeader(input, this.#clock());
+    const path = this.pathFor(header.sessionId)!;
+    await fileLocks.run(path, async () => {
+      await mkdir(this.sessionsDir, { recursive: true, mode: 0o700 });
+      let handle: FileHandle;
+      try {
+        handle = await open(path, "wx", 0o600);
+      } catch (error) {
+        if (!isErrnoCode(error, "EEXIST")) throw error;
+        // A file without a complete header is a create that crashed before it was acknowledged.
+        if ((await readFirstLine(path)) !== undefined) throw new SessionStoreError("session_exists", `session ${header.sessionId} already exists`);
+        handle = await open(path, "w", 0o600);
+      }
+      try {
+        await handle.appendFile(headerLine(header), "utf8");
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+      await fsyncDirectory(this.sessionsDir);
+    });
+    return header;
+  }
+
+  async append(sessionId: SessionId, item: Item): Promise<void> {
+    assertItem(item);
+    await this.#appendLine(sessionId, serialize(() => itemLine(item, this.#now())));
+  }
+
+  async updateHeader(sessionId: SessionId, patch: SessionHeaderPatch): Promise<void> {
+    const normalized = normalizePatch(patch);
+    await this.#appendLine(sessionId, serialize(() => headerUpdateLine(normalized, this.#now())));
+  }
+
+  async load(sessionId: SessionId): Promise<LoadedSession | undefined> {
+    const path = this.pathFor(sessionId);
+    if (path === undefined) return undefined;
+    return fileLocks.run(path, async () => {
+      let text: string;
+      try {
+        text = await readFile(path, "utf8");
+      } catch (error) {
+        if (isErrnoCode(error, "ENOENT")) return undefined;
+        throw error;
+      }
+      const parsed = parseSessionText(text, path);
+      if (!parsed) return undefined;
+      if (parsed.header.sessionId !== sessionId) {
+        throw new SessionStoreError("corrupt_session", `${path} holds session ${JSON.stringify(parsed.header.sessionId)}, not ${JSON.stringify(sessionId)}`);
+      }
+      for (const warning of parsed.warnings) this.#logger.warn(`session ${sessionId}: ${warning}`);
+      return parsed;
+    });
+  }
+
+  async list(options: ListSessionsOptions = {}): Promise<ListSessionsResult> {
+    paginate([], options); // reject bad options before touching the disk
+    return paginate(await this.#index.summaries(), options);
+  }
+
+  async delete(sessionId: SessionId): Promise<boolean> {
+    const path = this.pathFor(sessionId);
+    if (path === undefined) return false;
+    return fileLocks.run(path, async () => {
+      try {
+        await unlink(path);
+      } catch (error) {
+        if (isErrnoCode(error, "ENOENT")) return false;
+        throw error;
+      }
+      await fsyncDirectory(this.sessionsDir);
+      return true;
+    });
+  }
+
+  async exists(sessionId: SessionId): Promise<boolean> {
+    const path = this.pathFor(sessionId);
+    if (path === undefined) return false;
+    return fileLocks.run(path, async () => {
+      try {
+        const first = await readFirstLine(path);
+        if (first === undefined) return false;
+        return parseHeader(first, path).sessionId === sessionId;
+      } catch (error) {
+        if (isErrnoCode(error, "ENOENT")) return false;
+        // Present but unreadable by this version (newer format, corrupt header): it exists.
+        if (error instanceof SessionStoreError) return true;
+        throw error;
+      }
+    });
+  }
+
+  #now(): string {
+    return this.#clock().toISOString();
+  }
+
+  async #appendLine(sessionId: SessionId, line: string): Promise<void> {
+    const path = this.pathFor(sessionId);
+    if (path === undefined) throw notFound(sessionId);
+    await fileLocks.run(path, async () => {
+      let handle: FileHandle;
+      try {
+        handle = await open(path, APPEND_FLAGS);
+      } catch (error) {
+        if (isErrnoCode(error, "ENOENT")) throw notFound(sessionId);
+        throw error;
+      }
+      try {
+        const { size, dropped } = await truncateTornTail(handle);
+        if (dropped > 0) this.#logger.warn(`session ${sessionId}: cut a torn last line (${dropped} bytes) before appending`);
+        if (size === 0) throw notFound(sessionId);
+        await handle.appendFile(line, "utf8");
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+}
+
+function notFound(sessionId: SessionId): SessionStoreError {
+  return new SessionStoreError("session_not_found", `session ${JSON.stringify(sessionId)} not found`);
+}
+
+function serialize(make: () => string): string {
+  try {
+    return make();
+  } catch (error) {
+    throw new SessionStoreError("invalid_argument", "record is not JSON-serializable", { cause: error });
+  }
+}

@@ -1,0 +1,60 @@
+import { isAbsolute, resolve } from "node:path";
+import type { ListSessionsOptions, ListSessionsResult, SessionSummary } from "./types.js";
+import { SessionStoreError } from "./types.js";
+
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 1000;
+
+interface CursorPosition {
+  updatedAt: string;
+  sessionId: string;
+}
+
+/** Newest first; ties by session id so the order is total and pages are stable. */
+function compare(a: CursorPosition, b: CursorPosition): number {
+  if (a.updatedAt !== b.updatedAt) return a.updatedAt < b.updatedAt ? 1 : -1;
+  return a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0;
+}
+
+function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(JSON.stringify(["v1", position.updatedAt, position.sessionId]), "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): CursorPosition {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(value) && value.length === 3 && value[0] === "v1" && typeof value[1] === "string" && typeof value[2] === "string") {
+      return { updatedAt: value[1], sessionId: value[2] };
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
+}
+
+/**
+ * Keyset pagination: the cursor is the (updatedAt, sessionId) of the last entry returned, so a
+ * page never repeats or skips sessions that did not change, even when others are added or removed.
+ */
+export function paginate(all: SessionSummary[], options: ListSessionsOptions = {}): ListSessionsResult {
+  const limit = options.limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new SessionStoreError("invalid_argument", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+  }
+  let rows = all;
+  if (options.cwd !== undefined) {
+    if (!isAbsolute(options.cwd)) throw new SessionStoreError("invalid_argument", "cwd filter must be an absolute path");
+    const cwd = resolve(options.cwd);
+    rows = rows.filter((s) => s.cwd === cwd);
+  }
+  rows = [...rows].sort(compare);
+  if (options.cursor !== undefined) {
+    const after = decodeCursor(options.cursor);
+    rows = rows.filter((s) => compare(s, after) > 0);
+  }
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const result: ListSessionsResult = { sessions: page };
+  if (rows.length > limit && last) result.nextCursor = encodeCursor(last);
+  return result;
+}

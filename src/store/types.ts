@@ -1,0 +1,118 @@
+import type { Item, SessionId } from "../core/index.js";
+import { AgentKitError } from "../core/index.js";
+
+/** The newest session file format this build writes and reads. Older versions stay readable. */
+export const SESSION_FORMAT_VERSION = 1;
+
+/** The durable description of a session: the header record with every update applied. */
+export interface SessionHeader {
+  /** Format version of the file the session was written in. */
+  version: number;
+  sessionId: SessionId;
+  /** Absolute working directory. */
+  cwd: string;
+  additionalDirectories: string[];
+  createdAt: string;
+  /** Time of the last write (append or header update) unless set explicitly. */
+  updatedAt: string;
+  title?: string;
+  /**
+   * Free host data that survives load (e.g. the runtime's current mode id and config option
+   * values). JSON values only.
+   */
+  metadata: Record<string, unknown>;
+}
+
+export interface CreateSessionInput {
+  sessionId: SessionId;
+  cwd: string;
+  additionalDirectories?: string[];
+  title?: string;
+  metadata?: Record<string, unknown>;
+  /** Defaults to the store's clock. */
+  createdAt?: string;
+}
+
+/**
+ * A change to the header. `metadata` is merged shallowly (top-level keys replace; a key set to
+ * `null` stays `null`). `title: null` clears the title. `updatedAt` defaults to the write time.
+ */
+export interface SessionHeaderPatch {
+  title?: string | null;
+  updatedAt?: string;
+  cwd?: string;
+  additionalDirectories?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+export interface LoadedSession {
+  header: SessionHeader;
+  /** Committed transcript items, in append order. */
+  items: Item[];
+  /** Problems that were skipped (a torn last line, unknown record types …). Empty when clean. */
+  warnings: string[];
+}
+
+/** What `list` returns per session (cheap: no transcript). */
+export interface SessionSummary {
+  sessionId: SessionId;
+  cwd: string;
+  additionalDirectories: string[];
+  title?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ListSessionsOptions {
+  /** Only sessions whose cwd equals this (both sides path-normalized). */
+  cwd?: string;
+  /** Opaque cursor from a previous page's `nextCursor`. */
+  cursor?: string;
+  /** Page size; default 50, at most 1000. */
+  limit?: number;
+}
+
+export interface ListSessionsResult {
+  /** Newest `updatedAt` first; ties ordered by session id. */
+  sessions: SessionSummary[];
+  /** Present when more sessions follow. */
+  nextCursor?: string;
+}
+
+/**
+ * Durable sessions: a header plus an append-only transcript. Unknown (or invalid) ids read as
+ * absent: `load` → undefined, `exists`/`delete` → false; `append`/`updateHeader` reject with
+ * code `session_not_found`.
+ */
+export interface SessionStore {
+  /** Rejects with `session_exists` if the id is taken, `invalid_session_id` if unusable. */
+  create(input: CreateSessionInput): Promise<SessionHeader>;
+  /** Resolves once the item is durable (fsync'd for file stores). Appends to one session are serialized. */
+  append(sessionId: SessionId, item: Item): Promise<void>;
+  load(sessionId: SessionId): Promise<LoadedSession | undefined>;
+  list(options?: ListSessionsOptions): Promise<ListSessionsResult>;
+  /** Durable like `append`. */
+  updateHeader(sessionId: SessionId, patch: SessionHeaderPatch): Promise<void>;
+  /** Removes the session; resolves false if it did not exist. */
+  delete(sessionId: SessionId): Promise<boolean>;
+  exists(sessionId: SessionId): Promise<boolean>;
+}
+
+export type SessionStoreErrorCode =
+  | "session_not_found"
+  | "session_exists"
+  | "invalid_session_id"
+  | "invalid_argument"
+  | "invalid_cursor"
+  | "unsupported_format"
+  | "corrupt_session";
+
+/** Every deliberate store failure; match on `code`. */
+export class SessionStoreError extends AgentKitError {
+  override readonly code: SessionStoreErrorCode;
+  constructor(code: SessionStoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = "SessionStoreError";
+    this.code = code;
+  }
+}
