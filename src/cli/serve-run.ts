@@ -1,0 +1,168 @@
+import type { McpServer } from "@agentclientprotocol/sdk";
+import type { AcpAgentFactoryContext, AcpApprovalResolver, AcpSessionAgent } from "../acp/agent/index.js";
+import {
+  AcpHeadlessRuntime,
+  AcpIntegration,
+  AutoApproveResolver,
+  AutoDenyResolver,
+  ClientPermissionResolver,
+  InMemoryApprovalMemory,
+} from "../acp/agent/index.js";
+import type { Logger } from "../core/index.js";
+import { createStderrLogger, errorMessage } from "../core/index.js";
+import { Agent } from "../loop/index.js";
+import type { ModelAdapter } from "../model/index.js";
+import { createModelAdapter, pickDefaultModelSpec } from "../model/index.js";
+import type { McpServerConfig, PermissionPolicy } from "../tools/index.js";
+import { McpToolSource, RulePermissionPolicy, ToolRegistry, builtinTools, defaultPermissionPolicy, permissionPolicyForMode } from "../tools/index.js";
+import { loadScriptFile, scriptedModelFrom } from "./scripted-script.js";
+import type { ApproveMode, ServeOptions } from "./serve-options.js";
+
+/** Runs `serve` with parsed options; a model configuration error is reported like a usage error (exit 2). */
+export async function serveWith(options: ServeOptions): Promise<number> {
+  let models: ModelSource;
+  try {
+    models = modelSource(options, createStderrLogger(options.logLevel));
+  } catch (error) {
+    process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
+    return 2;
+  }
+  keepStdoutForProtocol();
+  const logger = createStderrLogger(options.logLevel);
+  logger.info(`serving ACP on stdio with model ${models.label}`);
+
+  const integration = AcpIntegration.builder()
+    .name("agentkit-acp")
+    .approvalResolver(resolverFor(options.approve))
+    .approvalMemory(new InMemoryApprovalMemory())
+    .logger(logger)
+    .build();
+  const probe = models.create();
+  const runtime = AcpHeadlessRuntime.builder()
+    .integration(integration)
+    .maxSessions(options.maxSessions)
+    .logger(logger)
+    // Advertise only what the model takes; embedded text resources always become text.
+    .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })
+    .agentFactory((context) => sessionAgent(context, models, policyFor(options.approve), logger))
+    .build();
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal}: cancelling running turns and exiting`);
+    runtime.shutdown().catch((error: unknown) => logger.error("shutdown failed", { error: errorMessage(error) }));
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+
+  await runtime.serveStdio();
+  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  logger.info("the ACP connection closed; exiting");
+  // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.
+  setTimeout(() => process.exit(0), 2_000).unref();
+  return 0;
+}
+
+interface ModelSource {
+  label: string;
+  /** A model for one session (scripted scripts restart per session; real adapters are shared). */
+  create(): ModelAdapter;
+}
+
+function modelSource(options: ServeOptions, logger: Logger): ModelSource {
+  if (options.model?.startsWith("scripted:")) {
+    const path = options.model.slice("scripted:".length);
+    const file = loadScriptFile(path);
+    return { label: `scripted:${path} (testing only)`, create: () => scriptedModelFrom(file) };
+  }
+  const choice = options.model === undefined ? pickDefaultModelSpec(process.env) : { spec: options.model, reason: "--model / AGENTKIT_MODEL" };
+  const adapter = createModelAdapter({ spec: choice.spec, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}), logger });
+  return { label: `${adapter.id} (${choice.reason})`, create: () => adapter };
+}
+
+const outsideRootsDenied = { insideRoots: false, verdict: "deny" as const, reason: "the call touches a path outside the workspace roots" };
+
+function policyFor(mode: ApproveMode): PermissionPolicy {
+  switch (mode) {
+    case "ask":
+      return new RulePermissionPolicy({ rules: [outsideRootsDenied], fallback: { verdict: "ask", reason: "every tool call asks (--approve ask)" } });
+    case "auto-reads":
+      return defaultPermissionPolicy();
+    case "auto-all":
+      return new RulePermissionPolicy({ rules: [outsideRootsDenied], fallback: { verdict: "allow", reason: "allowed inside the workspace (--approve auto-all)" } });
+    case "deny":
+      return permissionPolicyForMode("read-only");
+  }
+}
+
+function resolverFor(mode: ApproveMode): AcpApprovalResolver {
+  if (mode === "auto-all") return new AutoApproveResolver();
+  if (mode === "deny") return new AutoDenyResolver();
+  return new ClientPermissionResolver();
+}
+
+function systemPrompt(cwd: string): string {
+  return [
+    "You are agentkit-acp, a coding agent working inside the user's editor.",
+    `The workspace is ${cwd}; relative paths are resolved there.`,
+    "Use the tools to read, search and edit files and to run commands. Keep answers short and say what you changed.",
+  ].join("\n");
+}
+
+async function sessionAgent(context: AcpAgentFactoryContext, models: ModelSource, policy: PermissionPolicy, logger: Logger): Promise<AcpSessionAgent> {
+  const mcp = await startMcpServers(context.mcpServers, context.cwd, logger);
+  const tools = new ToolRegistry(builtinTools()).with(mcp?.tools ?? []);
+  const agent = Agent.builder()
+    .model(models.create())
+    .tools(tools)
+    .permissions(policy)
+    .observer(context.integration)
+    .cancellation(context.cancellation)
+    .logger(logger)
+    .systemPrompt(systemPrompt(context.cwd))
+    .build();
+  return { agent, close: () => mcp?.close() };
+}
+
+/** stdio MCP servers from session/new, started for this session only (http/sse are not advertised). */
+async function startMcpServers(servers: McpServer[], cwd: string, logger: Logger): Promise<McpToolSource | undefined> {
+  const configs: McpServerConfig[] = [];
+  for (const server of servers) {
+    if ("type" in server && (server.type === "http" || server.type === "sse")) {
+      logger.warn(`MCP server ${server.name}: ${server.type} transport is not supported by this agent; skipped`);
+      continue;
+    }
+    if (!("command" in server)) continue;
+    configs.push({
+      name: server.name,
+      transport: "stdio",
+      command: server.command,
+      args: server.args,
+      env: Object.fromEntries(server.env.map((e) => [e.name, e.value])),
+    });
+  }
+  if (configs.length === 0) return undefined;
+  return McpToolSource.connect(configs, { logger, cwd, clientInfo: { name: "agentkit-acp", version: "serve" } });
+}
+
+/** Library code never writes to stdout; this keeps stray console output of dependencies off it too. */
+function keepStdoutForProtocol(): void {
+  const toStderr = (...args: unknown[]): void => {
+    process.stderr.write(`${args.map((a) => (typeof a === "string" ? a : safeInspect(a))).join(" ")}\n`);
+  };
+  /* eslint-disable no-console -- redirecting console is the point: stdout belongs to ACP */
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+  /* eslint-enable no-console */
+}
+
+function safeInspect(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
