@@ -9,11 +9,36 @@ import { errnoCode } from "./host-common.js";
 
 const hasProc = process.platform === "linux" && existsSync("/proc/self/stat");
 
+/** Groups of running terminals; SIGKILLed if the host process exits without releasing them. */
+const liveGroups = new Set<number>();
+let exitHook = false;
+
+/** A process that never started has no group; -1 or 1 would signal everything / init. */
+function validGroup(pgid: number): boolean {
+  return Number.isInteger(pgid) && pgid > 1;
+}
+
+export function trackGroup(pgid: number): void {
+  if (!validGroup(pgid)) return;
+  liveGroups.add(pgid);
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const group of liveGroups) signalGroup(group, "SIGKILL");
+  });
+}
+
+export function untrackGroup(pgid: number): void {
+  liveGroups.delete(pgid);
+}
+
 export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  if (!validGroup(pgid)) return;
   try {
     process.kill(-pgid, signal);
   } catch (error) {
-    if (errnoCode(error) !== "ESRCH") throw error;
+    // ESRCH: already gone; EPERM: the id now belongs to someone else's group.
+    if (errnoCode(error) !== "ESRCH" && errnoCode(error) !== "EPERM") throw error;
   }
 }
 
@@ -22,6 +47,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * pid 1, and some init processes (containers, micro-VMs) never reap, so a zombie may stay.
  */
 export async function groupHasLiveMembers(pgid: number): Promise<boolean> {
+  if (!validGroup(pgid)) return false;
   try {
     process.kill(-pgid, 0);
   } catch (error) {

@@ -20,7 +20,7 @@ import {
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
-import { terminateGroup, within } from "./terminal-group.js";
+import { terminateGroup, trackGroup, untrackGroup, within } from "./terminal-group.js";
 import { OutputBuffer } from "./terminal-output.js";
 
 export interface TerminalHostOptions {
@@ -190,6 +190,7 @@ export class TerminalHost implements TerminalHostService {
       throw refusal("spawn_failed", `${what}: could not start ${shown(terminal.child.spawnfile)}: ${errorMessage(failure)}`);
     }
     terminal.pgid = child.pid ?? -1;
+    trackGroup(terminal.pgid);
   }
 
   /** Kills the whole group (also leftovers of a command that already exited); the terminal stays readable. */
@@ -211,6 +212,7 @@ export class TerminalHost implements TerminalHostService {
     try {
       await this.end(terminal);
     } finally {
+      untrackGroup(terminal.pgid);
       terminal.output.clear();
       terminal.child.stdout?.destroy();
       terminal.child.stderr?.destroy();
