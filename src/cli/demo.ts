@@ -1,4 +1,92 @@
-export async function runDemo(_argv: string[]): Promise<number> {
-  process.stderr.write("agentkit-acp demo: not built yet\n");
-  return 2;
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ClientPermissionPolicy } from "../acp/client/index.js";
+import { EXIT, parsePromptArgs, UsageError } from "./prompt-args.js";
+import { runPromptFlow } from "./prompt.js";
+
+const DEMO_NOTE = "agentkit-demo.md";
+const DEFAULT_PROMPTS = ["Write a short note about this demo.", "Add a line saying that ACP works."];
+
+export const demoHelp = `Usage: agentkit-acp demo [options]
+
+The zero-key demo: in a temporary workspace, runs \`agentkit-acp prompt\` against this
+package's own agent (\`agentkit-acp serve\` with AGENTKIT_MODEL=demo, a fixed script instead
+of an LLM). It shows streamed text, a tool call with its permission question, and a diff.
+On a terminal you answer the permission questions; otherwise they are answered
+"allow once" automatically (and the demo says so).
+
+Options:
+  --keep           keep the temporary workspace (default: remove it at the end)
+  --json           print NDJSON events instead of the readable stream
+  --agent AGENT    drive another agent instead (a preset or a command line)
+  --prompt TEXT    send TEXT instead of the demo's prompts (repeatable)
+  -h, --help       show this help
+
+Exit codes are those of \`agentkit-acp prompt\` (0 = the turns ended normally).
+`;
+
+interface DemoArgs {
+  keep: boolean;
+  json: boolean;
+  agent: string;
+  prompts: string[];
+  help: boolean;
+}
+
+function parseDemoArgs(argv: string[]): DemoArgs {
+  const args: DemoArgs = { keep: false, json: false, agent: "self", prompts: [], help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === "--keep") args.keep = true;
+    else if (arg === "--json") args.json = true;
+    else if (arg === "--agent") args.agent = value();
+    else if (arg === "--prompt") args.prompts.push(value());
+    else if (arg === "-h" || arg === "--help") args.help = true;
+    else throw new UsageError(`unknown argument ${arg}`);
+  }
+  return args;
+}
+
+export async function runDemo(argv: string[]): Promise<number> {
+  let demo: DemoArgs;
+  try {
+    demo = parseDemoArgs(argv);
+  } catch (error) {
+    process.stderr.write(`agentkit-acp demo: ${(error as Error).message}\nRun \`agentkit-acp demo --help\` for the options.\n`);
+    return EXIT.usage;
+  }
+  if (demo.help) {
+    process.stdout.write(demoHelp);
+    return EXIT.endTurn;
+  }
+  const workspace = mkdtempSync(join(tmpdir(), "agentkit-demo-"));
+  writeFileSync(join(workspace, "README.md"), "# A throwaway workspace for `agentkit-acp demo`\n");
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+  const say = (text: string): void => void process.stderr.write(`${text}\n`);
+  say(`agentkit-acp demo — driving ${demo.agent === "self" ? "our own agent (agentkit-acp serve, demo model: a fixed script, no API key)" : demo.agent} over ACP`);
+  say(`workspace: ${workspace}`);
+  if (!interactive) say('(not a terminal: permission requests are answered "allow once" automatically)');
+  const args = parsePromptArgs(["--agent", demo.agent, "--cwd", workspace, ...(demo.json ? ["--json"] : [])]);
+  try {
+    const code = await runPromptFlow({
+      args,
+      prompts: demo.prompts.length > 0 ? demo.prompts : DEFAULT_PROMPTS,
+      agentEnv: demo.agent === "self" ? { AGENTKIT_MODEL: "demo" } : {},
+      // On a terminal the user answers; otherwise "allow once" is the documented auto-answer.
+      policy: interactive ? undefined : ClientPermissionPolicy.custom(() => "allow_once"),
+      announce: (prompt) => say(`\n> ${prompt}`),
+    });
+    const note = join(workspace, DEMO_NOTE);
+    if (existsSync(note)) say(`\n--- ${DEMO_NOTE} now reads ---\n${readFileSync(note, "utf8").trimEnd()}\n---`);
+    return code;
+  } finally {
+    if (demo.keep) say(`(workspace kept: ${workspace})`);
+    else rmSync(workspace, { recursive: true, force: true });
+  }
 }

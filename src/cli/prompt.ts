@@ -1,4 +1,151 @@
-export async function runPrompt(_argv: string[]): Promise<number> {
-  process.stderr.write("agentkit-acp prompt: not built yet\n");
-  return 2;
+import {
+  AcpClient,
+  ClientClosedError,
+  ClientPermissionPolicy,
+  agentPresets,
+  type AcpAgentConfig,
+  type AcpSession,
+  type PermissionHandler,
+  type PermissionPreset,
+  type PromptResult,
+} from "../acp/client/index.js";
+import { EXIT, UsageError, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
+import { terminalAsk } from "./prompt-ask.js";
+import { hostOptionsFromArgs } from "./prompt-host.js";
+import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
+
+export { EXIT, exitCodeFor } from "./prompt-args.js";
+
+const PRESET_POLICIES = new Set(["deny", "ask", "allow-reads", "allow-all"]);
+
+/** Everything a prompt run needs; `demo` builds one of these too. */
+export interface PromptFlow {
+  args: PromptArgs;
+  /** Prompts sent one after another in the same session. */
+  prompts: string[];
+  /** Extra environment for the agent. */
+  agentEnv?: Record<string, string>;
+  /** Replaces the `--permissions` policy (the demo's non-interactive auto-answer). */
+  policy?: ClientPermissionPolicy;
+  /** Called before each prompt is sent (the demo prints what it sends). */
+  announce?: (prompt: string, index: number) => void;
+}
+
+export async function runPrompt(argv: string[]): Promise<number> {
+  let args: PromptArgs;
+  try {
+    args = parsePromptArgs(argv);
+  } catch (error) {
+    return usage(error);
+  }
+  if (args.help) {
+    process.stdout.write(promptHelp);
+    return EXIT.endTurn;
+  }
+  let text = args.text;
+  if (text === "-" || (text === undefined && !process.stdin.isTTY)) text = (await readStdin()).trim();
+  if (!text) return usage(new UsageError("no prompt text: pass TEXT, or - to read it from stdin"));
+  return runPromptFlow({ args, prompts: [text] }, text === args.text);
+}
+
+function usage(error: unknown): number {
+  process.stderr.write(`agentkit-acp prompt: ${error instanceof Error ? error.message : String(error)}\nRun \`agentkit-acp prompt --help\` for the options.\n`);
+  return EXIT.usage;
+}
+
+/** Launch config for `--agent`: a preset name or a whole command line. */
+export function agentConfig(agent: string, cwd: string, env: Record<string, string> | undefined): AcpAgentConfig {
+  const preset = agentPresets()[agent];
+  const launch = preset ? { command: preset.command, args: preset.args } : { shellLine: agent };
+  return { ...launch, cwd, ...(env ? { env } : {}) };
+}
+
+export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise<number> {
+  const { args } = flow;
+  const interactive = stdinFree && process.stdin.isTTY === true && process.stderr.isTTY === true;
+  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR);
+  let interrupts = 0;
+  let killed = false;
+  let session: AcpSession | undefined;
+  let client: AcpClient | undefined;
+  let handle: { cancel(): Promise<void> } | undefined;
+  const onInterrupt = (): void => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      process.stderr.write("\n(cancelling the turn … press Ctrl-C again to end the agent)\n");
+      void handle?.cancel();
+    } else if (!killed) {
+      killed = true;
+      process.stderr.write("\n(ending the agent)\n");
+      void client?.kill();
+    }
+  };
+  let policy: ClientPermissionPolicy;
+  let host: ReturnType<typeof hostOptionsFromArgs>;
+  try {
+    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt) : undefined, interactive);
+    host = hostOptionsFromArgs(args, policy);
+  } catch (error) {
+    return usage(error);
+  }
+  const config: AcpAgentConfig = {
+    ...agentConfig(args.agent, args.cwd, flow.agentEnv),
+    ...host,
+    stderr: args.verbose ? "inherit" : "ignore",
+    clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
+  };
+  process.on("SIGINT", onInterrupt);
+  try {
+    client = await AcpClient.start(config, policy);
+    session = await openSession(client, args.session);
+    if (args.json && out instanceof JsonRenderer) {
+      out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd });
+    } else if (args.session) {
+      process.stderr.write(`(continuing session ${session.sessionId})\n`);
+    }
+    let result: PromptResult | undefined;
+    for (const [index, prompt] of flow.prompts.entries()) {
+      flow.announce?.(prompt, index);
+      handle = session.cancellationHandle();
+      interrupts = 0;
+      const stream = session.stream(prompt);
+      for await (const event of stream) out.event(event);
+      result = await stream.result;
+      if (result.stopReason !== "end_turn") break;
+    }
+    if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${session.sessionId} (continue with --session ${session.sessionId})\n`);
+    return exitCodeFor(result?.stopReason ?? "end_turn");
+  } catch (error) {
+    const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : EXIT.error;
+    if (out instanceof JsonRenderer) out.error(error, code);
+    process.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
+    return code;
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    await client?.close();
+  }
+}
+
+async function openSession(client: AcpClient, sessionId: string | undefined): Promise<AcpSession> {
+  if (sessionId === undefined) return client.newSession();
+  if (client.agentCapabilities.sessionCapabilities?.resume != null) return client.resumeSession(sessionId);
+  return client.loadSession(sessionId);
+}
+
+/** `--permissions`: a preset or a JSON file; default `ask` with a terminal, else `deny`. */
+export function choosePolicy(value: string | undefined, ask: PermissionHandler | undefined, interactive: boolean): ClientPermissionPolicy {
+  const name = value ?? (interactive ? "ask" : "deny");
+  if (PRESET_POLICIES.has(name)) {
+    if (!interactive && (name === "ask" || name === "allow-reads")) {
+      process.stderr.write(`(no terminal to ask on: permission questions are denied)\n`);
+    }
+    return ClientPermissionPolicy.preset(name as PermissionPreset, ask);
+  }
+  return ClientPermissionPolicy.fromFile(name, ask);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }

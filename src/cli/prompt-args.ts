@@ -1,0 +1,138 @@
+import { isAbsolute, resolve } from "node:path";
+import { agentPresets } from "../acp/client/index.js";
+
+export const EXIT = {
+  endTurn: 0,
+  error: 1,
+  usage: 2,
+  cancelled: 3,
+  refusal: 4,
+  maxTokens: 5,
+  /** A second Ctrl-C ended the agent. */
+  interrupted: 130,
+} as const;
+
+export interface PromptArgs {
+  help: boolean;
+  /** A preset name or a whole command line. */
+  agent: string;
+  cwd: string;
+  /** deny | ask | allow-reads | allow-all, or a JSON file path; undefined = `ask` on a TTY, else `deny`. */
+  permissions: string | undefined;
+  session: string | undefined;
+  json: boolean;
+  /** Show the agent's stderr (hidden by default; its last lines still appear in error reports). */
+  verbose: boolean;
+  /** The prompt text; `-` (or none with piped stdin) reads stdin. */
+  text: string | undefined;
+  /** Options of other areas (host services …) keyed by flag, collected for them. */
+  extra: Map<string, string[]>;
+}
+
+/**
+ * Flags of other areas: `--add-dir DIR` (repeatable), `--fs off|read|read-write`,
+ * `--terminal on|off`. Parsed here so the command line stays one grammar; the host-services
+ * wiring reads them from `PromptArgs.extra`.
+ */
+const EXTRA_FLAGS = new Set(["--add-dir", "--fs", "--terminal"]);
+
+export const promptHelp = `Usage: agentkit-acp prompt [options] [TEXT | -]
+
+Send one prompt to an ACP agent and stream the turn.
+
+Options:
+  --agent AGENT          a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line,
+                         e.g. --agent "npx -y @agentclientprotocol/claude-agent-acp" (default: self)
+  --cwd DIR              the session's working directory (default: the current directory)
+  --permissions POLICY   deny | ask | allow-reads | allow-all | FILE.json
+                         (default: ask when stdin and stderr are a terminal, else deny)
+  --session ID           continue a session (session/resume, else session/load)
+  --json                 print NDJSON events on stdout; the last line carries "stopReason"
+  --verbose              show the agent's stderr (hidden by default; its last lines are
+                         always part of an error report)
+  -h, --help             show this help
+
+TEXT is the prompt; "-" (or no TEXT with piped stdin) reads it from stdin.
+
+Ctrl-C cancels the turn (session/cancel) and waits for the agent to stop; a second Ctrl-C
+ends the agent.
+
+Exit codes:
+  0  end_turn            3  cancelled           5  max_tokens / max_turn_requests
+  1  error               4  refusal             130  agent ended by a second Ctrl-C
+  2  usage error
+`;
+
+export class UsageError extends Error {}
+
+export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs {
+  const args: PromptArgs = { help: false, agent: "self", cwd, permissions: undefined, session: undefined, json: false, verbose: false, text: undefined, extra: new Map() };
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = (): string => {
+      if (inline !== undefined) return inline;
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(`${flag} needs a value`);
+      return next;
+    };
+    switch (flag) {
+      case "-h":
+      case "--help":
+        args.help = true;
+        break;
+      case "--agent":
+        args.agent = value();
+        break;
+      case "--cwd": {
+        const dir = value();
+        args.cwd = isAbsolute(dir) ? dir : resolve(cwd, dir);
+        break;
+      }
+      case "--permissions":
+        args.permissions = value();
+        break;
+      case "--session":
+        args.session = value();
+        break;
+      case "--json":
+        args.json = true;
+        break;
+      case "--verbose":
+        args.verbose = true;
+        break;
+      case "--":
+        words.push(...argv.slice(i + 1));
+        i = argv.length;
+        break;
+      default:
+        if (EXTRA_FLAGS.has(flag)) {
+          args.extra.set(flag, [...(args.extra.get(flag) ?? []), value()]);
+        } else if (flag.startsWith("-") && flag !== "-") {
+          throw new UsageError(`unknown option ${flag}`);
+        } else {
+          words.push(arg);
+        }
+    }
+  }
+  if (words.length > 0) args.text = words.join(" ");
+  return args;
+}
+
+/** Exit code for a stop reason (see the table in `promptHelp`). */
+export function exitCodeFor(stopReason: string): number {
+  switch (stopReason) {
+    case "end_turn":
+      return EXIT.endTurn;
+    case "cancelled":
+      return EXIT.cancelled;
+    case "refusal":
+      return EXIT.refusal;
+    case "max_tokens":
+    case "max_turn_requests":
+      return EXIT.maxTokens;
+    default:
+      return EXIT.error;
+  }
+}

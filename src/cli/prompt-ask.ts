@@ -1,0 +1,67 @@
+import { createInterface } from "node:readline";
+import type { PermissionAnswer, PermissionHandler, PermissionQuestion } from "../acp/client/index.js";
+
+/**
+ * A terminal dialog for permission questions (one at a time), on stdin/stderr. The answer is
+ * the agent's own option id for the chosen entry, so nothing can be invented.
+ */
+export function terminalAsk(input: NodeJS.ReadStream, output: NodeJS.WriteStream, onInterrupt: () => void): PermissionHandler {
+  let queue: Promise<unknown> = Promise.resolve();
+  return (question, signal) => {
+    const next = queue.then(() => askOne(question, signal, input, output, onInterrupt));
+    queue = next.catch(() => undefined);
+    return next;
+  };
+}
+
+function choices(question: PermissionQuestion): { label: string; answer: PermissionAnswer }[] {
+  if (question.options.length === 0) {
+    return [
+      { label: "Allow", answer: "allow_once" },
+      { label: "Deny", answer: "reject_once" },
+    ];
+  }
+  return question.options.map((o) => ({ label: `${o.name} (${o.kind.replace("_", " ")})`, answer: { optionId: o.optionId } }));
+}
+
+async function askOne(
+  question: PermissionQuestion,
+  signal: AbortSignal,
+  input: NodeJS.ReadStream,
+  output: NodeJS.WriteStream,
+  onInterrupt: () => void,
+): Promise<PermissionAnswer> {
+  if (signal.aborted) return "cancel";
+  const list = choices(question);
+  const details = [
+    question.command !== undefined ? `command: ${question.command}` : undefined,
+    question.paths.length > 0 ? `paths: ${question.paths.join(", ")}` : undefined,
+  ].filter((d): d is string => d !== undefined);
+  output.write(`\n\u001b[1m? Permission requested:\u001b[0m ${question.title} [${question.kind}]\n`);
+  for (const d of details) output.write(`    ${d}\n`);
+  list.forEach((c, i) => output.write(`  ${i + 1}) ${c.label}\n`));
+  const rl = createInterface({ input, output, terminal: true });
+  // readline takes Ctrl-C while it reads: hand it to the prompt's cancel logic.
+  rl.on("SIGINT", onInterrupt);
+  try {
+    for (;;) {
+      const reply = await new Promise<string | undefined>((resolve) => {
+        const onAbort = (): void => resolve(undefined);
+        signal.addEventListener("abort", onAbort, { once: true });
+        rl.question(`Choose 1-${list.length}: `, (answer) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(answer);
+        });
+      });
+      if (reply === undefined) {
+        output.write("\n(question withdrawn: the turn was cancelled)\n");
+        return "cancel";
+      }
+      const picked = list[Number(reply.trim()) - 1];
+      if (picked) return picked.answer;
+      output.write(`Please type a number from 1 to ${list.length}.\n`);
+    }
+  } finally {
+    rl.close();
+  }
+}
