@@ -12,10 +12,13 @@ import { ScriptedModel, script } from "../testing/index.js";
  *   { "toolCall": { "name": "write_file", "input": {…}, "callId"?: "…" }, "text"?: "…", "reasoning"?: "…" }
  *   { "hang": true, "text"?: "…" }            stream the text, then wait until cancelled
  *   { "deltas": 10000, "text"?: "tok " }      many small text deltas (benchmarks)
- *   { "echo": "last_tool_result" | "last_user_text" }   reply with that text from the request
+ *   { "echo": "last_tool_result" | "last_user_text" | "last_user_message" }
+ *                                             reply with that from the request (a message: every part)
  *   { "fail": "message" }                     the model call fails with this message
  *   { "events": [ModelEvent, …] }              raw events
  */
+type EchoWhat = "last_tool_result" | "last_user_text" | "last_user_message";
+
 export interface ScriptFile {
   steps: ScriptFileStep[];
   capabilities?: ScriptedModelOptions["capabilities"];
@@ -27,7 +30,7 @@ export type ScriptFileStep =
   | { toolCall: { name: string; input: unknown; callId?: string }; text?: string; reasoning?: string }
   | { hang: true; text?: string }
   | { deltas: number; text?: string }
-  | { echo: "last_tool_result" | "last_user_text" }
+  | { echo: EchoWhat }
   | { fail: string }
   | { events: ModelEvent[] };
 
@@ -76,7 +79,11 @@ function toStep(step: ScriptFileStep, index: number): ScriptStep {
   throw new ModelError("config", `script step ${index + 1} has none of text, toolCall, hang, deltas, echo, fail, events`);
 }
 
-function echoText(request: ModelRequest, what: "last_tool_result" | "last_user_text"): string {
+function echoText(request: ModelRequest, what: EchoWhat): string {
+  if (what === "last_user_message") {
+    const user = request.items.findLast((item) => item.role === "user");
+    return user ? user.parts.map((p) => JSON.stringify(p)).join("\n") : "(no user message in the request)";
+  }
   for (const item of [...request.items].reverse()) {
     for (const part of [...item.parts].reverse()) {
       if (what === "last_tool_result" && part.type === "tool_result") return part.result.text;

@@ -64,7 +64,7 @@ export class AcpSessionHandle {
     return this.#queue.flushed();
   }
 
-  /** Queues input to be submitted at the next after-tool-result point of the running turn. */
+  /** Queues input for the running turn's next after-tool-result point (or, if none comes, the next turn). */
   interject(items: Item[]): void {
     this.#interjections.push(...items);
   }

@@ -109,6 +109,9 @@ export async function driveTurn(session: AcpSessionHandle, driver: TurnDriver, d
     for (;;) {
       const step = await driver.next();
       if (step.type === "finished") {
+        // Interjections that found no after-tool-result point go with the next turn, never lost.
+        const leftover = session.takeInterjections();
+        if (leftover.length > 0) driver.submitInput(leftover);
         await session.flush();
         return promptResponseFor(step.result);
       }
