@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
-import { ClientPermissionPolicy, PermissionRequiredError, type PermissionQuestion } from "../../src/acp/client/index.js";
+import { ClientPermissionPolicy, PermissionRequiredError, type PermissionAnswer, type PermissionQuestion } from "../../src/acp/client/index.js";
 import { startSession, tempDir } from "./helpers.js";
 
 const ALL: acp.PermissionOption[] = [
@@ -151,7 +151,7 @@ describe("permission policy over stdio", () => {
 
   it("custom async handler sees the merged tool call and picks allow_always", async () => {
     const seen: PermissionQuestion[] = [];
-    const session = await startSession([], ClientPermissionPolicy.custom(async (q) => (seen.push(q), "allow_always")));
+    const session = await startSession([], ClientPermissionPolicy.custom(async (q): Promise<PermissionAnswer> => (seen.push(q), "allow_always")));
     expect((await session.prompt("read /tmp/some-file.txt")).text).toBe("permission allow_always");
     expect(seen[0]).toMatchObject({ kind: "read", title: "Read /tmp/some-file.txt", paths: ["/tmp/some-file.txt"] });
   });
