@@ -4,7 +4,7 @@ import { runHybridDemo } from "../../examples/hybrid-host.js";
 import { AcpClientHandle, AcpIntegration, AutoApproveResolver } from "../../src/acp/agent/index.js";
 import { silentLogger } from "../../src/core/index.js";
 import { Agent } from "../../src/loop/index.js";
-import { ScriptedModel, script } from "../../src/testing/index.js";
+import { ScriptedModel, script, type ScriptStep } from "../../src/testing/index.js";
 import type { Tool } from "../../src/tools/index.js";
 import { ToolRegistry, builtinTools, defaultPermissionPolicy, defineTool } from "../../src/tools/index.js";
 import { z } from "zod";
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 /** A host-owned loop session bound to the integration, streaming to a recording SDK client. */
-function hostSession(steps: Parameters<typeof ScriptedModel>[0], extraTools: Tool[] = []) {
+function hostSession(steps: ScriptStep[], extraTools: Tool[] = []) {
   const integration = AcpIntegration.builder().approvalResolver(new AutoApproveResolver()).logger(silentLogger).build();
   const pipes = memoryPipes();
   const agentSide = acp.agent({ name: "host" }).connect(pipes.agent);
