@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, readFile, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Item, Logger, SessionId } from "../core/index.js";
 import { createStderrLogger } from "../core/index.js";
 import type {
@@ -67,7 +67,12 @@ export class JsonlSessionStore implements SessionStore {
     const header = newHeader(input, this.#clock());
     const path = this.pathFor(header.sessionId)!;
     await fileLocks.run(path, async () => {
-      await mkdir(this.sessionsDir, { recursive: true, mode: 0o700 });
+      const madeDir = await mkdir(this.sessionsDir, { recursive: true, mode: 0o700 });
+      // New directories' entries must be durable too: sync every parent from sessions/ up to the first one made.
+      for (let dir = this.sessionsDir; madeDir !== undefined && dir !== dirname(madeDir); ) {
+        dir = dirname(dir);
+        await fsyncDirectory(dir);
+      }
       let handle: FileHandle;
       try {
         handle = await open(path, "wx", 0o600);
