@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "./types.js";
-import { terminateProcessGroup } from "./process-group.js";
+import { terminateProcessGroup, trackProcessGroup } from "./process-group.js";
 
 /**
  * Local file operations. No path checks here: tools check paths (resolveInsideRoots) before
@@ -67,6 +67,8 @@ export class LocalCommandRunner implements CommandRunner {
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
       });
+      // Every exit path below ends in terminateProcessGroup, which untracks the group.
+      if (child.pid !== undefined) trackProcessGroup(child.pid);
       let timedOut = false;
       let exit: { code: number | null; signal: string | null } | undefined;
       let settled = false;

@@ -4,7 +4,7 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/index.js";
-import { terminateProcessGroup } from "./process-group.js";
+import { terminateProcessGroup, trackProcessGroup } from "./process-group.js";
 
 export interface ProcessGroupStdioOptions {
   command: string;
@@ -70,8 +70,11 @@ export class ProcessGroupStdioTransport implements Transport {
         reject(error);
         this.onerror?.(error);
       });
+      if (child.pid !== undefined) trackProcessGroup(child.pid);
       child.once("close", () => {
         this.#child = undefined;
+        // Exited on its own (or was closed): whatever it started goes with it.
+        if (child.pid !== undefined && !this.#closing) terminateProcessGroup(child.pid, this.#options.closeGraceMs ?? 1000);
         this.onclose?.();
       });
       child.stdin?.on("error", (error) => {

@@ -10,10 +10,14 @@ import { mcpToolName, sanitizeMcpName, wrapMcpTool } from "./mcp-tool.js";
 import type { Tool } from "./types.js";
 
 /** An MCP server to connect to (the same three transports ACP's session/new can hand over). */
-export type McpServerConfig =
+export type McpServerConfig = (
   | { name: string; transport: "stdio"; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
   | { name: string; transport: "http"; url: string; headers?: Record<string, string> }
-  | { name: string; transport: "sse"; url: string; headers?: Record<string, string> };
+  | { name: string; transport: "sse"; url: string; headers?: Record<string, string> }
+) & {
+  /** Overrides McpConnectOptions.startupTimeoutMs for this server. */
+  startupTimeoutMs?: number;
+};
 
 export interface McpConnectOptions {
   /** Bound on connecting + listing tools, per server. Default 10 000 ms. */
@@ -71,7 +75,7 @@ export class McpToolSource {
     const settled = await Promise.all(
       servers.map(async (server) => {
         try {
-          return { kind: "connected", server, ...(await connectOne(server, options, logger, timeoutMs, shutdowns)) } as const;
+          return { kind: "connected", server, ...(await connectOne(server, options, logger, server.startupTimeoutMs ?? timeoutMs, shutdowns)) } as const;
         } catch (error) {
           const reason = errorMessage(error);
           logger.warn(`MCP server ${server.name} skipped: ${reason}`);

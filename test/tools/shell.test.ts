@@ -1,5 +1,7 @@
+import { spawn } from "node:child_process";
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LocalCommandRunner, builtinTools } from "../../src/tools/index.js";
 import type { CommandRequest, Tool } from "../../src/tools/index.js";
@@ -111,6 +113,24 @@ describe("LocalCommandRunner", () => {
     expect(result.exitCode).toBe(0);
     const [pid] = await watch.pids;
     await waitFor(() => !isAlive(pid ?? 0), "the background sleep to end");
+  });
+
+  it("kills running commands' groups when this process exits", async () => {
+    const dist = pathToFileURL(path.resolve("dist/tools/index.js")).href;
+    const script = [
+      `import { LocalCommandRunner } from ${JSON.stringify(dist)};`,
+      "const signal = new AbortController().signal;",
+      "void new LocalCommandRunner().run({ command: 'sleep 100 & echo pid:$!; wait', cwd: process.cwd(), timeoutMs: 60000, outputByteLimit: 1000, signal,",
+      "  onOutput: (text) => { process.stdout.write(text); if (text.includes('pid:')) process.exit(0); } });",
+    ].join("\n");
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code).toBe(0);
+    const pid = Number(/pid:(\d+)/.exec(output)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    await waitFor(() => !isAlive(pid), "the command's group to be killed at exit");
   });
 
   it("does not start when already cancelled, and rejects for a missing cwd", async () => {

@@ -1,5 +1,5 @@
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ToolProgress } from "../../src/core/index.js";
@@ -90,4 +90,21 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** Live (non-zombie) direct children of this process whose command line contains `text`. */
+export function childPidsMatching(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) !== process.pid || fields[0] === "Z") continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ").includes(text)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
