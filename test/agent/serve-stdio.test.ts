@@ -149,4 +149,46 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
     expect(await proc.exited).toEqual({ code: 0, signal: null });
     expectPureStdout(proc.stdout);
   });
+
+  it("without any model setting or key: the labelled demo model, whose first reply says so", async () => {
+    const dir = workspace();
+    const { agent, client, proc } = serve([], dir);
+    client.answer = () => select("reject_once");
+    await init(agent);
+    const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const response = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello" }] });
+    expect(response.stopReason).toBe("end_turn");
+    const updates = client.updates(sessionId);
+    const firstReply = textOf(updates.slice(0, updates.findIndex((u) => u.sessionUpdate === "tool_call")), "agent_message_chunk");
+    expect(firstReply).toMatch(/demo model/);
+    expect(firstReply).toMatch(/--model provider:model/);
+    expect(proc.stderr).toMatch(/demo/);
+  });
+
+  it("stdio MCP servers from session/new: their tools work in that session and the server is gone after close", async () => {
+    const dir = workspace();
+    const fixture = new URL("../../dist/testing/mcp-fixture-stdio.js", import.meta.url).pathname;
+    const scriptPath = writeScript(dir, [{ toolCall: { name: "fx__status", input: {} } }, { echo: "last_tool_result" }]);
+    const { agent, client } = serve(["--model", `scripted:${scriptPath}`, "--approve", "auto-all"], dir);
+    await init(agent);
+    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
+      cwd: dir,
+      mcpServers: [{ name: "fx", command: process.execPath, args: [fixture], env: [] }],
+    });
+    expect((await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "status?" }] })).stopReason).toBe("end_turn");
+    const reply = textOf(client.updates(sessionId), "agent_message_chunk");
+    const pid = (JSON.parse(reply) as { pid: number }).pid;
+    expect(isAlive(pid)).toBe(true);
+    await agent.request(acp.methods.agent.session.close, { sessionId });
+    expect(isAlive(pid)).toBe(false);
+  });
 });
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
