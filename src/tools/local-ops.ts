@@ -113,7 +113,7 @@ export class LocalCommandRunner implements CommandRunner {
         timedOut = true;
         killGroup();
         finishSoon();
-      }, request.timeoutMs);
+      }, Math.min(Math.max(0, request.timeoutMs), maxTimerMs));
       request.signal.addEventListener("abort", onAbort, { once: true });
 
       child.on("error", (error) => {
@@ -133,6 +133,9 @@ export class LocalCommandRunner implements CommandRunner {
     });
   }
 }
+
+/** setTimeout fires at once for delays beyond a signed 32-bit int; longer timeouts are capped (~24.8 days). */
+const maxTimerMs = 2_147_483_647;
 
 /** Keeps the last `limit` bytes of a text stream; cuts on a UTF-8 character boundary. */
 class TailBuffer {
