@@ -42,6 +42,7 @@ describe("the agent process", () => {
     // Every later call settles too, with the same typed error.
     await expect(session.prompt("hello")).rejects.toBeInstanceOf(AgentExitedError);
     await expect(client.newSession()).rejects.toBeInstanceOf(AgentExitedError);
+    await expect(session.close()).resolves.toBeUndefined(); // nothing left to close on a dead agent
   });
 
   it("times out an agent that never answers initialize, and ends it", async () => {
@@ -131,5 +132,20 @@ describe("the agent process", () => {
     expect(lifecycle.map((e) => e.type)).toEqual(["agent_exited", "recovered"]);
     expect(lifecycle[1]).toMatchObject({ restarts: 1, sessions: [session.sessionId] });
     await expectGroupGone(firstPid as number);
+  });
+
+  it("recovery falls back to session/load and does not re-deliver the replayed history", async () => {
+    const state = tempDir();
+    const client = await startClient(["--state", state, "--no-resume"], undefined, { recovery: { enabled: true } });
+    const session = await client.newSession();
+    await session.prompt("hello");
+    const seen: string[] = [];
+    session.onEvent((e) => seen.push(e.type));
+    await expect(session.prompt("crash")).rejects.toBeInstanceOf(AgentExitedError);
+    seen.length = 0;
+    expect((await session.prompt("refuse")).stopReason).toBe("refusal");
+    trackPid(client.pid);
+    // Only the new turn's events: the history replayed by session/load stayed internal.
+    expect(seen).toEqual(["user_message_chunk", "done"]);
   });
 });

@@ -149,7 +149,8 @@ export class AcpClient {
     const known = this.#sessions.has(sessionId);
     if (!advertised && !known) requireCapability(this.agentCapabilities, "session/close");
     try {
-      if (advertised) await this.request(acp.methods.agent.session.close, { sessionId }, options);
+      // A dead or closed agent has no session left to close: forgetting it is enough.
+      if (advertised && !this.#dead) await this.request(acp.methods.agent.session.close, { sessionId }, options);
     } finally {
       await this.#forget(sessionId);
     }

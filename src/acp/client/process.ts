@@ -182,7 +182,7 @@ export class AgentProcess {
           stdin.write(chunk, (error) => {
             if (error) {
               // EPIPE: the agent can no longer hear us. End it, so pending calls settle.
-              this.#logger.warn("the agent stopped reading its stdin; ending it", { error: String(error) });
+              if (this.#spawnError === undefined) this.#logger.warn("the agent stopped reading its stdin; ending it", { error: String(error) });
               void this.close();
             }
             resolve();
