@@ -47,6 +47,8 @@ Options:
   --permissions POLICY   deny | ask | allow-reads | allow-all | FILE.json
                          (default: ask when stdin and stderr are a terminal, else deny)
   --session ID           continue a session (session/resume, else session/load)
+  --add-dir DIR          another workspace root for the session (repeatable; the agent must
+                         advertise sessionCapabilities.additionalDirectories)
   --json                 print NDJSON events on stdout; the last line carries "stopReason"
   --verbose              show the agent's stderr (hidden by default; its last lines are
                          always part of an error report)

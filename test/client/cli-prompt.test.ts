@@ -146,6 +146,9 @@ describe("agentkit-acp prompt", () => {
     const bad = await runCli(["prompt", "--frobnicate"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("unknown option --frobnicate");
+    const dirs = await runCli(["prompt", "--agent", `${agent} --minimal`, "--add-dir", "/tmp", "--json", "hello"]);
+    expect(dirs.code).toBe(1);
+    expect(dirs.lines.at(-1)).toMatchObject({ type: "error", error: { name: "CapabilityError", capability: "sessionCapabilities.additionalDirectories" } });
     const empty = await runCli(["prompt", "--agent", agent]);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("no prompt text");
