@@ -73,6 +73,8 @@ export async function decideApproval(
 ): Promise<AcpApprovalDecision> {
   const signal = session.cancellationHandle().signalSince(generation);
   try {
+    // The client must have seen the tool_call before it is asked about it.
+    await session.flush();
     const remembered = await raceCancel(deps.memory.lookup(request), signal);
     if (remembered === CANCELLED) return { type: "cancelled" };
     if (remembered) {

@@ -5,8 +5,7 @@ import { errorMessage } from "../../core/index.js";
 export type UpdateSink = (update: SessionUpdate) => Promise<void>;
 
 /**
- * Bridges the synchronous observer to async `session/update` sends: updates are sent one at a
- * time, in order, and `flushed()` resolves once everything queued so far is written — the
+ * Bridges the synchronous observer to async `session/update` sends: updates are sent in order, and `flushed()` resolves once everything queued so far is written — the
  * prompt handler awaits it before answering, so every update of a turn precedes the response.
  */
 export class UpdateQueue {
@@ -38,7 +37,9 @@ export class UpdateQueue {
       while (this.#pending.length > 0) {
         const batch = this.#pending;
         this.#pending = [];
-        for (const update of batch) await this.#sink(update);
+        // The SDK queues writes in call order, so a batch can be handed over at once (pipelined)
+        // and awaited together; the next batch waits, which keeps memory bounded by the backlog.
+        await Promise.all(batch.map((update) => this.#sink(update)));
       }
     } catch (error) {
       // The connection is gone: later updates have nowhere to go; the prompt ends on its own.
