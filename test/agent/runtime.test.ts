@@ -161,4 +161,41 @@ describe("session/new", () => {
     expect(env.integration.sessionRegistry().size).toBe(0);
     expect(await pending).toBeInstanceOf(Error); // the client's own connection closed under it
   });
+
+  it("a $/cancel_request for the prompt cancels the turn like session/cancel", async () => {
+    const env = setup({ scripts: [[script.hang(), script.text("after")]] });
+    await initialize(env.agent);
+    const { sessionId } = await env.agent.request(acp.methods.agent.session.new, { cwd: env.dir, mcpServers: [] });
+    const abort = new AbortController();
+    const pending = env.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] }, { cancellationSignal: abort.signal });
+    await env.client.waitFor(() => env.client.updates(sessionId).length > 0, "streaming");
+    abort.abort();
+    expect((await pending).stopReason).toBe("cancelled");
+    expect((await env.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "again" }] })).stopReason).toBe("end_turn");
+  });
+});
+
+describe("shutdown", () => {
+  it("runtime.shutdown() answers running prompts `cancelled`, then closes the connection", async () => {
+    const env = setup({ scripts: [[script.hang()], [script.hang()]] });
+    await initialize(env.agent);
+    const a = await env.agent.request(acp.methods.agent.session.new, { cwd: env.dir, mcpServers: [] });
+    const b = await env.agent.request(acp.methods.agent.session.new, { cwd: env.dir, mcpServers: [] });
+    const pa = env.agent.request(acp.methods.agent.session.prompt, { sessionId: a.sessionId, prompt: [{ type: "text", text: "a" }] });
+    const pb = env.agent.request(acp.methods.agent.session.prompt, { sessionId: b.sessionId, prompt: [{ type: "text", text: "b" }] });
+    await env.client.waitFor(() => env.client.updates(a.sessionId).length > 0 && env.client.updates(b.sessionId).length > 0, "both to stream");
+    await env.runtime.shutdown();
+    expect((await pa).stopReason).toBe("cancelled");
+    expect((await pb).stopReason).toBe("cancelled");
+    await env.served.closed;
+    expect(env.runtime.sessionCount).toBe(0);
+  });
+});
+
+describe("initialize", () => {
+  it.each([1, 2, 99])("answers protocol version 1 whatever the client asks (asked %i)", async (asked) => {
+    const env = setup({ scripts: [] });
+    const response = await env.agent.request(acp.methods.agent.initialize, { protocolVersion: asked, clientCapabilities: {} });
+    expect(response.protocolVersion).toBe(1);
+  });
 });

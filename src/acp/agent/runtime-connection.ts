@@ -30,6 +30,8 @@ interface RuntimeSession {
   driver: LoopDriver;
   close: (() => void | Promise<void>) | undefined;
   running: Promise<unknown> | undefined;
+  /** Set once session/close (or shutdown) began: the session takes no new prompts. */
+  closing: boolean;
 }
 
 /** One client connection's state and handlers: its client handle and the sessions it opened. */
@@ -100,7 +102,7 @@ export class AcpConnectionState {
 
   #session(acpSessionId: string): RuntimeSession {
     const session = this.#sessions.get(acpSessionId);
-    if (!session) throw sessionNotFound(acpSessionId);
+    if (!session || session.closing) throw sessionNotFound(acpSessionId);
     return session;
   }
 
@@ -144,7 +146,7 @@ export class AcpConnectionState {
       accepts: this.#accepted(started.driver),
       cancellation: controller,
     });
-    this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined });
+    this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false });
     logger.info("session opened", { sessionId: acpSessionId, cwd });
     return { sessionId: acpSessionId };
   }
@@ -164,7 +166,8 @@ export class AcpConnectionState {
   async #closeSession(session: RuntimeSession, why: string): Promise<void> {
     const { integration, logger, closeTimeoutMs } = this.#settings;
     const id = session.handle.acpSessionId;
-    if (!this.#sessions.has(id)) return;
+    if (!this.#sessions.has(id) || session.closing) return;
+    session.closing = true;
     session.handle.interrupt(`${why}: session closed`);
     if (session.running) {
       const settled = session.running.then(

@@ -23,8 +23,7 @@ export interface AcpServedConnection {
  */
 export class AcpHeadlessRuntime {
   readonly #settings: RuntimeSettings;
-  readonly #connections = new Set<AcpConnectionState>();
-  #stdio: AcpServedConnection | undefined;
+  readonly #connections = new Map<AcpConnectionState, AcpServedConnection>();
 
   /** @internal — use `AcpHeadlessRuntime.builder()`. */
   constructor(settings: RuntimeSettings) {
@@ -42,7 +41,7 @@ export class AcpHeadlessRuntime {
   /** Sessions open across all connections. */
   get sessionCount(): number {
     let n = 0;
-    for (const c of this.#connections) n += c.sessionCount;
+    for (const c of this.#connections.keys()) n += c.sessionCount;
     return n;
   }
 
@@ -51,12 +50,11 @@ export class AcpHeadlessRuntime {
     const state = new AcpConnectionState(this.#settings, () => this.sessionCount);
     const app = state.buildApp();
     const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
-    this.#connections.add(state);
     const closed = connection.closed.then(async () => {
       await state.closeAll("the ACP connection closed");
       this.#connections.delete(state);
     });
-    return {
+    const served: AcpServedConnection = {
       closed,
       close: async () => {
         await state.closeAll("the agent is shutting down");
@@ -65,6 +63,8 @@ export class AcpHeadlessRuntime {
         await closed;
       },
     };
+    this.#connections.set(state, served);
+    return served;
   }
 
   /**
@@ -75,13 +75,7 @@ export class AcpHeadlessRuntime {
     const input = (io.input ?? process.stdin) as Readable;
     const output = (io.output ?? process.stdout) as Writable;
     const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>);
-    const served = this.serve(stream);
-    this.#stdio = served;
-    try {
-      await served.closed;
-    } finally {
-      this.#stdio = undefined;
-    }
+    await this.serve(stream).closed;
   }
 
   /**
@@ -89,9 +83,7 @@ export class AcpHeadlessRuntime {
    * answered `cancelled`, sessions closed, connections closed.
    */
   async shutdown(): Promise<void> {
-    await Promise.all([...this.#connections].map((c) => c.closeAll("the agent is shutting down")));
-    await settleWrites();
-    await this.#stdio?.close();
+    await Promise.all([...this.#connections.values()].map((served) => served.close()));
   }
 }
 
