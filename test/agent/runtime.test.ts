@@ -175,6 +175,20 @@ describe("session/new", () => {
   });
 });
 
+describe("connection end during a permission wait", () => {
+  it("cancels the turn (no further model call) instead of treating the lost answer as a denial", async () => {
+    const env = setup({ scripts: [[script.toolCall("write_file", { path: "x.txt", content: "x" }), script.text("should not run")]] });
+    env.client.answer = () => new Promise(() => undefined); // never answers
+    await initialize(env.agent);
+    const { sessionId } = await env.agent.request(acp.methods.agent.session.new, { cwd: env.dir, mcpServers: [] });
+    void env.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] }).catch(() => undefined);
+    await env.client.waitFor(() => env.client.permissionRequests.length === 1, "the permission request");
+    await env.close();
+    expect(env.models[0]!.callCount).toBe(1);
+    expect(env.runtime.sessionCount).toBe(0);
+  });
+});
+
 describe("shutdown", () => {
   it("runtime.shutdown() answers running prompts `cancelled`, then closes the connection", async () => {
     const env = setup({ scripts: [[script.hang()], [script.hang()]] });

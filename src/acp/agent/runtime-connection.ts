@@ -187,6 +187,11 @@ export class AcpConnectionState {
     logger.info("session closed", { sessionId: id, why });
   }
 
+  /** Cancels every running turn at once (the connection is gone: nobody can answer a permission). */
+  interruptAll(reason: string): void {
+    for (const session of this.#sessions.values()) session.handle.interrupt(reason);
+  }
+
   /** Closes every session of this connection (connection end, shutdown). */
   async closeAll(why: string): Promise<void> {
     this.#closing = true;

@@ -50,6 +50,10 @@ export class AcpHeadlessRuntime {
     const state = new AcpConnectionState(this.#settings, () => this.sessionCount);
     const app = state.buildApp();
     const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
+    // Synchronous with the SDK's close, before it rejects pending requests, so a permission wait
+    // ends as a cancel, never as a failed request (which would deny and go on), whatever the
+    // order in which the rejections and the close handler below run.
+    connection.signal.addEventListener("abort", () => state.interruptAll("the ACP connection closed"), { once: true });
     const closed = connection.closed.then(async () => {
       await state.closeAll("the ACP connection closed");
       this.#connections.delete(state);
