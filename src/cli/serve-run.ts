@@ -29,6 +29,8 @@ export async function serveWith(options: ServeOptions): Promise<number> {
   }
   keepStdoutForProtocol();
   const logger = createStderrLogger(options.logLevel);
+  // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
+  process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on stdio with model ${models.label}`);
 
   const integration = AcpIntegration.builder()
