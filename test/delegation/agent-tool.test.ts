@@ -25,7 +25,8 @@ describe("AcpAgentTool (one process per call) against agentkit-acp serve", () =>
 
     const [seen] = toolResultsSeen(model);
     expect(seen?.isError).toBe(false);
-    expect(seen?.text).toContain("Writing my notes.Review done: the code looks fine.");
+    // Two messages of the delegate, kept apart.
+    expect(seen?.text).toContain("Writing my notes.\n\nReview done: the code looks fine.");
     expect(seen?.text).toContain("reviewer finished (end_turn)");
     expect(seen?.text).toContain("Files changed: notes/review.md");
     const report = seen?.data as DelegationReport;
@@ -150,6 +151,15 @@ describe("AcpAgentTool (one process per call) against agentkit-acp serve", () =>
     expect(seen?.text).toContain("fatal: simulated crash in the middle of a prompt");
     expect(seen?.text).toContain("about to crash");
     expect((seen?.data as DelegationReport).error).toEqual(expect.objectContaining({ name: "AgentExitedError", exitCode: 3 }));
+  });
+
+  it("a long answer keeps its end, with a note on what was cut", async () => {
+    const ws = tempDir();
+    const inner = writeScript(ws, [{ text: "0123456789ABCDEFGHIJ" }]);
+    const terse = new AcpAgentTool({ name: "terse", description: "x", config: serveLaunch(["--model", `scripted:${inner}`]), maxAnswerChars: 5 });
+    const { driver, model } = outerAgent([terse], [script.toolCall("terse", { task: "x" }), finalText], { cwd: ws });
+    await runTurn(driver, "go");
+    expect(toolResultsSeen(model)[0]?.text).toMatch(/^\[… 15 earlier characters omitted …\]\nFGHIJ\n/);
   });
 
   it("a command that cannot start becomes an error result, not an exception", async () => {

@@ -96,17 +96,32 @@ describe("AcpAgentTool.persistent", () => {
     await expectGroupGone(pids[0]!);
   });
 
-  it("after the kept process crashed, the next call starts a new one and says so", async () => {
+  it("a crash of the kept process is an error result; the next call starts a new process", async () => {
     const ws = tempDir();
     const tool = AcpAgentTool.persistent({ name: "crashy", description: "Crashes once.", config: { command: process.execPath, args: [fixtureAgent] } });
     onCleanup(() => tool.close());
-    const { driver, model } = outerAgent([tool], [script.toolCall("crashy", { task: "crash" }), script.toolCall("crashy", { task: "hello" }), done], { cwd: ws });
+    const { driver, model, events } = outerAgent([tool], [script.toolCall("crashy", { task: "crash" }), script.toolCall("crashy", { task: "hello" }), done], { cwd: ws });
     await runTurn(driver, "go");
     const results = toolResultsSeen(model);
     expect(results[0]?.isError).toBe(true);
     expect(results[0]?.text).toContain("exited with code 3");
     expect(results[1]?.isError).toBe(false);
-    expect(results[1]?.text).not.toContain("had ended");
+    expect(new Set(events.pids()).size).toBe(2);
     expect(tool.openSessions).toEqual([driver.sessionId]);
+  });
+
+  it("a kept process that died between calls is replaced, and the result says the context is gone", async () => {
+    const ws = tempDir();
+    const tool = persistentTool("specialist", [{ text: "hello" }], ws);
+    const { driver, model, events } = outerAgent([tool], [script.toolCall("specialist", { task: "a" }), done, script.toolCall("specialist", { task: "b" }), done], { cwd: ws });
+    await runTurn(driver, "first");
+    const [pid] = events.pids();
+    process.kill(-pid!, "SIGKILL");
+    await expectGroupGone(pid!);
+    await runTurn(driver, "second");
+    const seen = toolResultsSeen(model).at(-1);
+    expect(seen?.isError).toBe(false);
+    expect(seen?.text).toMatch(/^\(The previous specialist process had ended; this task ran in a new session without its earlier context\.\)\nhello/);
+    expect(events.pids()).toHaveLength(2);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { PermissionTarget, ToolKind, ToolLocation, ToolResult } from "../../core/index.js";
@@ -21,6 +22,7 @@ import { runDelegatedTurn } from "./delegation-turn.js";
 import { delegationResult, failureResult, type ResultContext } from "./delegation-result.js";
 import { AgentExitedError, ClientClosedError } from "./errors.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
+import { groupAlive } from "./process-group.js";
 import type { AcpSession } from "./session.js";
 
 /** An `AcpAgentConfig` whose `cwd` (of the process) defaults to the session's working directory. */
@@ -48,6 +50,8 @@ export interface AcpAgentToolOptions {
   timeoutMs?: number;
   /** After a cancel, how long the agent has to end its turn before its process is killed (default 5 000). */
   cancelGraceMs?: number;
+  /** The delegate's answer is cut to its last this-many characters (default 16 000). */
+  maxAnswerChars?: number;
   /** Nested delegations allowed, counting this hop (default 3). */
   maxDepth?: number;
   /** Identity in the delegation chain (default: name plus a hash of the command). */
@@ -147,7 +151,13 @@ export class AcpAgentTool implements Tool<AcpAgentToolInput> {
     if (refusal) return { text: refusal, isError: true, data: { delegate: this.name, refused: true, chain: delegation.chain, depth: delegation.depth } };
     const cwd = this.#options.workingDirectory ?? ctx.cwd;
     const progress = new DelegationProgress(this.name, (p) => ctx.progress(p));
-    const result: ResultContext = { delegate: this.name, cwd, timeoutMs: this.#options.timeoutMs, cancelGraceMs: this.#cancelGraceMs };
+    const result: ResultContext = {
+      delegate: this.name,
+      cwd,
+      timeoutMs: this.#options.timeoutMs,
+      cancelGraceMs: this.#cancelGraceMs,
+      maxAnswerChars: this.#options.maxAnswerChars ?? 16_000,
+    };
     try {
       return this.persistent
         ? await this.#runPersistent(input, ctx, cwd, delegation, progress, result)
@@ -209,6 +219,7 @@ export class AcpAgentTool implements Tool<AcpAgentToolInput> {
     return this.#exclusive(key, ctx.signal, async () => {
       let entry = this.#entries.get(key);
       let note: string | undefined;
+      if (entry && !entry.dead && !leaderRunning(entry.client.pid)) entry.dead = true;
       if (entry && (input.fresh === true || entry.dead)) {
         if (entry.dead) note = `(The previous ${this.name} process had ended; this task ran in a new session without its earlier context.)`;
         await this.closeSession(key);
@@ -293,6 +304,19 @@ function usageNote(persistent: boolean): string {
     `This tool hands the task to a separate ACP coding agent. ${memory} Give a complete, self-contained task. ` +
     "It returns the agent's answer followed by a summary of its tool calls and the files it changed."
   );
+}
+
+/** Whether the agent process itself still runs (a zombie does not); its exit event may not have arrived yet. */
+function leaderRunning(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  if (process.platform !== "linux") return groupAlive(pid);
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
 }
 
 /** Starts the client unless `signal` aborts first; a client that arrives after the abort is closed. */

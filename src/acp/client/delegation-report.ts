@@ -85,7 +85,8 @@ export function diffsOf(toolCalls: ToolCallState[]): FileDiff[] {
 /**
  * Turns the delegate's stream into progress of the outer tool call. Message text is appended
  * as is; each tool call, status change and permission answer becomes its own line, so the
- * editor shows one readable log under the outer call. Thoughts go to `data` only.
+ * editor shows one readable log under the outer call. A run of thought chunks becomes one
+ * "is thinking" message, then the whole thought in `data` (not in the shown text).
  */
 export class DelegationProgress implements DelegatedTurnView {
   text = "";
@@ -95,6 +96,9 @@ export class DelegationProgress implements DelegatedTurnView {
   readonly #emit: (progress: ToolProgress) => void;
   #atLineStart = true;
   #open = true;
+  #messageId: string | undefined;
+  /** Thought text of the current run of thought chunks (sent as one progress event). */
+  #thought = "";
 
   constructor(delegate: string, emit: (progress: ToolProgress) => void) {
     this.#delegate = delegate;
@@ -107,6 +111,7 @@ export class DelegationProgress implements DelegatedTurnView {
 
   /** After this nothing more is emitted (the outer tool call has its result). */
   stop(): void {
+    this.#flushThought();
     this.#open = false;
   }
 
@@ -121,16 +126,23 @@ export class DelegationProgress implements DelegatedTurnView {
   }
 
   handle(event: AcpSessionEvent): void {
+    if (event.type === "thought_chunk") {
+      if (this.#thought === "") this.#send({ message: `${this.#delegate} is thinking` });
+      this.#thought += event.text;
+      return;
+    }
+    this.#flushThought();
     switch (event.type) {
-      case "message_chunk":
-        this.text += event.text;
+      case "message_chunk": {
         if (event.text === "") return;
+        // A new message after text of another one: keep them apart in the answer.
+        const newMessage = event.messageId !== undefined && this.#messageId !== undefined && event.messageId !== this.#messageId;
+        this.#messageId = event.messageId ?? this.#messageId;
+        this.text += newMessage && this.text !== "" && !this.text.endsWith("\n") ? `\n\n${event.text}` : event.text;
         this.#send({ text: event.text, data: { delegate: this.#delegate, type: "message", text: event.text } });
         this.#atLineStart = event.text.endsWith("\n");
         return;
-      case "thought_chunk":
-        this.#send({ message: `${this.#delegate} is thinking`, data: { delegate: this.#delegate, type: "thought", text: event.text } });
-        return;
+      }
       case "tool_call":
         this.#calls.set(event.toolCall.toolCallId, event.toolCall);
         this.line(`→ ${event.toolCall.title}`, { type: "tool_call", toolCall: brief(event.toolCall) });
@@ -161,6 +173,12 @@ export class DelegationProgress implements DelegatedTurnView {
       default:
         return;
     }
+  }
+
+  #flushThought(): void {
+    if (this.#thought === "") return;
+    this.#send({ data: { delegate: this.#delegate, type: "thought", text: this.#thought } });
+    this.#thought = "";
   }
 
   #send(progress: ToolProgress): void {

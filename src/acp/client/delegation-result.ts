@@ -8,6 +8,8 @@ export interface ResultContext {
   cwd: string;
   timeoutMs: number | undefined;
   cancelGraceMs: number;
+  /** Longer answers keep their end (where agents put their conclusion). */
+  maxAnswerChars: number;
 }
 
 /** The outer tool result for a delegated turn: success only for `end_turn`. */
@@ -21,7 +23,8 @@ export function delegationResult(rc: ResultContext, outcome: TurnOutcome, progre
   if (result.stopReason === "end_turn") {
     const report = { ...reportFor(rc.delegate, result, rc.cwd, result.stopReason), sessionId };
     const diffs = diffsOf(result.toolCalls);
-    const text = reportText(`${rc.delegate} finished (end_turn)`, result.text || `(${rc.delegate} returned no text)`, report);
+    const answer = capAnswer(progress.text || result.text, rc.maxAnswerChars);
+    const text = reportText(`${rc.delegate} finished (end_turn)`, answer || `(${rc.delegate} returned no text)`, report);
     return { text, isError: false, data: report, ...(diffs.length > 0 ? { diffs } : {}) };
   }
   const explanation: Record<string, string> = {
@@ -31,7 +34,7 @@ export function delegationResult(rc: ResultContext, outcome: TurnOutcome, progre
     max_turn_requests: `The ${rc.delegate} agent reached its limit of model requests for one turn before finishing.`,
   };
   const text = explanation[result.stopReason] ?? `The ${rc.delegate} agent stopped with "${result.stopReason}".`;
-  return errorWithReport(rc, result, result.stopReason, text, sessionId);
+  return errorWithReport(rc, { ...result, text: progress.text || result.text }, result.stopReason, text, sessionId);
 }
 
 /** An error result for a failure (spawn, crash, timeout …) or a cancel before the prompt ran. */
@@ -44,7 +47,7 @@ export function failureResult(rc: ResultContext, progress: DelegationProgress, e
 
 function errorWithReport(rc: ResultContext, view: DelegatedTurnView, stopReason: string | null, explanation: string, sessionId: string | undefined): ToolResult {
   const report = { ...reportFor(rc.delegate, view, rc.cwd, stopReason), ...(sessionId ? { sessionId } : {}) };
-  const partial = view.text.trim() === "" ? "" : `Output before it stopped:\n${view.text.trim()}`;
+  const partial = view.text.trim() === "" ? "" : `Output before it stopped:\n${capAnswer(view.text.trim(), rc.maxAnswerChars)}`;
   const text = `${explanation}\n\n${reportText(`${rc.delegate} (${stopReason ?? "no stop reason"})`, partial, report)}`;
   return { text, isError: true, data: report };
 }
@@ -53,4 +56,9 @@ function stopText(rc: ResultContext, cause: StopCause): string {
   return cause === "timeout"
     ? `The ${rc.delegate} agent did not finish within ${rc.timeoutMs} ms; its turn was cancelled.`
     : `The ${rc.delegate} task was cancelled by the user.`;
+}
+
+function capAnswer(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `[… ${text.length - max} earlier characters omitted …]\n${text.slice(text.length - max)}`;
 }
