@@ -1,11 +1,10 @@
 import { createStderrLogger, type Logger } from "../core/index.js";
-import { AiSdkModelAdapter, type RetryOptions } from "./ai-sdk-adapter.js";
+import type { AiSdkAdapterConfig, RetryOptions } from "./ai-sdk-adapter.js";
 import { capabilitiesFor } from "./capabilities.js";
 import { createDemoModel, type DemoModelOptions } from "./demo.js";
-import { createProviderModel } from "./providers.js";
 import { routeSdkWarnings } from "./sdk-warnings.js";
 import { credentialStatus, parseModelSpec, resolveBaseUrl, type Env } from "./spec.js";
-import type { ModelAdapter } from "./types.js";
+import type { ModelAdapter, ModelCapabilities, ModelEvent, ModelRequest } from "./types.js";
 
 export interface ModelAdapterOptions {
   /** `provider:model` (e.g. `anthropic:claude-sonnet-4-5`, `ollama:qwen3`, `openai-compatible:NAME`) or `demo`. */
@@ -56,9 +55,9 @@ export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
     image: options.image,
     thinking: options.thinking,
   });
-  return new AiSdkModelAdapter({
+  return new LazyAiSdkAdapter(spec.spec, capabilities, async () => ({
     spec,
-    model: createProviderModel(spec, { baseUrl, apiKey: credentials.apiKey, headers: options.headers }),
+    model: (await import("./providers.js")).createProviderModel(spec, { baseUrl, apiKey: credentials.apiKey, headers: options.headers }),
     capabilities,
     baseUrl,
     missingKey: credentials.problem,
@@ -72,5 +71,27 @@ export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
     },
     idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
     logger,
-  });
+  }));
+}
+
+/**
+ * Loads the AI SDK and the provider package at the first call, not at start-up: an editor
+ * launches `serve` often, and those modules cost most of its start-up time.
+ */
+class LazyAiSdkAdapter implements ModelAdapter {
+  readonly id: string;
+  readonly capabilities: ModelCapabilities;
+  #adapter: Promise<ModelAdapter> | undefined;
+  readonly #config: () => Promise<AiSdkAdapterConfig>;
+
+  constructor(id: string, capabilities: ModelCapabilities, config: () => Promise<AiSdkAdapterConfig>) {
+    this.id = id;
+    this.capabilities = capabilities;
+    this.#config = config;
+  }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    this.#adapter ??= (async () => new (await import("./ai-sdk-adapter.js")).AiSdkModelAdapter(await this.#config()))();
+    yield* (await this.#adapter).stream(request, signal);
+  }
 }

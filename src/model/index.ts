@@ -4,6 +4,6 @@ export * from "./capabilities.js";
 export * from "./create.js";
 export * from "./demo.js";
 export { toModelMessages, type ConvertOptions } from "./messages.js";
-export { toModelError, type ErrorContext, type MappedError } from "./errors.js";
-export { AiSdkModelAdapter, type AiSdkAdapterConfig, type RetryOptions } from "./ai-sdk-adapter.js";
+// The AI SDK adapter itself is loaded lazily by createModelAdapter (start-up time); only its types are public.
+export type { AiSdkAdapterConfig, RetryOptions } from "./ai-sdk-adapter.js";
 export { routeSdkWarnings } from "./sdk-warnings.js";

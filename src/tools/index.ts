@@ -7,5 +7,5 @@ export * from "./local-ops.js";
 export * from "./policy.js";
 export * from "./builtin/index.js";
 export * from "./mcp.js";
-export { ProcessGroupStdioTransport, type ProcessGroupStdioOptions } from "./mcp-stdio.js";
+export type { ProcessGroupStdioTransport, ProcessGroupStdioOptions } from "./mcp-stdio.js";
 export { mcpToolName, sanitizeMcpName } from "./mcp-tool.js";

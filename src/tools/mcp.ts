@@ -1,11 +1,10 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// The MCP SDK is imported when a server is first connected, not at start-up (it is large).
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, createStderrLogger, errorMessage } from "../core/index.js";
 import type { Logger } from "../core/index.js";
-import { ProcessGroupStdioTransport } from "./mcp-stdio.js";
+import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
 import { mcpToolName, sanitizeMcpName, wrapMcpTool } from "./mcp-tool.js";
 import type { Tool } from "./types.js";
 
@@ -131,7 +130,8 @@ async function connectOne(
   timeoutMs: number,
   shutdowns: Array<Promise<void>>,
 ): Promise<{ connection: Connection; listed: McpTool[] }> {
-  const transport = createTransport(server, options, logger);
+  const transport = await createTransport(server, options, logger);
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const client = new Client(options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" }, { capabilities: {} });
   const abort = new AbortController();
   const work = (async () => {
@@ -149,7 +149,7 @@ async function connectOne(
     abort.abort();
     work.catch(() => {}); // settles after the close below; its error is the one already reported
     shutdowns.push(closeConnection({ name: server.name, client, transport }));
-    const stderr = transport instanceof ProcessGroupStdioTransport ? transport.stderrTail.trim() : "";
+    const stderr = server.transport === "stdio" ? (transport as ProcessGroupStdioTransport).stderrTail.trim() : "";
     const detail = stderr.length > 0 ? ` (stderr: ${stderr.split("\n").slice(-5).join(" | ")})` : "";
     throw new Error(`${describe(server)} ${errorMessage(error)}${detail}`, { cause: error });
   } finally {
@@ -169,9 +169,10 @@ async function listAllTools(client: Client, timeoutMs: number, signal: AbortSign
   return tools;
 }
 
-function createTransport(server: McpServerConfig, options: McpConnectOptions, logger: Logger): Transport {
+async function createTransport(server: McpServerConfig, options: McpConnectOptions, logger: Logger): Promise<Transport> {
   switch (server.transport) {
-    case "stdio":
+    case "stdio": {
+      const { ProcessGroupStdioTransport } = await import("./mcp-stdio.js");
       return new ProcessGroupStdioTransport({
         name: server.name,
         command: server.command,
@@ -180,10 +181,15 @@ function createTransport(server: McpServerConfig, options: McpConnectOptions, lo
         cwd: server.cwd ?? options.cwd,
         logger,
       });
-    case "http":
+    }
+    case "http": {
+      const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
       return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
-    case "sse":
+    }
+    case "sse": {
+      const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
       return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
+    }
   }
 }
 
@@ -193,8 +199,9 @@ function describe(server: McpServerConfig): string {
 
 async function closeConnection(connection: Connection): Promise<void> {
   // Streamable HTTP: tell the server the session is over (bounded; a dead server must not stall close).
-  if (connection.transport instanceof StreamableHTTPClientTransport && connection.transport.sessionId !== undefined) {
-    const ended = connection.transport.terminateSession().catch(() => {});
+  const transport = connection.transport as Transport & { terminateSession?: () => Promise<void> };
+  if (typeof transport.terminateSession === "function" && transport.sessionId !== undefined) {
+    const ended = transport.terminateSession().catch(() => {});
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   }
   await connection.client.close().catch(() => {});
