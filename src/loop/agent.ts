@@ -48,7 +48,7 @@ export class Agent {
     const cwd = resolve(config.cwd ?? process.cwd());
     if (config.cwd !== undefined && !isAbsolute(config.cwd)) throw new ConfigError(`session cwd must be absolute, got "${config.cwd}"`);
     const roots = [cwd, ...(config.additionalDirectories ?? []).map((d) => resolve(cwd, d))];
-    const hub = new ObserverHub(sessionId, s.observers, s.transcriptObservers, s.logger);
+    const hub = new ObserverHub(sessionId, s.observers, [...s.transcriptObservers, ...(config.transcriptObservers ?? [])], s.logger);
     return new LoopDriver(
       { sessionId, cwd, roots },
       {

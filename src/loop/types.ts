@@ -5,6 +5,7 @@ import type {
   SessionId,
   ToolCallId,
   ToolResult,
+  TranscriptObserver,
   TurnResult,
 } from "../core/index.js";
 
@@ -39,6 +40,8 @@ export interface SessionConfig {
   metadata?: Record<string, unknown>;
   /** Resume from a snapshot (its items become the transcript; nothing is re-emitted). */
   snapshot?: LoopSnapshot;
+  /** Extra transcript observers for this session only (e.g. a store persisting it), after the agent's own. */
+  transcriptObservers?: TranscriptObserver[];
 }
 
 export type { ApprovalDecision, ApprovalRequest };
