@@ -26,6 +26,8 @@ export interface CommandRequest {
   signal: AbortSignal;
   /** Called with output as it arrives (for progress events). */
   onOutput?: (chunk: string) => void;
+  /** Called once the command runs in an ACP client terminal, so the tool call can show it live. */
+  onTerminal?: (terminalId: string) => void;
 }
 
 export interface CommandResult {

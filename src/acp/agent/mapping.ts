@@ -85,7 +85,10 @@ export class UpdateMapper {
     const state = this.#calls.get(callId) ?? { progressText: "", terminalId: undefined };
     this.#calls.set(callId, state);
     if (progress.text) state.progressText += progress.text;
+    const newTerminal = progress.terminalId !== undefined && progress.terminalId !== state.terminalId;
     if (progress.terminalId) state.terminalId = progress.terminalId;
+    // An embedded terminal already shows the live output: resending it for each chunk adds nothing.
+    if (state.terminalId && !newTerminal && !progress.message) return [];
     const update: SessionUpdate = { sessionUpdate: "tool_call_update", toolCallId: callId, status: "in_progress" };
     if (progress.text || progress.terminalId) {
       const content: ToolCallContent[] = [];

@@ -42,6 +42,7 @@ export function shellTool(options: BuiltinToolOptions = {}): Tool<ShellInput> {
         env: options.shellEnv,
         signal: ctx.signal,
         onOutput: (text) => ctx.progress({ text }),
+        onTerminal: (terminalId) => ctx.progress({ terminalId }),
       });
       return toToolResult(result, { timeoutMs, byteLimit, cancelled: ctx.signal.aborted && !result.timedOut });
     }),
