@@ -1,6 +1,7 @@
 import type { ClientCapabilities, McpServer } from "@agentclientprotocol/sdk";
 import type { CancellationHandle, Logger } from "../../core/index.js";
 import { Agent, LoopDriver } from "../../loop/index.js";
+import type { McpServerConfig } from "../../tools/index.js";
 import type { AcpClientHandle } from "./client-handle.js";
 import type { AcpIntegration } from "./integration.js";
 
@@ -19,6 +20,8 @@ export interface AcpAgentFactoryContext {
   cancellation: CancellationHandle;
   /** MCP servers the client asked for (start them per session; stop them in `close`). */
   mcpServers: McpServer[];
+  /** `mcpServers`, checked and converted by the runtime (`startSessionMcpServers` takes them). */
+  mcpServerConfigs?: McpServerConfig[];
   clientCapabilities: ClientCapabilities;
   /** Requests back to the client (fs/*, terminal/*) — check `client.canReadFiles` etc. first. */
   client: AcpClientHandle;
@@ -31,6 +34,12 @@ export interface AcpAgentFactoryContext {
 export interface AcpSessionAgent {
   agent: Agent | LoopDriver;
   close?: () => void | Promise<void>;
+  /**
+   * Problems the user should see (e.g. an MCP server that did not start). Sent after the
+   * session/new answer as a `notice` when the client advertises `session.notices`, else as
+   * agent message text at the start of the session's first prompt.
+   */
+  warnings?: string[];
 }
 
 export type AcpAgentFactoryResult = Agent | LoopDriver | AcpSessionAgent;
@@ -38,7 +47,10 @@ export type AcpAgentFactoryResult = Agent | LoopDriver | AcpSessionAgent;
 export type AcpAgentFactory = (context: AcpAgentFactoryContext) => AcpAgentFactoryResult | Promise<AcpAgentFactoryResult>;
 
 /** Starts the factory's agent (if it returned one) with the session's ids, cwd and metadata. */
-export function startSessionAgent(made: AcpAgentFactoryResult, context: AcpAgentFactoryContext): { driver: LoopDriver; close: (() => void | Promise<void>) | undefined } {
+export function startSessionAgent(
+  made: AcpAgentFactoryResult,
+  context: AcpAgentFactoryContext,
+): { driver: LoopDriver; close: (() => void | Promise<void>) | undefined; warnings: string[] } {
   const entry: AcpSessionAgent = made instanceof Agent || made instanceof LoopDriver ? { agent: made } : made;
   const driver =
     entry.agent instanceof LoopDriver
@@ -49,5 +61,5 @@ export function startSessionAgent(made: AcpAgentFactoryResult, context: AcpAgent
           additionalDirectories: context.additionalDirectories,
           metadata: context.metadata,
         });
-  return { driver, close: entry.close };
+  return { driver, close: entry.close, warnings: entry.warnings ?? [] };
 }

@@ -11,6 +11,9 @@ import { startSessionAgent } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { sessionNotFound } from "./integration.js";
 import type { AcceptedContent } from "./input.js";
+import type { AcpAuthentication } from "./auth.js";
+import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
+import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
 
 export interface RuntimeSettings {
@@ -20,6 +23,9 @@ export interface RuntimeSettings {
   promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
   logger: Logger;
   closeTimeoutMs: number;
+  /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
+  mcpTransports: AcpMcpTransports;
+  authentication: AcpAuthentication;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -32,6 +38,7 @@ interface RuntimeSession {
   running: Promise<unknown> | undefined;
   /** Set once session/close (or shutdown) began: the session takes no new prompts. */
   closing: boolean;
+  warnings: SessionWarnings;
 }
 
 /** One client connection's state and handlers: its client handle and the sessions it opened. */
@@ -61,8 +68,14 @@ export class AcpConnectionState {
         return this.#initializeResponse();
       })
       .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(client)))
+      .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
+        await this.#settings.authentication.authenticate(params.methodId);
+        return {};
+      })
       .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
         const session = this.#session(params.sessionId);
+        this.#requireAuthentication();
+        await session.warnings.beforePrompt();
         // A $/cancel_request for the prompt cancels the turn like session/cancel.
         const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
         signal.addEventListener("abort", onAbort, { once: true });
@@ -92,10 +105,10 @@ export class AcpConnectionState {
       agentCapabilities: {
         loadSession: false,
         promptCapabilities: { ...promptCapabilities },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { ...this.#settings.mcpTransports },
         sessionCapabilities: { close: {}, additionalDirectories: {} },
       },
-      authMethods: [],
+      authMethods: this.#settings.authentication.methods.map((m) => ({ ...m })),
       agentInfo: { name: integration.name, version: integration.version },
     };
   }
@@ -110,6 +123,7 @@ export class AcpConnectionState {
     const { integration, logger } = this.#settings;
     const cwd = checkDirectory(params.cwd, "cwd");
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
+    const mcpConfigs = mcpServerConfigs(params.mcpServers, this.#settings.mcpTransports);
     if (this.#closing) throw acp.RequestError.invalidRequest(undefined, "the agent is shutting down");
     if (this.#totalSessions() >= this.#settings.maxSessions) {
       throw acp.RequestError.invalidRequest(
@@ -127,6 +141,7 @@ export class AcpConnectionState {
       integration,
       cancellation: controller.handle(),
       mcpServers: params.mcpServers,
+      mcpServerConfigs: mcpConfigs,
       clientCapabilities: client.capabilities,
       client,
       metadata: { acpSessionId, cwd, additionalDirectories, ...(params._meta ? { acpMeta: params._meta } : {}) },
@@ -146,9 +161,18 @@ export class AcpConnectionState {
       accepts: this.#accepted(started.driver),
       cancellation: controller,
     });
-    this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false });
+    const warnings = new SessionWarnings(client, acpSessionId, logger);
+    this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false, warnings });
     logger.info("session opened", { sessionId: acpSessionId, cwd });
+    warnings.announce(started.warnings);
     return { sessionId: acpSessionId };
+  }
+
+  /** -32000 (auth required) while the configured credentials are missing. */
+  #requireAuthentication(): void {
+    const { authentication } = this.#settings;
+    const blocker = authentication.promptBlocker();
+    if (blocker !== undefined) throw acp.RequestError.authRequired({ authMethods: authentication.methods.map((m) => m.id) }, blocker);
   }
 
   /** Advertised AND supported by this session's model. */

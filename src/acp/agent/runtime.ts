@@ -5,6 +5,8 @@ import type { Logger } from "../../core/index.js";
 import { ConfigError } from "../../core/index.js";
 import type { AcpAgentFactory } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
+import { noAuthentication, type AcpAuthentication } from "./auth.js";
+import type { AcpMcpTransports } from "./mcp-servers.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
@@ -103,6 +105,8 @@ export class AcpHeadlessRuntimeBuilder {
   #prompt: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">> = { image: false, audio: false, embeddedContext: false };
   #logger: Logger | undefined;
   #closeTimeoutMs = 5_000;
+  #mcpTransports: AcpMcpTransports = { http: false, sse: false };
+  #authentication: AcpAuthentication = noAuthentication();
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -138,6 +142,20 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /**
+   * MCP transports to advertise besides stdio (default none). Advertise only what your factory
+   * starts, e.g. with `startSessionMcpServers`; session/new refuses the others with -32602.
+   */
+  mcpTransports(transports: { http?: boolean; sse?: boolean }): this {
+    this.#mcpTransports = { ...this.#mcpTransports, ...transports };
+    return this;
+  }
+  /** Auth methods, `authenticate`, and the -32000 gate on prompts (default: none, never blocks). */
+  authentication(authentication: AcpAuthentication): this {
+    this.#authentication = authentication;
+    return this;
+  }
+
   build(): AcpHeadlessRuntime {
     if (!this.#integration) throw new ConfigError("AcpHeadlessRuntime.builder(): .integration(AcpIntegration) is required");
     if (!this.#factory) throw new ConfigError("AcpHeadlessRuntime.builder(): .agentFactory(factory) is required");
@@ -148,6 +166,8 @@ export class AcpHeadlessRuntimeBuilder {
       promptCapabilities: { ...this.#prompt },
       logger: this.#logger ?? this.#integration.logger,
       closeTimeoutMs: this.#closeTimeoutMs,
+      mcpTransports: { ...this.#mcpTransports },
+      authentication: this.#authentication,
     });
   }
 }

@@ -1,0 +1,79 @@
+import type { AuthMethod } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk";
+import type { Env } from "../../model/index.js";
+import { credentialStatus, parseModelSpec } from "../../model/index.js";
+
+/**
+ * How an agent handles ACP authentication: the methods it advertises in `initialize`, the
+ * `authenticate` request, and whether prompts may run (else they answer `-32000`).
+ */
+export interface AcpAuthentication {
+  /** Advertised as `authMethods`. */
+  readonly methods: readonly AuthMethod[];
+  /** Answers `authenticate`: resolve to accept; throw a `RequestError` to refuse. */
+  authenticate(methodId: string): void | Promise<void>;
+  /** Why a prompt cannot run yet (sent with `-32000`), or `undefined` when it can. */
+  promptBlocker(): string | undefined;
+}
+
+/** The id of the "API key from the environment" method. */
+export const ENV_API_KEY_METHOD_ID = "env-api-key";
+
+export interface EnvApiKeyAuthOptions {
+  /** Read on every check (default `process.env`). */
+  env?: () => Env;
+  /** An extra variable that holds the key (`createModelAdapter`'s `apiKeyEnv`). */
+  apiKeyEnv?: string;
+}
+
+/**
+ * "API key from the environment" for a model spec such as `anthropic:claude-sonnet-4-5`. A
+ * provider that needs a key advertises one method (`env-api-key`) whose description names the
+ * variable to set; `authenticate` re-checks the environment and succeeds only when a key is
+ * there; prompts answer `-32000` until then. Providers without a key requirement (the demo
+ * model, Ollama, openai-compatible servers) advertise nothing and never block.
+ */
+export function envApiKeyAuthentication(spec: string, options: EnvApiKeyAuthOptions = {}): AcpAuthentication {
+  const parsed = parseModelSpec(spec);
+  const readEnv = options.env ?? ((): Env => process.env);
+  const status = () => credentialStatus(parsed, { env: readEnv(), ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}) });
+  const first = status();
+  if (!first.needsKey) return noAuthentication();
+  const envVar = first.envVar ?? "AGENTKIT_API_KEY";
+  const alternatives = envVar === "AGENTKIT_API_KEY" ? "" : " (or AGENTKIT_API_KEY)";
+  const howTo = `Set ${envVar}${alternatives} in the environment the editor starts the agent with, then restart the agent.`;
+  const method: AuthMethod = {
+    id: ENV_API_KEY_METHOD_ID,
+    name: `${envVar} from the environment`,
+    description: `The model ${parsed.spec} needs an API key. ${howTo}`,
+  };
+  const blocker = (): string | undefined => {
+    const now = status();
+    return now.problem === undefined ? undefined : `${parsed.spec} needs an API key and ${envVar}${alternatives} is not set. ${howTo}`;
+  };
+  return {
+    methods: [method],
+    authenticate(methodId: string): void {
+      if (methodId !== ENV_API_KEY_METHOD_ID) throw unknownMethod(methodId, [ENV_API_KEY_METHOD_ID]);
+      const problem = blocker();
+      if (problem !== undefined) throw RequestError.authRequired({ authMethods: [ENV_API_KEY_METHOD_ID], envVar }, problem);
+    },
+    promptBlocker: blocker,
+  };
+}
+
+/** Advertises no method; `authenticate` refuses any id; prompts always run. */
+export function noAuthentication(): AcpAuthentication {
+  return {
+    methods: [],
+    authenticate(methodId: string): void {
+      throw unknownMethod(methodId, []);
+    },
+    promptBlocker: () => undefined,
+  };
+}
+
+function unknownMethod(methodId: string, known: string[]): RequestError {
+  const list = known.length === 0 ? "this agent advertises no authentication methods" : `known methods: ${known.join(", ")}`;
+  return RequestError.invalidParams({ methodId, authMethods: known }, `unknown authentication method "${methodId}"; ${list}`);
+}

@@ -1,0 +1,110 @@
+import type { McpServer, McpCapabilities } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk";
+import type { Logger } from "../../core/index.js";
+import type { McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
+import { McpToolSource, sanitizeMcpName } from "../../tools/index.js";
+
+/** Which MCP transports an agent advertises (stdio is always supported). */
+export type AcpMcpTransports = Required<Pick<McpCapabilities, "http" | "sse">>;
+
+/**
+ * Turns the `mcpServers` of session/new, load or resume into server configs, or throws
+ * `-32602` for an invalid list: a missing or duplicate name, two names that would share a tool
+ * prefix, a stdio entry without a command, an http/sse entry without an http(s) URL, or a
+ * transport the agent did not advertise. Call it before doing anything else with the request.
+ */
+export function mcpServerConfigs(servers: readonly McpServer[] | undefined, transports: AcpMcpTransports): McpServerConfig[] {
+  if (servers === undefined) return [];
+  if (!Array.isArray(servers)) throw invalid("mcpServers must be an array", {});
+  const configs: McpServerConfig[] = [];
+  const byPrefix = new Map<string, string>();
+  servers.forEach((server: McpServer, index) => {
+    const field = `mcpServers[${index}]`;
+    if (typeof server !== "object" || server === null) throw invalid(`${field} must be an object`, { index });
+    const name = typeof server.name === "string" ? server.name.trim() : "";
+    if (name.length === 0) throw invalid(`${field} needs a non-empty name`, { index });
+    const prefix = sanitizeMcpName(name);
+    const other = byPrefix.get(prefix);
+    if (other === name) throw invalid(`two MCP servers are named "${name}"; names must be unique in a session`, { index, name });
+    if (other !== undefined) throw invalid(`MCP servers "${other}" and "${name}" would share the tool prefix "${prefix}__"; rename one`, { index, name });
+    byPrefix.set(prefix, name);
+    configs.push(configFor(server, name, field, index, transports));
+  });
+  return configs;
+}
+
+function configFor(server: McpServer, name: string, field: string, index: number, transports: AcpMcpTransports): McpServerConfig {
+  if ("type" in server && (server.type === "http" || server.type === "sse")) {
+    if (!transports[server.type]) throw invalid(`${field} ("${name}") uses the ${server.type} transport, which this agent does not advertise`, { index, name });
+    if (typeof server.url !== "string" || !isHttpUrl(server.url)) throw invalid(`${field} ("${name}") needs an http(s) url`, { index, name });
+    return { name, transport: server.type, url: server.url, headers: pairs(server.headers, `${field}.headers`, index) };
+  }
+  if ("type" in server && server.type !== undefined && server.type !== "stdio") {
+    throw invalid(`${field} ("${name}") uses the unsupported transport "${String(server.type)}"`, { index, name });
+  }
+  if (!("command" in server) || typeof server.command !== "string" || server.command.trim().length === 0) {
+    throw invalid(`${field} ("${name}") needs a command`, { index, name });
+  }
+  const args = server.args ?? [];
+  if (!Array.isArray(args) || args.some((a) => typeof a !== "string")) throw invalid(`${field}.args must be an array of strings`, { index, name });
+  return { name, transport: "stdio", command: server.command, args, env: pairs(server.env, `${field}.env`, index) };
+}
+
+function pairs(list: ReadonlyArray<{ name: string; value: string }> | undefined, field: string, index: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of list ?? []) {
+    if (typeof entry?.name !== "string" || entry.name.length === 0 || typeof entry.value !== "string") {
+      throw invalid(`${field} entries need a non-empty name and a string value`, { index });
+    }
+    out[entry.name] = entry.value;
+  }
+  return out;
+}
+
+function isHttpUrl(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const protocol = new URL(text).protocol;
+  return protocol === "http:" || protocol === "https:";
+}
+
+function invalid(message: string, data: Record<string, unknown>): RequestError {
+  return RequestError.invalidParams({ mcpServers: data }, message);
+}
+
+export interface SessionMcpOptions {
+  /** Working directory of stdio servers (the session cwd). */
+  cwd: string;
+  logger: Logger;
+  /** Bound on each server's start-up (connect + list tools). Default 10 000 ms. */
+  startupTimeoutMs?: number;
+  clientInfo?: { name: string; version: string };
+}
+
+/** One session's MCP servers: their namespaced tools, the servers that were skipped, and `close()`. */
+export interface SessionMcpServers {
+  readonly tools: readonly Tool[];
+  readonly failures: readonly McpServerFailure[];
+  /** Ends every server (stdio process groups, HTTP sessions); idempotent. */
+  close(): Promise<void>;
+}
+
+const none: SessionMcpServers = { tools: [], failures: [], close: () => Promise.resolve() };
+
+/**
+ * Starts a session's MCP servers in parallel with a bounded start-up each: a server that fails
+ * or hangs is skipped (listed in `failures`, logged) and the others still work.
+ */
+export async function startSessionMcpServers(configs: readonly McpServerConfig[], options: SessionMcpOptions): Promise<SessionMcpServers> {
+  if (configs.length === 0) return none;
+  return McpToolSource.connect(configs, {
+    logger: options.logger,
+    cwd: options.cwd,
+    ...(options.startupTimeoutMs !== undefined ? { startupTimeoutMs: options.startupTimeoutMs } : {}),
+    clientInfo: options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" },
+  });
+}
+
+/** A one-line warning per skipped server, for the session's user. */
+export function mcpFailureWarnings(failures: readonly McpServerFailure[]): string[] {
+  return failures.map((f) => `MCP server "${f.server}" was not started, so its tools are unavailable in this session: ${f.reason}`);
+}
