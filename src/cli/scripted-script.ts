@@ -12,17 +12,24 @@ import { ScriptedModel, script } from "../testing/index.js";
  *   { "toolCall": { "name": "write_file", "input": {…}, "callId"?: "…" }, "text"?: "…", "reasoning"?: "…" }
  *   { "hang": true, "text"?: "…" }            stream the text, then wait until cancelled
  *   { "deltas": 10000, "text"?: "tok " }      many small text deltas (benchmarks)
- *   { "echo": "last_tool_result" | "last_user_text" | "last_user_message" }
- *                                             reply with that from the request (a message: every part)
+ *   { "echo": "last_tool_result" | "last_user_text" | "last_user_message" | "transcript" | "thinking" }
+ *                                             reply with that from the request (a message: every part;
+ *                                             transcript: one line per item the model was sent;
+ *                                             thinking: the requested thinking level)
  *   { "fail": "message" }                     the model call fails with this message
  *   { "events": [ModelEvent, …] }              raw events
+ * File options: "id" (the model id, default "scripted"); "stepFrom": "calls" (default: each model
+ * call plays the next step) or "transcript" (the step index is the number of assistant items in
+ * the request, so a loaded / resumed session continues the script where it stopped).
  */
-type EchoWhat = "last_tool_result" | "last_user_text" | "last_user_message";
+type EchoWhat = "last_tool_result" | "last_user_text" | "last_user_message" | "transcript" | "thinking";
 
 export interface ScriptFile {
   steps: ScriptFileStep[];
   capabilities?: ScriptedModelOptions["capabilities"];
   onExhausted?: "throw" | "repeat-last";
+  id?: string;
+  stepFrom?: "calls" | "transcript";
 }
 
 export type ScriptFileStep =
@@ -51,12 +58,17 @@ export function loadScriptFile(path: string): ScriptFile {
 
 /** A fresh model playing the file's script (one per session). */
 export function scriptedModelFrom(file: ScriptFile): ScriptedModel {
-  const options: ScriptedModelOptions = { id: "scripted", onExhausted: file.onExhausted ?? "repeat-last" };
+  const options: ScriptedModelOptions = { id: file.id ?? "scripted", onExhausted: file.onExhausted ?? "repeat-last" };
   if (file.capabilities) options.capabilities = file.capabilities;
-  return new ScriptedModel(
-    file.steps.map((s, i) => toStep(s, i)),
-    options,
-  );
+  const steps = file.steps.map((s, i) => toStep(s, i));
+  if (file.stepFrom !== "transcript") return new ScriptedModel(steps, options);
+  const byTranscript: ScriptStep = (request, signal) => {
+    const index = request.items.filter((item) => item.role === "assistant").length;
+    const step = steps[index] ?? (file.onExhausted === "throw" ? undefined : steps.at(-1));
+    if (step === undefined) throw new ModelError("config", `scripted model: no step ${index + 1} in the script`);
+    return typeof step === "function" ? step(request, signal) : step;
+  };
+  return new ScriptedModel([byTranscript], { ...options, onExhausted: "repeat-last" });
 }
 
 function toStep(step: ScriptFileStep, index: number): ScriptStep {
@@ -80,6 +92,8 @@ function toStep(step: ScriptFileStep, index: number): ScriptStep {
 }
 
 function echoText(request: ModelRequest, what: EchoWhat): string {
+  if (what === "thinking") return `thinking: ${request.thinking ?? "unset"}`;
+  if (what === "transcript") return request.items.map(describeItem).join("\n");
   if (what === "last_user_message") {
     const user = request.items.findLast((item) => item.role === "user");
     return user ? user.parts.map((p) => JSON.stringify(p)).join("\n") : "(no user message in the request)";
@@ -91,4 +105,22 @@ function echoText(request: ModelRequest, what: EchoWhat): string {
     }
   }
   return `(no ${what.replaceAll("_", " ")} in the request)`;
+}
+
+/** One line per item: role and a short rendering of each part. */
+function describeItem(item: ModelRequest["items"][number]): string {
+  const parts = item.parts.map((p) => {
+    switch (p.type) {
+      case "text":
+      case "reasoning":
+        return p.text;
+      case "tool_call":
+        return `[call ${p.toolName} ${JSON.stringify(p.input)}]`;
+      case "tool_result":
+        return `[result ${p.toolName}${p.result.isError ? " error" : ""}: ${p.result.text}]`;
+      default:
+        return `[${p.type}]`;
+    }
+  });
+  return `${item.role}: ${parts.join(" ")}`;
 }

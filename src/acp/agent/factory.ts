@@ -1,6 +1,7 @@
 import type { ClientCapabilities, McpServer } from "@agentclientprotocol/sdk";
-import type { CancellationHandle, Logger } from "../../core/index.js";
+import type { CancellationHandle, Logger, TranscriptObserver } from "../../core/index.js";
 import { Agent, LoopDriver } from "../../loop/index.js";
+import type { LoopSnapshot } from "../../loop/index.js";
 import type { McpServerConfig } from "../../tools/index.js";
 import type { AcpClientHandle } from "./client-handle.js";
 import type { AcpIntegration } from "./integration.js";
@@ -25,6 +26,16 @@ export interface AcpAgentFactoryContext {
   clientCapabilities: ClientCapabilities;
   /** Requests back to the client (fs/*, terminal/*) — check `client.canReadFiles` etc. first. */
   client: AcpClientHandle;
+  /**
+   * Set by session/load and session/resume: the stored transcript to continue. A returned Agent
+   * is started with it; a factory that returns a started LoopDriver must start it with it.
+   */
+  snapshot?: LoopSnapshot;
+  /**
+   * Set when the runtime has a session store: persists each committed item. A returned Agent
+   * gets them at start; a factory that returns a started LoopDriver must pass them itself.
+   */
+  transcriptObservers?: TranscriptObserver[];
   /** cwd, additional directories, ACP session id and the request's `_meta`; passed to `agent.start`. */
   metadata: Record<string, unknown>;
   logger: Logger;
@@ -60,6 +71,8 @@ export function startSessionAgent(
           cwd: context.cwd,
           additionalDirectories: context.additionalDirectories,
           metadata: context.metadata,
+          ...(context.snapshot ? { snapshot: context.snapshot } : {}),
+          ...(context.transcriptObservers ? { transcriptObservers: context.transcriptObservers } : {}),
         });
   return { driver, close: entry.close, warnings: entry.warnings ?? [] };
 }

@@ -21,3 +21,14 @@ export type { AcpMcpTransports, SessionMcpOptions, SessionMcpServers } from "./m
 export { ENV_API_KEY_METHOD_ID, envApiKeyAuthentication, noAuthentication } from "./auth.js";
 export type { AcpAuthentication, EnvApiKeyAuthOptions } from "./auth.js";
 export { SessionWarnings } from "./session-warnings.js";
+export { DurableApprovalMemory } from "./durable-approval-memory.js";
+export { AcpModes, defaultModes } from "./modes.js";
+export type { AcpModeDefinition, AcpModesOptions } from "./modes.js";
+export { AcpModelCatalog, MODEL_CONFIG_ID, THINKING_CONFIG_ID, configOptionsFor, thinkingLevels } from "./config-options.js";
+export type { AcpModelChoice, AcpModelOptions, SessionConfigValues } from "./config-options.js";
+export { PLAN_TOOL_NAME, planTool, planToolRule, planUpdateFor } from "./plan-tool.js";
+export type { PlanToolInput } from "./plan-tool.js";
+export { INTERRUPTED_TOOL_TEXT, repairDanglingToolCalls, replayUpdates } from "./replay.js";
+export type { DescribeCall, ReplayedCallInfo } from "./replay.js";
+export { titleFromPrompt } from "./lifecycle.js";
+export { availableCommands } from "./commands.js";

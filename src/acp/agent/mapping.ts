@@ -1,6 +1,7 @@
 import type { SessionUpdate, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk";
 import type { AgentEvent, ApprovalRequest, PartKind, ToolProgress, ToolResult } from "../../core/index.js";
 import { newId } from "../../core/index.js";
+import { planUpdateFor } from "./plan-tool.js";
 
 interface CallState {
   /** Text progress so far (ACP `content` replaces the list, so we resend the whole text). */
@@ -41,9 +42,12 @@ export class UpdateMapper {
         return [{ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress" }];
       case "tool_execution_progress":
         return this.#progress(event.callId, event.progress);
-      case "tool_result":
+      case "tool_result": {
         this.#calls.delete(event.callId);
-        return [{ sessionUpdate: "tool_call_update", ...toolResultUpdate(event.callId, event.result) }];
+        const done: SessionUpdate = { sessionUpdate: "tool_call_update", ...toolResultUpdate(event.callId, event.result) };
+        const plan = planUpdateFor(event.toolName, event.result);
+        return plan ? [done, plan] : [done];
+      }
       case "usage":
         if (event.contextWindow === undefined) return [];
         return [{ sessionUpdate: "usage_update", used: event.usage.totalTokens, size: event.contextWindow }];

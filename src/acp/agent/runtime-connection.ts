@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import type { AgentApp, InitializeResponse, NewSessionRequest, PromptCapabilities } from "@agentclientprotocol/sdk";
+import type { AgentApp, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities } from "@agentclientprotocol/sdk";
 import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "../../core/index.js";
 import { CancellationController, errorMessage, newId } from "../../core/index.js";
@@ -11,6 +11,8 @@ import { startSessionAgent } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { sessionNotFound } from "./integration.js";
 import type { AcceptedContent } from "./input.js";
+import type { LifecycleHost, LifecycleSessionView, LifecycleSettings, SessionRestore } from "./lifecycle.js";
+import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
 import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
 import { SessionWarnings } from "./session-warnings.js";
@@ -26,6 +28,8 @@ export interface RuntimeSettings {
   /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
   mcpTransports: AcpMcpTransports;
   authentication: AcpAuthentication;
+  /** Store, modes, model choices, slash commands (see lifecycle.ts). */
+  lifecycle: LifecycleSettings;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -42,8 +46,9 @@ interface RuntimeSession {
 }
 
 /** One client connection's state and handlers: its client handle and the sessions it opened. */
-export class AcpConnectionState {
+export class AcpConnectionState implements LifecycleHost {
   readonly #settings: RuntimeSettings;
+  readonly #lifecycle: ConnectionLifecycle;
   readonly #totalSessions: () => number;
   readonly #sessions = new Map<string, RuntimeSession>();
   #client: AcpClientHandle | undefined;
@@ -52,6 +57,7 @@ export class AcpConnectionState {
   constructor(settings: RuntimeSettings, totalSessions: () => number) {
     this.#settings = settings;
     this.#totalSessions = totalSessions;
+    this.#lifecycle = new ConnectionLifecycle(settings.lifecycle, this, settings.logger);
   }
 
   get sessionCount(): number {
@@ -61,7 +67,7 @@ export class AcpConnectionState {
   buildApp(): AgentApp {
     const { integration } = this.#settings;
     const port = integration.inputPort();
-    return acp
+    const app = acp
       .agent({ name: integration.name })
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
         this.#client = new AcpClientHandle(client, params.clientCapabilities ?? {});
@@ -79,7 +85,7 @@ export class AcpConnectionState {
         // A $/cancel_request for the prompt cancels the turn like session/cancel.
         const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
         signal.addEventListener("abort", onAbort, { once: true });
-        const running = port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject");
+        const running = this.#lifecycle.prompt(session.handle, params.prompt, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject"));
         if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
         try {
           return await running;
@@ -96,6 +102,7 @@ export class AcpConnectionState {
       .onRequest(acp.methods.agent.session.close, async ({ params }) => {
         await this.#closeSession(this.#session(params.sessionId), "session/close");
       });
+    return this.#lifecycle.register(app);
   }
 
   #initializeResponse(): InitializeResponse {
@@ -103,10 +110,10 @@ export class AcpConnectionState {
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSION,
       agentCapabilities: {
-        loadSession: false,
+        loadSession: this.#lifecycle.loadSession,
         promptCapabilities: { ...promptCapabilities },
         mcpCapabilities: { ...this.#settings.mcpTransports },
-        sessionCapabilities: { close: {}, additionalDirectories: {} },
+        sessionCapabilities: { close: {}, additionalDirectories: {}, ...this.#lifecycle.sessionCapabilities() },
       },
       authMethods: this.#settings.authentication.methods.map((m) => ({ ...m })),
       agentInfo: { name: integration.name, version: integration.version },
@@ -119,7 +126,24 @@ export class AcpConnectionState {
     return session;
   }
 
-  async #newSession(params: NewSessionRequest, client: AcpClientHandle): Promise<{ sessionId: string }> {
+  // LifecycleHost: session/load and session/resume open stored sessions through #newSession.
+  async openSession(params: NewSessionRequest, restore: SessionRestore): Promise<LifecycleSessionView> {
+    if (!this.#client) throw acp.RequestError.invalidRequest(undefined, "initialize first");
+    await this.#newSession(params, this.#client, restore);
+    return this.#session(restore.acpSessionId);
+  }
+
+  session(acpSessionId: string): LifecycleSessionView {
+    return this.#session(acpSessionId);
+  }
+
+  async closeSession(acpSessionId: string, why: string): Promise<void> {
+    const session = this.#sessions.get(acpSessionId);
+    if (session) await this.#closeSession(session, why);
+  }
+
+  /** Opens a session: a new one, or (restore) a stored one under its id with its transcript. */
+  async #newSession(params: NewSessionRequest, client: AcpClientHandle, restore?: SessionRestore): Promise<NewSessionResponse> {
     const { integration, logger } = this.#settings;
     const cwd = checkDirectory(params.cwd, "cwd");
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
@@ -131,7 +155,7 @@ export class AcpConnectionState {
         `too many open sessions (the limit is ${this.#settings.maxSessions}); close one with session/close first`,
       );
     }
-    const acpSessionId = newId("sess");
+    const acpSessionId = restore?.acpSessionId ?? newId("sess");
     const controller = new CancellationController();
     const context: AcpAgentFactoryContext = {
       acpSessionId,
@@ -147,6 +171,8 @@ export class AcpConnectionState {
       metadata: { acpSessionId, cwd, additionalDirectories, ...(params._meta ? { acpMeta: params._meta } : {}) },
       logger,
     };
+    const prepared = this.#lifecycle.prepare(acpSessionId, context.agentSessionId, restore);
+    Object.assign(context, { transcriptObservers: prepared.transcriptObservers }, prepared.snapshot ? { snapshot: prepared.snapshot } : {});
     let started: ReturnType<typeof startSessionAgent>;
     try {
       started = startSessionAgent(await this.#settings.factory(context), context);
@@ -154,6 +180,7 @@ export class AcpConnectionState {
       logger.error("the agent factory failed", { error: errorMessage(error) });
       throw acp.RequestError.internalError({ details: errorMessage(error) }, `could not create the session's agent: ${errorMessage(error)}`);
     }
+    prepared.controls.attach(started.driver);
     const handle = integration.bindSession({
       acpSessionId,
       agentSessionId: started.driver.sessionId,
@@ -163,9 +190,18 @@ export class AcpConnectionState {
     });
     const warnings = new SessionWarnings(client, acpSessionId, logger);
     this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false, warnings });
-    logger.info("session opened", { sessionId: acpSessionId, cwd });
+    const opened = this.#sessions.get(acpSessionId)!;
+    let state: Omit<NewSessionResponse, "sessionId">;
+    try {
+      state = await this.#lifecycle.opened(opened, prepared, params, restore);
+    } catch (error) {
+      await this.#closeSession(opened, "the session could not be opened");
+      logger.error("opening the session failed", { sessionId: acpSessionId, error: errorMessage(error) });
+      throw acp.RequestError.internalError({ details: errorMessage(error) }, `could not open the session: ${errorMessage(error)}`);
+    }
+    logger.info(restore ? "session restored" : "session opened", { sessionId: acpSessionId, cwd });
     warnings.announce(started.warnings);
-    return { sessionId: acpSessionId };
+    return { sessionId: acpSessionId, ...state };
   }
 
   /** -32000 (auth required) while the configured credentials are missing. */
@@ -203,6 +239,7 @@ export class AcpConnectionState {
     }
     this.#sessions.delete(id);
     integration.unbindSession(id);
+    this.#lifecycle.closed(id);
     try {
       await session.close?.();
     } catch (error) {

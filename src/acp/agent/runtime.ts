@@ -8,6 +8,10 @@ import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
+import type { SessionStore } from "../../store/index.js";
+import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
+import { lifecycleSettings } from "./lifecycle.js";
+import { AcpModes, type AcpModesOptions } from "./modes.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
@@ -107,6 +111,10 @@ export class AcpHeadlessRuntimeBuilder {
   #closeTimeoutMs = 5_000;
   #mcpTransports: AcpMcpTransports = { http: false, sse: false };
   #authentication: AcpAuthentication = noAuthentication();
+  #store: SessionStore | undefined;
+  #modes: AcpModes | undefined;
+  #models: AcpModelCatalog | undefined;
+  #slashCommands = false;
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -156,6 +164,38 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /**
+   * Durable sessions: each session's header and committed items go to `store` (fsync'd before
+   * the turn goes on), and `loadSession`, `session/list`, `/resume`, `/delete` are advertised and
+   * served from it. The factory's Agent is started with the stored transcript on load/resume.
+   */
+  sessionStore(store: SessionStore): this {
+    this.#store = store;
+    return this;
+  }
+  /**
+   * Session modes (`session/set_mode`, `current_mode_update`): each mode's permission policy
+   * replaces the agent's for the session, from the next tool call on. Default set: ask,
+   * auto-edit, read-only (see `defaultModes`).
+   */
+  modes(options: AcpModesOptions = {}): this {
+    this.#modes = new AcpModes(options);
+    return this;
+  }
+  /**
+   * The `model` config option (and `thought_level` where the current model supports thinking):
+   * the session's model and thinking level follow it from the next model call on.
+   */
+  models(options: AcpModelOptions): this {
+    this.#models = new AcpModelCatalog(options);
+    return this;
+  }
+  /** Answer `/help`, `/mode`, `/model` locally and advertise them (`available_commands_update`). Default off. */
+  slashCommands(enabled = true): this {
+    this.#slashCommands = enabled;
+    return this;
+  }
+
   build(): AcpHeadlessRuntime {
     if (!this.#integration) throw new ConfigError("AcpHeadlessRuntime.builder(): .integration(AcpIntegration) is required");
     if (!this.#factory) throw new ConfigError("AcpHeadlessRuntime.builder(): .agentFactory(factory) is required");
@@ -168,6 +208,7 @@ export class AcpHeadlessRuntimeBuilder {
       closeTimeoutMs: this.#closeTimeoutMs,
       mcpTransports: { ...this.#mcpTransports },
       authentication: this.#authentication,
+      lifecycle: lifecycleSettings({ store: this.#store, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands }),
     });
   }
 }

@@ -1,3 +1,4 @@
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentEvent, CancellationHandle, Item, Logger } from "../../core/index.js";
 import { CancellationController } from "../../core/index.js";
 import type { AcpClientHandle } from "./client-handle.js";
@@ -62,6 +63,11 @@ export class AcpSessionHandle {
   /** Resolves once every update produced so far has been sent to the client. */
   flush(): Promise<void> {
     return this.#queue.flushed();
+  }
+
+  /** Queues a ready-made update behind everything queued so far (replay, mode and config changes). */
+  push(update: SessionUpdate): void {
+    if (!this.#closed) this.#queue.push(update);
   }
 
   /** Queues input for the running turn's next after-tool-result point (or, if none comes, the next turn). */

@@ -1,0 +1,347 @@
+import type {
+  AgentApp,
+  ContentBlock,
+  ListSessionsResponse,
+  LoadSessionRequest,
+  NewSessionRequest,
+  PromptResponse,
+  ResumeSessionRequest,
+  SessionCapabilities,
+  SessionConfigOption,
+  SessionModeState,
+} from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk";
+import type { Logger, TranscriptObserver } from "../../core/index.js";
+import { errorMessage } from "../../core/index.js";
+import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
+import type { LoadedSession, SessionStore } from "../../store/index.js";
+import { SessionStoreError, snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
+import { availableCommands, parseSlashCommand, runSlashCommand } from "./commands.js";
+import type { AcpModelCatalog } from "./config-options.js";
+import { sessionNotFound } from "./integration.js";
+import type { AcpModes } from "./modes.js";
+import type { DescribeCall } from "./replay.js";
+import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
+import type { AcpSessionHandle } from "./session.js";
+import { SessionControls } from "./session-controls.js";
+
+/** The runtime-wide lifecycle settings (one per AcpHeadlessRuntime, shared by its connections). */
+export interface LifecycleSettings {
+  store: SessionStore | undefined;
+  modes: AcpModes | undefined;
+  models: AcpModelCatalog | undefined;
+  slashCommands: boolean;
+  /** Sessions open in any connection, by ACP id: load / resume / delete close them there first. */
+  open: Map<string, (why: string) => Promise<void>>;
+  /** Per-session-id serialization of load / resume / delete. */
+  locks: Map<string, Promise<unknown>>;
+}
+
+export function lifecycleSettings(options: Partial<Omit<LifecycleSettings, "open" | "locks">> = {}): LifecycleSettings {
+  return { store: options.store, modes: options.modes, models: options.models, slashCommands: options.slashCommands ?? false, open: new Map(), locks: new Map() };
+}
+
+/** A stored session being opened again (session/load or session/resume). */
+export interface SessionRestore {
+  acpSessionId: string;
+  loaded: LoadedSession;
+  /** The transcript the driver starts from (dangling tool calls repaired). */
+  items: LoadedSession["items"];
+}
+
+/** What opening a session needs from the lifecycle, before the factory runs. */
+export interface PreparedSession {
+  controls: SessionControls;
+  transcriptObservers: TranscriptObserver[];
+  snapshot: LoopSnapshot | undefined;
+}
+
+/** The request fields a session is opened with (session/new's, or load's / resume's equivalent). */
+export type OpenSessionParams = NewSessionRequest;
+
+export interface LifecycleSessionView {
+  handle: AcpSessionHandle;
+  driver: LoopDriver;
+}
+
+/** What the connection offers the lifecycle handlers. */
+export interface LifecycleHost {
+  openSession(params: OpenSessionParams, restore: SessionRestore): Promise<LifecycleSessionView>;
+  /** The open session or -32002. */
+  session(acpSessionId: string): LifecycleSessionView;
+  closeSession(acpSessionId: string, why: string): Promise<void>;
+}
+
+interface SessionState {
+  controls: SessionControls;
+  title: string | undefined;
+}
+
+/**
+ * One connection's share of the session lifecycle: load (with replay) / resume / list / delete
+ * over the store, modes, config options, slash commands, titles. The connection keeps owning
+ * open/close; it calls `prepare` / `opened` / `closed` around them.
+ */
+export class ConnectionLifecycle {
+  readonly #settings: LifecycleSettings;
+  readonly #host: LifecycleHost;
+  readonly #logger: Logger;
+  readonly #states = new Map<string, SessionState>();
+
+  constructor(settings: LifecycleSettings, host: LifecycleHost, logger: Logger) {
+    this.#settings = settings;
+    this.#host = host;
+    this.#logger = logger;
+  }
+
+  get loadSession(): boolean {
+    return this.#settings.store !== undefined;
+  }
+
+  /** The session capabilities the store adds (close and additionalDirectories are the connection's). */
+  sessionCapabilities(): SessionCapabilities {
+    return this.#settings.store ? { list: {}, resume: {}, delete: {} } : {};
+  }
+
+  /** Adds the handlers for what is configured; what is not stays -32601. */
+  register(app: AgentApp): AgentApp {
+    const { store, modes, models } = this.#settings;
+    if (store) {
+      app
+        .onRequest(acp.methods.agent.session.load, ({ params }) => this.#restore(params, true))
+        .onRequest(acp.methods.agent.session.resume, ({ params }) => this.#restore(params, false))
+        .onRequest(acp.methods.agent.session.list, async ({ params }) => this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined))
+        .onRequest(acp.methods.agent.session.delete, ({ params }) => this.#delete(store, params.sessionId));
+    }
+    if (modes) app.onRequest(acp.methods.agent.session.setMode, ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({})));
+    if (models) {
+      app.onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
+        if ("type" in params && params.type === "boolean") throw acp.RequestError.invalidParams({ configId: params.configId }, `config option "${params.configId}" is not a boolean option`);
+        return { configOptions: await this.#setConfig(params.sessionId, params.configId, params.value, true) };
+      });
+    }
+    return app;
+  }
+
+  /** Called while opening, before the agent factory: controls, store observer, snapshot. */
+  prepare(acpSessionId: string, agentSessionId: string, restore: SessionRestore | undefined): PreparedSession {
+    const { store, modes, models } = this.#settings;
+    const controls = new SessionControls({ modes, models }, restore?.loaded.header.metadata ?? {}, this.#logger);
+    return {
+      controls,
+      transcriptObservers: store ? [storeTranscriptObserver(store, { sessionId: acpSessionId })] : [],
+      snapshot: restore && snapshotFromSession({ ...restore.loaded, items: restore.items }, { sessionId: agentSessionId }),
+    };
+  }
+
+  /**
+   * Called once the session is bound: writes a new session's header, checks a restored driver
+   * really took the transcript, and queues what follows the answer (available commands).
+   * Returns the new/load/resume answer fields. On a throw the caller closes the session.
+   */
+  async opened(session: LifecycleSessionView, prepared: PreparedSession, params: OpenSessionParams, restore: SessionRestore | undefined): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
+    const id = session.handle.acpSessionId;
+    const { store } = this.#settings;
+    this.#states.set(id, { controls: prepared.controls, title: restore?.loaded.header.title });
+    this.#settings.open.set(id, (why) => this.#host.closeSession(id, why));
+    if (restore && session.driver.transcript.length !== restore.items.length) {
+      throw new Error("the agent factory returned a started LoopDriver that ignored context.snapshot; return an Agent (the runtime starts it) or start it with the snapshot");
+    }
+    if (store && !restore) {
+      await store.create({ sessionId: id, cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], metadata: prepared.controls.metadata() });
+    }
+    setImmediate(() => this.#afterAnswer(session.handle));
+    return prepared.controls.sessionState();
+  }
+
+  /** Called when the connection closed a session (the file stays). */
+  closed(acpSessionId: string): void {
+    this.#states.delete(acpSessionId);
+    this.#settings.open.delete(acpSessionId);
+  }
+
+  /**
+   * A prompt: a slash command we handle is answered here (no model call, nothing stored);
+   * otherwise the first prompt sets the title, then `run` drives the turn.
+   */
+  async prompt(handle: AcpSessionHandle, prompt: readonly ContentBlock[], run: () => Promise<PromptResponse>): Promise<PromptResponse> {
+    const state = this.#states.get(handle.acpSessionId);
+    if (state && this.#settings.slashCommands) {
+      const command = parseSlashCommand(prompt, availableCommands(this.#settings.modes, this.#settings.models));
+      if (command) {
+        const lease = handle.gate.tryAcquire();
+        if (!lease) throw acp.RequestError.invalidRequest({ sessionId: handle.acpSessionId }, `session ${handle.acpSessionId} is already running a prompt; wait for it or send session/cancel`);
+        try {
+          const text = await runSlashCommand(command, {
+            controls: state.controls,
+            modes: this.#settings.modes,
+            models: this.#settings.models,
+            setMode: (modeId) => this.#setMode(handle.acpSessionId, modeId),
+            setConfig: async (configId, value) => void (await this.#setConfig(handle.acpSessionId, configId, value, false)),
+          });
+          handle.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+          await handle.flush();
+          return { stopReason: "end_turn" };
+        } finally {
+          lease.release();
+        }
+      }
+    }
+    if (state && state.title === undefined && !handle.gate.busy) await this.#setTitle(handle, state, prompt);
+    return run();
+  }
+
+  async #setTitle(handle: AcpSessionHandle, state: SessionState, prompt: readonly ContentBlock[]): Promise<void> {
+    const title = titleFromPrompt(prompt);
+    const { store } = this.#settings;
+    if (title === undefined || !store) return;
+    state.title = title;
+    try {
+      await store.updateHeader(handle.acpSessionId, { title });
+    } catch (error) {
+      this.#logger.warn("could not store the session title", { sessionId: handle.acpSessionId, error: errorMessage(error) });
+    }
+    handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
+  }
+
+  #afterAnswer(handle: AcpSessionHandle): void {
+    if (handle.closed) return;
+    if (this.#settings.slashCommands) {
+      handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.#settings.modes, this.#settings.models) });
+    }
+    const title = this.#states.get(handle.acpSessionId)?.title;
+    if (title !== undefined) handle.push({ sessionUpdate: "session_info_update", title });
+  }
+
+  #state(acpSessionId: string): { view: LifecycleSessionView; state: SessionState } {
+    const view = this.#host.session(acpSessionId);
+    const state = this.#states.get(acpSessionId);
+    if (!state) throw sessionNotFound(acpSessionId);
+    return { view, state };
+  }
+
+  async #setMode(acpSessionId: string, modeId: string): Promise<void> {
+    const { view, state } = this.#state(acpSessionId);
+    if (!state.controls.setMode(modeId)) return;
+    await this.#persistControls(acpSessionId, state);
+    view.handle.push({ sessionUpdate: "current_mode_update", currentModeId: modeId });
+    await view.handle.flush();
+  }
+
+  async #setConfig(acpSessionId: string, configId: string, value: unknown, fromClient: boolean): Promise<SessionConfigOption[]> {
+    const { view, state } = this.#state(acpSessionId);
+    const { options, shapeChanged } = state.controls.setConfig(configId, value);
+    await this.#persistControls(acpSessionId, state);
+    // The answer carries the list; an update also tells clients that only watch updates, and is a must when a command changed it.
+    if (shapeChanged || !fromClient) {
+      view.handle.push({ sessionUpdate: "config_option_update", configOptions: options });
+      await view.handle.flush();
+    }
+    return options;
+  }
+
+  async #persistControls(acpSessionId: string, state: SessionState): Promise<void> {
+    const { store } = this.#settings;
+    if (!store) return;
+    try {
+      await store.updateHeader(acpSessionId, { metadata: state.controls.metadata() });
+    } catch (error) {
+      this.#logger.warn("could not store the session's mode / config", { sessionId: acpSessionId, error: errorMessage(error) });
+    }
+  }
+
+  async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
+    const store = this.#settings.store!;
+    const id = params.sessionId;
+    return this.#locked(id, async () => {
+      // One process owns a session at a time: an open copy (any connection) is closed first.
+      await this.#settings.open.get(id)?.(replay ? "session/load of an open session" : "session/resume of an open session");
+      const loaded = await store.load(id).catch(storeError);
+      if (!loaded) throw sessionNotFound(id);
+      const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(loaded.items) };
+      const open: OpenSessionParams = { cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null };
+      const view = await this.#host.openSession(open, restore);
+      await this.#moveIfNeeded(loaded, open);
+      if (replay) {
+        for (const update of replayUpdates(restore.items, describeWith(view.driver))) view.handle.push(update);
+        await view.handle.flush();
+      }
+      return this.#states.get(id)!.controls.sessionState();
+    });
+  }
+
+  /** The client may open a stored session in another directory: the header follows. */
+  async #moveIfNeeded(loaded: LoadedSession, open: OpenSessionParams): Promise<void> {
+    const dirs = open.additionalDirectories ?? [];
+    const same = loaded.header.cwd === open.cwd && JSON.stringify(loaded.header.additionalDirectories) === JSON.stringify(dirs);
+    if (same) return;
+    await this.#settings.store!.updateHeader(loaded.header.sessionId, { cwd: open.cwd, additionalDirectories: dirs }).catch((error: unknown) => {
+      this.#logger.warn("could not store the session's new cwd", { sessionId: loaded.header.sessionId, error: errorMessage(error) });
+    });
+  }
+
+  async #list(store: SessionStore, cwd: string | undefined, cursor: string | undefined): Promise<ListSessionsResponse> {
+    const page = await store.list({ ...(cwd !== undefined ? { cwd } : {}), ...(cursor !== undefined ? { cursor } : {}) }).catch(storeError);
+    return {
+      sessions: page.sessions.map((s) => ({
+        sessionId: s.sessionId,
+        cwd: s.cwd,
+        additionalDirectories: s.additionalDirectories,
+        ...(s.title !== undefined ? { title: s.title } : {}),
+        updatedAt: s.updatedAt,
+      })),
+      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+    };
+  }
+
+  async #delete(store: SessionStore, id: string): Promise<void> {
+    await this.#locked(id, async () => {
+      await this.#settings.open.get(id)?.("session/delete");
+      if (!(await store.delete(id).catch(storeError))) throw sessionNotFound(id);
+    });
+  }
+
+  async #locked<T>(id: string, run: () => Promise<T>): Promise<T> {
+    const locks = this.#settings.locks;
+    const previous = locks.get(id) ?? Promise.resolve();
+    const current = previous.catch(() => undefined).then(run);
+    locks.set(id, current);
+    try {
+      return await current;
+    } finally {
+      if (locks.get(id) === current) locks.delete(id);
+    }
+  }
+}
+
+/** Store failures as JSON-RPC errors: bad input → -32602, anything else → -32603 with the reason. */
+function storeError(error: unknown): never {
+  if (error instanceof SessionStoreError && (error.code === "invalid_cursor" || error.code === "invalid_argument" || error.code === "invalid_session_id")) {
+    throw acp.RequestError.invalidParams({ reason: error.code }, error.message);
+  }
+  throw acp.RequestError.internalError({ details: errorMessage(error) }, `session store: ${errorMessage(error)}`);
+}
+
+/** Title from a prompt: its first non-empty text line, whitespace collapsed, at most 60 characters. */
+export function titleFromPrompt(prompt: readonly ContentBlock[]): string | undefined {
+  for (const block of prompt) {
+    if (block.type !== "text") continue;
+    const line = block.text
+      .split(/\r?\n/)
+      .map((l) => l.trim().replace(/\s+/g, " "))
+      .find((l) => l.length > 0);
+    if (line) return line.length > 60 ? `${line.slice(0, 59).trimEnd()}…` : line;
+  }
+  return undefined;
+}
+
+/** Title, kind and locations from the session's tool registry, for calls without recorded info. */
+function describeWith(driver: LoopDriver): DescribeCall {
+  return (toolName, input) => {
+    const tool = driver.tools.get(toolName);
+    if (!tool) return undefined;
+    const parsed = tool.parse(input);
+    const context = { cwd: driver.cwd, roots: driver.roots };
+    return { title: tool.title(parsed, context), kind: tool.kind, locations: tool.locations(parsed, context) };
+  };
+}
