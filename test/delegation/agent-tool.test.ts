@@ -127,6 +127,23 @@ describe("AcpAgentTool (one process per call) against agentkit-acp serve", () =>
     expect(elapsed).toBeLessThan(8_000);
   });
 
+  it("a delegate that ignores session/cancel is killed after the grace period", async () => {
+    const ws = tempDir();
+    const cancellation = new CancellationController();
+    const stubborn = new AcpAgentTool({ name: "stubborn", description: "Ignores cancel.", config: { command: process.execPath, args: [fixtureAgent] }, cancelGraceMs: 500 });
+    const { driver, events } = outerAgent([stubborn], [script.toolCall("stubborn", { task: "stubborn" }, { callId: "outer-s" }), finalText], { cwd: ws, cancellation });
+    const turn = runTurn(driver, "go");
+    await events.waitFor(() => events.progressText("outer-s").includes("tick 2 "), "ticks");
+    const [pid] = events.pids();
+    cancellation.interrupt("test");
+    expect((await turn).finishReason).toBe("cancelled");
+    const toolResult = events.events.find((e) => e.type === "tool_result");
+    expect(toolResult?.type === "tool_result" && toolResult.result.text).toContain(
+      "The stubborn task was cancelled by the user. The agent did not end its turn within 500 ms after session/cancel, so its process was ended.",
+    );
+    expect(livePidsInGroup(pid!)).toEqual([]);
+  });
+
   it("a per-call timeout cancels the delegated turn and reports it", async () => {
     const ws = tempDir();
     const inner = writeScript(ws, [{ hang: true, text: "thinking hard" }]);
