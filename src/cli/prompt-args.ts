@@ -49,6 +49,10 @@ Options:
   --session ID           continue a session (session/resume, else session/load)
   --add-dir DIR          another workspace root for the session (repeatable; the agent must
                          advertise sessionCapabilities.additionalDirectories)
+  --fs MODE              offer the agent this client's file system (fs/*), confined to --cwd
+                         and the --add-dir folders: off | read | read-write (default read-write)
+  --terminal on|off      offer the agent terminals (terminal/*) run here in their own process
+                         group, cwd inside the roots (default on)
   --json                 print NDJSON events on stdout; the last line carries "stopReason"
   --verbose              show the agent's stderr (hidden by default; its last lines are
                          always part of an error report)

@@ -1,16 +1,78 @@
-import type { AcpAgentConfig, ClientPermissionPolicy } from "../acp/client/index.js";
+import { readFileSync } from "node:fs";
+import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostServices, TerminalHostService } from "../acp/client/index.js";
+import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost } from "../acp/client/index.js";
 import { UsageError, type PromptArgs } from "./prompt-args.js";
 
+const PRESETS = new Set(["deny", "ask", "allow-reads", "allow-all"]);
+type FsMode = "off" | "read" | "read-write";
+
+/** What `prompt` offers the agent, plus the final output of each terminal (for the renderer). */
+export interface PromptHostOptions extends Pick<AcpAgentConfig, "additionalDirectories" | "hostServices"> {
+  /** Output a released terminal had, by terminal id (the agent releases before its tool call completes). */
+  terminalOutput: (terminalId: string) => string | undefined;
+}
+
 /**
- * The place where `prompt`'s host-service flags become client config: `--add-dir DIR`
- * (repeatable) adds session roots; `--fs off|read|read-write` and `--terminal on|off` are
- * parsed but wired by the host-services work (their hosts take `policy.hostAuthorizer()`).
+ * `prompt`'s host-service flags: `--add-dir DIR` (repeatable) adds session roots; `--fs
+ * off|read|read-write` (default read-write) and `--terminal on|off` (default on) offer the
+ * client's file system and terminals, confined to the roots (`--cwd` plus `--add-dir`).
  */
-export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy): Pick<AcpAgentConfig, "additionalDirectories" | "hostServices"> {
-  const dirs = args.extra.get("--add-dir") ?? [];
-  for (const flag of ["--fs", "--terminal"]) {
-    const values = args.extra.get(flag);
-    if (values && values.some((v) => v !== "off")) throw new UsageError(`${flag} is not available in this build yet`);
+export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy): PromptHostOptions {
+  const dirs = (args.extra.get("--add-dir") ?? []).map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`));
+  const fs = single(args, "--fs", ["off", "read", "read-write"], "read-write") as FsMode;
+  const terminal = single(args, "--terminal", ["on", "off"], "on");
+  const authorize = hostGate(args.permissions);
+  const hostServices: HostServices = {};
+  if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}) });
+  const outputs = new Map<string, string>();
+  if (terminal === "on") hostServices.terminal = recordingOutput(createTerminalHost(authorize ? { authorize } : {}), outputs);
+  return {
+    ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
+    hostServices,
+    terminalOutput: (id) => outputs.get(id),
+  };
+}
+
+function single(args: PromptArgs, flag: string, allowed: string[], fallback: string): string {
+  const values = args.extra.get(flag) ?? [];
+  if (values.length > 1) throw new UsageError(`${flag} may be given once`);
+  const value = values[0] ?? fallback;
+  if (!allowed.includes(value)) throw new UsageError(`${flag} must be one of ${allowed.join(", ")} (got "${value}")`);
+  return value;
+}
+
+/**
+ * Host calls are gated by the explicit allow/deny rules of a `--permissions FILE` (e.g. deny
+ * writes outside a sub-tree, deny commands by prefix); what no rule matches is allowed, since
+ * the tool call behind it was already approved through session/request_permission and asking
+ * again per file read would double every question. Presets gate nothing beyond the roots.
+ */
+function hostGate(permissions: string | undefined): HostAuthorize | undefined {
+  if (permissions === undefined || PRESETS.has(permissions)) return undefined;
+  let json: { rules?: Array<{ action?: string }> } & Record<string, unknown>;
+  try {
+    json = JSON.parse(readFileSync(permissions, "utf8")) as typeof json;
+  } catch {
+    return undefined; // the policy itself reports an unreadable file
   }
-  return dirs.length > 0 ? { additionalDirectories: dirs.map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`)) } : {};
+  const rules = (Array.isArray(json.rules) ? json.rules : []).filter((r) => r.action === "allow" || r.action === "deny");
+  if (rules.length === 0) return undefined;
+  return Policy.fromJson({ rules, default: "allow", fallback: "deny" }).hostAuthorizer();
+}
+
+/** Keeps each terminal's last output when it is released, so the renderer can show it. */
+function recordingOutput(host: TerminalHostService, outputs: Map<string, string>): TerminalHostService {
+  return {
+    create: (params, session, signal) => host.create(params, session, signal),
+    output: (params, session) => host.output(params, session),
+    waitForExit: (params, session, signal) => host.waitForExit(params, session, signal),
+    kill: (params, session) => host.kill(params, session),
+    async release(params, session) {
+      const last = await host.output(params, session).catch(() => undefined);
+      if (last) outputs.set(params.terminalId, last.output);
+      return host.release(params, session);
+    },
+    releaseSession: (sessionId) => host.releaseSession(sessionId),
+    dispose: () => host.dispose(),
+  };
 }

@@ -50,9 +50,12 @@ export class TextRenderer {
   #atLineStart = true;
   #inThought = false;
   readonly #status = new Map<string, string>();
+  readonly #terminalOutput: (terminalId: string) => string | undefined;
 
-  constructor(out: Writer, color: boolean) {
+  /** `terminalOutput`: a client terminal's final output by id (the CLI's own terminal host keeps it). */
+  constructor(out: Writer, color: boolean, terminalOutput: (terminalId: string) => string | undefined = () => undefined) {
     this.#out = out;
+    this.#terminalOutput = terminalOutput;
     this.#dim = color ? ansi("2") : plain;
     this.#bold = color ? ansi("1") : plain;
     this.#red = color ? ansi("31") : plain;
@@ -133,8 +136,13 @@ export class TextRenderer {
       this.#block(`  ${mark} ${state.title || state.toolCallId} ${this.#dim(state.status)}`);
     }
     for (const diff of diffs) this.#block(this.#diff(diff));
-    for (const id of terminalIds) this.#block(this.#dim(`  [terminal ${id}]`));
-    if (state.status === "completed" || state.status === "failed") {
+    const finished = state.status === "completed" || state.status === "failed";
+    for (const id of terminalIds) {
+      const output = finished ? this.#terminalOutput(id) : undefined;
+      if (output === undefined) this.#block(this.#dim(`  [terminal ${id}]`));
+      else if (output.trim() !== "") this.#block(this.#dim(indent(truncateLines(output, 8))));
+    }
+    if (finished) {
       for (const c of state.content) {
         if (c.type === "content" && c.content.type === "text" && c.content.text.trim() !== "") {
           this.#block(this.#dim(indent(truncateLines(c.content.text, 8))));

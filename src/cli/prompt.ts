@@ -63,7 +63,8 @@ export function agentConfig(agent: string, cwd: string, env: Record<string, stri
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise<number> {
   const { args } = flow;
   const interactive = stdinFree && process.stdin.isTTY === true && process.stderr.isTTY === true;
-  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR);
+  const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };
+  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id));
   let interrupts = 0;
   let killed = false;
   let session: AcpSession | undefined;
@@ -81,10 +82,12 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     }
   };
   let policy: ClientPermissionPolicy;
-  let host: ReturnType<typeof hostOptionsFromArgs>;
+  let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
     policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt) : undefined, interactive);
-    host = hostOptionsFromArgs(args, policy);
+    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy);
+    terminals.output = terminalOutput;
+    host = config;
   } catch (error) {
     return usage(error);
   }

@@ -13,6 +13,10 @@ export interface ServeOptions {
   approve: ApproveMode;
   maxSessions: number;
   logLevel: LogLevel;
+  /** --local-tools: run file and shell tools here even when the client offers fs/terminal. */
+  localTools: boolean;
+  /** --mcp-startup-timeout: bound on each session MCP server's start-up (ms). */
+  mcpStartupTimeoutMs: number;
 }
 
 /** A bad command line: the message says what to fix (exit 2). */
@@ -43,6 +47,11 @@ Options:
                              deny        reads run; edits and commands are refused
                            Paths outside the session's workspace roots are always refused.
   --max-sessions N         open sessions allowed at once (default 32)
+  --local-tools            run the file and shell tools on this machine even when the editor
+                           offers its file system (fs/*) or terminals (terminal/*); by default
+                           they are used when offered (unsaved buffers, the editor's terminal)
+  --mcp-startup-timeout MS bound on each MCP server's start-up from session/new (default 10000);
+                           a server that fails or hangs is skipped with a warning
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -68,6 +77,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         approve: { type: "string" },
         "max-sessions": { type: "string" },
         "log-level": { type: "string" },
+        "local-tools": { type: "boolean" },
+        "mcp-startup-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -81,6 +92,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const maxText = (values["max-sessions"] as string | undefined) ?? "32";
   const maxSessions = Number(maxText);
   if (!/^\d+$/.test(maxText) || maxSessions < 1) throw new UsageError(`--max-sessions must be a positive integer (got "${maxText}")`);
+  const mcpText = (values["mcp-startup-timeout"] as string | undefined) ?? "10000";
+  const mcpStartupTimeoutMs = Number(mcpText);
+  if (!/^\d+$/.test(mcpText) || mcpStartupTimeoutMs < 1) throw new UsageError(`--mcp-startup-timeout must be a positive number of milliseconds (got "${mcpText}")`);
   const model = nonEmpty(values.model as string | undefined) ?? nonEmpty(env.AGENTKIT_MODEL);
   if (values.model !== undefined && nonEmpty(values.model as string) === undefined) throw new UsageError("--model needs a value such as anthropic:claude-sonnet-4-5 or demo");
   const baseUrl = nonEmpty(values["base-url"] as string | undefined);
@@ -92,6 +106,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     approve: approve as ApproveMode,
     maxSessions,
     logLevel: logLevel as LogLevel,
+    localTools: values["local-tools"] === true,
+    mcpStartupTimeoutMs,
   };
 }
 

@@ -1,5 +1,4 @@
-import type { McpServer } from "@agentclientprotocol/sdk";
-import type { AcpAgentFactoryContext, AcpApprovalResolver, AcpSessionAgent } from "../acp/agent/index.js";
+import type { AcpAgentFactoryContext, AcpApprovalResolver, AcpAuthentication, AcpSessionAgent } from "../acp/agent/index.js";
 import {
   AcpHeadlessRuntime,
   AcpIntegration,
@@ -7,16 +6,20 @@ import {
   AutoDenyResolver,
   ClientPermissionResolver,
   InMemoryApprovalMemory,
+  envApiKeyAuthentication,
+  noAuthentication,
 } from "../acp/agent/index.js";
 import type { Logger } from "../core/index.js";
 import { createStderrLogger, errorMessage } from "../core/index.js";
 import { Agent } from "../loop/index.js";
 import type { ModelAdapter } from "../model/index.js";
-import { createModelAdapter, pickDefaultModelSpec } from "../model/index.js";
-import type { McpServerConfig, PermissionPolicy } from "../tools/index.js";
-import { McpToolSource, RulePermissionPolicy, ToolRegistry, builtinTools, defaultPermissionPolicy, permissionPolicyForMode } from "../tools/index.js";
+import { createModelAdapter, hasCredentials, pickDefaultModelSpec } from "../model/index.js";
+import type { PermissionPolicy } from "../tools/index.js";
+import { RulePermissionPolicy, ToolRegistry, builtinTools, defaultPermissionPolicy, permissionPolicyForMode } from "../tools/index.js";
 import { loadScriptFile, scriptedModelFrom } from "./scripted-script.js";
 import type { ApproveMode, ServeOptions } from "./serve-options.js";
+import type { ServeSessionServices } from "./serve-session.js";
+import { sessionMcpServers, sessionOperations } from "./serve-session.js";
 
 /** Runs `serve` with parsed options; a model configuration error is reported like a usage error (exit 2). */
 export async function serveWith(options: ServeOptions): Promise<number> {
@@ -46,7 +49,10 @@ export async function serveWith(options: ServeOptions): Promise<number> {
     .logger(logger)
     // Advertise only what the model takes; embedded text resources always become text.
     .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })
-    .agentFactory((context) => sessionAgent(context, models, policyFor(options.approve), logger))
+    // Client-provided services: http/sse MCP servers per session, and the model's key from the environment.
+    .mcpTransports({ http: true, sse: true })
+    .authentication(models.authentication)
+    .agentFactory((context) => sessionAgent(context, models, policyFor(options.approve), logger, { localTools: options.localTools, mcpStartupTimeoutMs: options.mcpStartupTimeoutMs }))
     .build();
 
   let stopping = false;
@@ -71,17 +77,29 @@ interface ModelSource {
   label: string;
   /** A model for one session (scripted scripts restart per session; real adapters are shared). */
   create(): ModelAdapter;
+  /** `env-api-key` for providers that need a key; nothing for demo, local and scripted models. */
+  authentication: AcpAuthentication;
 }
 
 function modelSource(options: ServeOptions, logger: Logger): ModelSource {
   if (options.model?.startsWith("scripted:")) {
     const path = options.model.slice("scripted:".length);
     const file = loadScriptFile(path);
-    return { label: `scripted:${path} (testing only)`, create: () => scriptedModelFrom(file) };
+    return { label: `scripted:${path} (testing only)`, create: () => scriptedModelFrom(file), authentication: noAuthentication() };
   }
   const choice = options.model === undefined ? pickDefaultModelSpec(process.env) : { spec: options.model, reason: "--model / AGENTKIT_MODEL" };
-  const adapter = createModelAdapter({ spec: choice.spec, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}), logger });
-  return { label: `${adapter.id} (${choice.reason})`, create: () => adapter };
+  const make = (): ModelAdapter => createModelAdapter({ spec: choice.spec, ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}), logger });
+  let adapter = make();
+  let keyed = hasCredentials(choice.spec);
+  return {
+    label: `${adapter.id} (${choice.reason})`,
+    create: () => {
+      // Built without a key: once the environment has one (authenticate re-checks it), rebuild.
+      if (!keyed && hasCredentials(choice.spec)) [adapter, keyed] = [make(), true];
+      return adapter;
+    },
+    authentication: envApiKeyAuthentication(choice.spec),
+  };
 }
 
 const outsideRootsDenied = { insideRoots: false, verdict: "deny" as const, reason: "the call touches a path outside the workspace roots" };
@@ -113,40 +131,28 @@ function systemPrompt(cwd: string): string {
   ].join("\n");
 }
 
-async function sessionAgent(context: AcpAgentFactoryContext, models: ModelSource, policy: PermissionPolicy, logger: Logger): Promise<AcpSessionAgent> {
-  const mcp = await startMcpServers(context.mcpServers, context.cwd, logger);
-  const tools = new ToolRegistry(builtinTools()).with(mcp?.tools ?? []);
-  const agent = Agent.builder()
+async function sessionAgent(
+  context: AcpAgentFactoryContext,
+  models: ModelSource,
+  policy: PermissionPolicy,
+  logger: Logger,
+  services: ServeSessionServices,
+): Promise<AcpSessionAgent> {
+  const mcp = await sessionMcpServers(context, services, logger);
+  const ops = sessionOperations(context, services);
+  logger.debug("session tools", { sessionId: context.acpSessionId, tools: ops.label });
+  const tools = new ToolRegistry(builtinTools()).with(mcp.tools);
+  const builder = Agent.builder()
     .model(models.create())
     .tools(tools)
     .permissions(policy)
     .observer(context.integration)
     .cancellation(context.cancellation)
     .logger(logger)
-    .systemPrompt(systemPrompt(context.cwd))
-    .build();
-  return { agent, close: () => mcp?.close() };
-}
-
-/** stdio MCP servers from session/new, started for this session only (http/sse are not advertised). */
-async function startMcpServers(servers: McpServer[], cwd: string, logger: Logger): Promise<McpToolSource | undefined> {
-  const configs: McpServerConfig[] = [];
-  for (const server of servers) {
-    if ("type" in server && (server.type === "http" || server.type === "sse")) {
-      logger.warn(`MCP server ${server.name}: ${server.type} transport is not supported by this agent; skipped`);
-      continue;
-    }
-    if (!("command" in server)) continue;
-    configs.push({
-      name: server.name,
-      transport: "stdio",
-      command: server.command,
-      args: server.args,
-      env: Object.fromEntries(server.env.map((e) => [e.name, e.value])),
-    });
-  }
-  if (configs.length === 0) return undefined;
-  return McpToolSource.connect(configs, { logger, cwd, clientInfo: { name: "agentkit-acp", version: "serve" } });
+    .systemPrompt(systemPrompt(context.cwd));
+  if (ops.files) builder.fileOperations(ops.files);
+  if (ops.commands) builder.commandRunner(ops.commands);
+  return { agent: builder.build(), close: () => mcp.close(), warnings: mcp.warnings };
 }
 
 /** Library code never writes to stdout; this keeps stray console output of dependencies off it too. */

@@ -1,0 +1,53 @@
+import type { AcpAgentFactoryContext, SessionMcpServers } from "../acp/agent/index.js";
+import { ClientFileOperations, ClientTerminalCommandRunner, mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers } from "../acp/agent/index.js";
+import type { Logger } from "../core/index.js";
+import type { CommandRunner, FileOperations } from "../tools/index.js";
+
+/** What `serve` does with the services a client offers. */
+export interface ServeSessionServices {
+  /** `--local-tools`: ignore the client's fs/terminal and run the tools on this machine. */
+  localTools: boolean;
+  /** `--mcp-startup-timeout`: bound on each MCP server's start-up. */
+  mcpStartupTimeoutMs: number;
+}
+
+/**
+ * The session's file and command operations: through the client's `fs/*` (each direction only
+ * when advertised) and `terminal/*` when it offers them, unless `--local-tools`. Undefined
+ * fields mean local.
+ */
+export function sessionOperations(context: AcpAgentFactoryContext, services: ServeSessionServices): { files?: FileOperations; commands?: CommandRunner; label: string } {
+  if (services.localTools) return { label: "local tools (--local-tools)" };
+  const { client } = context;
+  const ops: { files?: FileOperations; commands?: CommandRunner; label: string } = { label: "" };
+  const used: string[] = [];
+  if (client.canReadFiles || client.canWriteFiles) {
+    ops.files = new ClientFileOperations(client, context.acpSessionId);
+    used.push(`client fs (${[client.canReadFiles ? "read" : "", client.canWriteFiles ? "write" : ""].filter(Boolean).join("+")})`);
+  }
+  if (client.hasTerminal) {
+    ops.commands = new ClientTerminalCommandRunner(client, context.acpSessionId, { logger: context.logger });
+    used.push("client terminal");
+  }
+  ops.label = used.length > 0 ? used.join(", ") : "local tools (the client offers no fs/terminal)";
+  return ops;
+}
+
+/** The session's MCP servers (stdio, http, sse), started with a bounded start-up; failures become warnings. */
+export async function sessionMcpServers(
+  context: AcpAgentFactoryContext,
+  services: ServeSessionServices,
+  logger: Logger,
+): Promise<SessionMcpServers & { warnings: string[] }> {
+  const configs = context.mcpServerConfigs ?? mcpServerConfigs(context.mcpServers, { http: true, sse: true });
+  const started = await startSessionMcpServers(configs, {
+    cwd: context.cwd,
+    logger,
+    startupTimeoutMs: services.mcpStartupTimeoutMs,
+    clientInfo: { name: "agentkit-acp", version: "serve" },
+  });
+  if (configs.length > 0) {
+    logger.info("MCP servers for the session", { sessionId: context.acpSessionId, started: configs.length - started.failures.length, failed: started.failures.length });
+  }
+  return { tools: started.tools, failures: started.failures, close: () => started.close(), warnings: mcpFailureWarnings(started.failures) };
+}
