@@ -143,10 +143,14 @@ export class DelegationProgress implements DelegatedTurnView {
         this.#atLineStart = event.text.endsWith("\n");
         return;
       }
-      case "tool_call":
+      case "tool_call": {
         this.#calls.set(event.toolCall.toolCallId, event.toolCall);
-        this.line(`→ ${event.toolCall.title}`, { type: "tool_call", toolCall: brief(event.toolCall) });
+        const status = event.toolCall.status;
+        // Some agents report a call only once it is over.
+        const mark = status === "completed" ? "✓" : status === "failed" ? "✗" : "→";
+        this.line(`${mark} ${event.toolCall.title}${status === "failed" ? " (failed)" : ""}`, { type: "tool_call", toolCall: brief(event.toolCall) });
         return;
+      }
       case "tool_call_update": {
         const before = this.#calls.get(event.toolCall.toolCallId)?.status;
         this.#calls.set(event.toolCall.toolCallId, event.toolCall);
