@@ -111,7 +111,14 @@ describe("initialize advertises exactly what is implemented, and each advertised
       },
     );
     const init = await env.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-    expect(advertised(init.agentCapabilities!)).toEqual(["promptCapabilities.embeddedContext", "sessionCapabilities.additionalDirectories", "sessionCapabilities.close"]);
+    // http/sse MCP servers are exercised against serve in test/services/mcp-servers.test.ts.
+    expect(advertised(init.agentCapabilities!)).toEqual([
+      "mcpCapabilities.http",
+      "mcpCapabilities.sse",
+      "promptCapabilities.embeddedContext",
+      "sessionCapabilities.additionalDirectories",
+      "sessionCapabilities.close",
+    ]);
 
     const one = await env.agent.request(acp.methods.agent.session.new, { cwd: join(dir.path, "ws"), mcpServers: [] });
     await env.agent.request(acp.methods.agent.session.prompt, {
