@@ -1,5 +1,8 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { LogLevel } from "../core/index.js";
+import type { PermissionMode } from "../tools/index.js";
+import { permissionModes } from "../tools/index.js";
 
 export type ApproveMode = "ask" | "auto-reads" | "auto-all" | "deny";
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
@@ -17,6 +20,17 @@ export interface ServeOptions {
   localTools: boolean;
   /** --mcp-startup-timeout: bound on each session MCP server's start-up (ms). */
   mcpStartupTimeoutMs: number;
+  /** --mode: the mode sessions start in (default: implied by --approve). */
+  mode: PermissionMode | undefined;
+  /** --models (repeatable, comma-separated): further model choices. */
+  models: string[];
+  /** --state-dir (else the environment's default). */
+  stateDir: string | undefined;
+  /** false with --no-persist. */
+  persist: boolean;
+  /** false with --no-approval-memory. */
+  approvalMemory: boolean;
+  clearApprovalMemory: boolean;
 }
 
 /** A bad command line: the message says what to fix (exit 2). */
@@ -39,13 +53,27 @@ Options:
                            (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY), else the
                            labelled demo model (no LLM; its first reply says how to configure one).
   --base-url URL           provider base URL (default: AGENTKIT_BASE_URL, else the provider's)
-  --approve MODE           how tool calls are approved (default: ask):
-                             ask         every tool call asks the editor (session/request_permission)
-                             auto-reads  reads/searches inside the workspace run without asking;
-                                         edits and commands ask the editor
-                             auto-all    everything inside the workspace runs without asking
-                             deny        reads run; edits and commands are refused
-                           Paths outside the session's workspace roots are always refused.
+  --approve WHO            who answers what the session's mode asks about (default: ask):
+                             ask         the editor (session/request_permission; "always"
+                                         answers are remembered per workspace)
+                             auto-reads  the same as ask (older name)
+                             auto-all    approved without asking; sessions start in auto-edit
+                             deny        refused without asking; sessions start in read-only
+  --mode MODE              the mode new sessions start in (default: as --approve implies);
+                           the editor switches it per session (session/set_mode or /mode):
+                             ask         reads inside the workspace run; edits and commands ask
+                             auto-edit   edits inside the workspace run too; commands ask
+                             read-only   reads run; edits and commands are refused
+                           Paths outside the session's workspace roots are refused in every mode.
+  --models SPEC[,SPEC]     further models the editor may switch to (the "model" config option;
+                           repeatable). A provider whose key is not set is left out (warning).
+  --state-dir DIR          where sessions and remembered approvals are kept (default:
+                           AGENTKIT_STATE_DIR, else $XDG_STATE_HOME/agentkit-acp, else
+                           ~/.local/state/agentkit-acp)
+  --no-persist             keep sessions and approvals in memory only (nothing is written;
+                           sessions cannot be loaded after a restart)
+  --no-approval-memory     do not offer "always allow / always reject"; remember nothing
+  --clear-approval-memory  forget every remembered approval at start-up, then serve
   --max-sessions N         open sessions allowed at once (default 32)
   --local-tools            run the file and shell tools on this machine even when the editor
                            offers its file system (fs/*) or terminals (terminal/*); by default
@@ -65,7 +93,7 @@ Testing only: --model scripted:FILE.json plays a fixed JSON script instead of a 
 `;
 
 export function parseServeOptions(argv: string[], env: Readonly<Record<string, string | undefined>>): ServeOptions {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -79,6 +107,12 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "log-level": { type: "string" },
         "local-tools": { type: "boolean" },
         "mcp-startup-timeout": { type: "string" },
+        mode: { type: "string" },
+        models: { type: "string", multiple: true },
+        "state-dir": { type: "string" },
+        "no-persist": { type: "boolean" },
+        "no-approval-memory": { type: "boolean" },
+        "clear-approval-memory": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -95,6 +129,10 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const mcpText = (values["mcp-startup-timeout"] as string | undefined) ?? "10000";
   const mcpStartupTimeoutMs = Number(mcpText);
   if (!/^\d+$/.test(mcpText) || mcpStartupTimeoutMs < 1) throw new UsageError(`--mcp-startup-timeout must be a positive number of milliseconds (got "${mcpText}")`);
+  const mode = values.mode as string | undefined;
+  if (mode !== undefined && !permissionModes.includes(mode as PermissionMode)) throw new UsageError(`--mode must be one of ${permissionModes.join(", ")} (got "${mode}")`);
+  const stateDir = values["state-dir"] as string | undefined;
+  if (stateDir !== undefined && stateDir.trim() === "") throw new UsageError("--state-dir needs a directory");
   const model = nonEmpty(values.model as string | undefined) ?? nonEmpty(env.AGENTKIT_MODEL);
   if (values.model !== undefined && nonEmpty(values.model as string) === undefined) throw new UsageError("--model needs a value such as anthropic:claude-sonnet-4-5 or demo");
   const baseUrl = nonEmpty(values["base-url"] as string | undefined);
@@ -108,7 +146,18 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     logLevel: logLevel as LogLevel,
     localTools: values["local-tools"] === true,
     mcpStartupTimeoutMs,
+    mode: mode as PermissionMode | undefined,
+    models: splitModelSpecs((values.models as string[] | undefined) ?? []),
+    stateDir: stateDir === undefined ? undefined : resolve(stateDir),
+    persist: values["no-persist"] !== true,
+    approvalMemory: values["no-approval-memory"] !== true,
+    clearApprovalMemory: values["clear-approval-memory"] === true,
   };
+}
+
+/** `--models a,b --models c` → ["a", "b", "c"] (trimmed, empty entries dropped). */
+function splitModelSpecs(values: readonly string[]): string[] {
+  return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,31 +1,29 @@
-import type { AcpAgentFactoryContext, AcpApprovalResolver, AcpAuthentication, AcpSessionAgent } from "../acp/agent/index.js";
-import {
-  AcpHeadlessRuntime,
-  AcpIntegration,
-  AutoApproveResolver,
-  AutoDenyResolver,
-  ClientPermissionResolver,
-  InMemoryApprovalMemory,
-  envApiKeyAuthentication,
-  noAuthentication,
-} from "../acp/agent/index.js";
+import type { AcpAgentFactoryContext, AcpAuthentication, AcpModelOptions, AcpSessionAgent } from "../acp/agent/index.js";
+import { AcpHeadlessRuntime, AcpIntegration, envApiKeyAuthentication, noAuthentication, planTool, planToolRule } from "../acp/agent/index.js";
 import type { Logger } from "../core/index.js";
 import { createStderrLogger, errorMessage } from "../core/index.js";
 import { Agent } from "../loop/index.js";
 import type { ModelAdapter } from "../model/index.js";
 import { createModelAdapter, hasCredentials, pickDefaultModelSpec } from "../model/index.js";
 import type { PermissionPolicy } from "../tools/index.js";
-import { RulePermissionPolicy, ToolRegistry, builtinTools, defaultPermissionPolicy, permissionPolicyForMode } from "../tools/index.js";
+import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../tools/index.js";
 import { loadScriptFile, scriptedModelFrom } from "./scripted-script.js";
-import type { ApproveMode, ServeOptions } from "./serve-options.js";
+import type { ServeOptions } from "./serve-options.js";
+import { serveModelOptions } from "./serve-models.js";
+import type { ServeState } from "./serve-state.js";
+import { approvalResolverFor, initialModeFor, serveState } from "./serve-state.js";
 import type { ServeSessionServices } from "./serve-session.js";
 import { sessionMcpServers, sessionOperations } from "./serve-session.js";
 
 /** Runs `serve` with parsed options; a model configuration error is reported like a usage error (exit 2). */
 export async function serveWith(options: ServeOptions): Promise<number> {
   let models: ModelSource;
+  let modelOptions: AcpModelOptions;
   try {
-    models = modelSource(options, createStderrLogger(options.logLevel));
+    const early = createStderrLogger(options.logLevel);
+    models = modelSource(options, early);
+    const primary = models;
+    modelOptions = serveModelOptions({ model: options.model, models: options.models, baseUrl: options.baseUrl }, () => primary.create(), process.env, early);
   } catch (error) {
     process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
     return 2;
@@ -35,11 +33,20 @@ export async function serveWith(options: ServeOptions): Promise<number> {
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on stdio with model ${models.label}`);
+  let state: ServeState;
+  try {
+    state = await serveState(options, process.env, logger);
+  } catch (error) {
+    process.stderr.write(`agentkit-acp serve: cannot use the state directory: ${errorMessage(error)}\n`);
+    return 1;
+  }
+  logger.info(state.stateDir === undefined ? "sessions are kept in memory only (--no-persist)" : `sessions and approvals are kept in ${state.stateDir}`);
+  const initialMode = initialModeFor(options.approve, options.mode);
 
   const integration = AcpIntegration.builder()
     .name("agentkit-acp")
-    .approvalResolver(resolverFor(options.approve))
-    .approvalMemory(new InMemoryApprovalMemory())
+    .approvalResolver(approvalResolverFor(options.approve, state.offerAlways))
+    .approvalMemory(state.approvalMemory)
     .logger(logger)
     .build();
   const probe = models.create();
@@ -52,7 +59,12 @@ export async function serveWith(options: ServeOptions): Promise<number> {
     // Client-provided services: http/sse MCP servers per session, and the model's key from the environment.
     .mcpTransports({ http: true, sse: true })
     .authentication(models.authentication)
-    .agentFactory((context) => sessionAgent(context, models, policyFor(options.approve), logger, { localTools: options.localTools, mcpStartupTimeoutMs: options.mcpStartupTimeoutMs }))
+    // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
+    .sessionStore(state.sessions)
+    .modes({ initial: initialMode })
+    .models(modelOptions)
+    .slashCommands()
+    .agentFactory((context) => sessionAgent(context, models, permissionPolicyForMode(initialMode, { rules: [planToolRule] }), logger, { localTools: options.localTools, mcpStartupTimeoutMs: options.mcpStartupTimeoutMs }))
     .build();
 
   let stopping = false;
@@ -102,27 +114,6 @@ function modelSource(options: ServeOptions, logger: Logger): ModelSource {
   };
 }
 
-const outsideRootsDenied = { insideRoots: false, verdict: "deny" as const, reason: "the call touches a path outside the workspace roots" };
-
-function policyFor(mode: ApproveMode): PermissionPolicy {
-  switch (mode) {
-    case "ask":
-      return new RulePermissionPolicy({ rules: [outsideRootsDenied], fallback: { verdict: "ask", reason: "every tool call asks (--approve ask)" } });
-    case "auto-reads":
-      return defaultPermissionPolicy();
-    case "auto-all":
-      return new RulePermissionPolicy({ rules: [outsideRootsDenied], fallback: { verdict: "allow", reason: "allowed inside the workspace (--approve auto-all)" } });
-    case "deny":
-      return permissionPolicyForMode("read-only");
-  }
-}
-
-function resolverFor(mode: ApproveMode): AcpApprovalResolver {
-  if (mode === "auto-all") return new AutoApproveResolver();
-  if (mode === "deny") return new AutoDenyResolver();
-  return new ClientPermissionResolver();
-}
-
 function systemPrompt(cwd: string): string {
   return [
     "You are agentkit-acp, a coding agent working inside the user's editor.",
@@ -141,7 +132,7 @@ async function sessionAgent(
   const mcp = await sessionMcpServers(context, services, logger);
   const ops = sessionOperations(context, services);
   logger.debug("session tools", { sessionId: context.acpSessionId, tools: ops.label });
-  const tools = new ToolRegistry(builtinTools()).with(mcp.tools);
+  const tools = new ToolRegistry([...builtinTools(), planTool()]).with(mcp.tools);
   const builder = Agent.builder()
     .model(models.create())
     .tools(tools)

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import type { AgentCapabilities } from "@agentclientprotocol/sdk";
@@ -95,14 +95,15 @@ describe("initialize advertises exactly what is implemented, and each advertised
     ).rejects.toMatchObject({ code: -32602, data: { type: "image" } });
   });
 
-  it("agentkit-acp serve (scripted model): embedded context, additional directories and close, all over stdio", async () => {
+  it("agentkit-acp serve (scripted model): embedded context, additional directories, close, load, list, resume, delete, all over stdio", async () => {
     const dir = tempDir("agentkit-caps-");
     const extra = join(dir.path, "extra");
     mkdirSync(extra);
     mkdirSync(join(dir.path, "ws"));
     writeFileSync(join(extra, "NOTE.md"), "note in extra dir\n");
     const scriptPath = writeScript(dir.path, [{ echo: "last_user_message" }, { toolCall: { name: "read_file", input: { path: join(extra, "NOTE.md") } } }, { echo: "last_tool_result" }]);
-    const env = connectServe(["--model", `scripted:${scriptPath}`], { cwd: dir.path });
+    const state = join(dir.path, "state");
+    const env = connectServe(["--model", `scripted:${scriptPath}`, "--state-dir", state], { cwd: dir.path });
     cleanups.push(
       () => dir.remove(),
       async () => {
@@ -112,12 +113,17 @@ describe("initialize advertises exactly what is implemented, and each advertised
     );
     const init = await env.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     // http/sse MCP servers are exercised against serve in test/services/mcp-servers.test.ts.
+    // Durable sessions are exercised in depth in test/lifecycle/; here each one once.
     expect(advertised(init.agentCapabilities!)).toEqual([
+      "loadSession",
       "mcpCapabilities.http",
       "mcpCapabilities.sse",
       "promptCapabilities.embeddedContext",
       "sessionCapabilities.additionalDirectories",
       "sessionCapabilities.close",
+      "sessionCapabilities.delete",
+      "sessionCapabilities.list",
+      "sessionCapabilities.resume",
     ]);
 
     const one = await env.agent.request(acp.methods.agent.session.new, { cwd: join(dir.path, "ws"), mcpServers: [] });
@@ -134,5 +140,29 @@ describe("initialize advertises exactly what is implemented, and each advertised
 
     await env.agent.request(acp.methods.agent.session.close, { sessionId: two.sessionId });
     await expect(env.agent.request(acp.methods.agent.session.prompt, { sessionId: two.sessionId, prompt: [{ type: "text", text: "x" }] })).rejects.toMatchObject({ code: -32002 });
+
+    // list: both sessions, with the additional directory and the title of their first prompt.
+    const listed = await env.agent.request(acp.methods.agent.session.list, { cwd: join(dir.path, "ws") });
+    expect(listed.sessions.map((s) => [s.sessionId, s.additionalDirectories, s.title]).sort()).toEqual(
+      [
+        [one.sessionId, [], undefined],
+        [two.sessionId, [extra], "skip"],
+      ].sort(),
+    );
+    // resume: no replay; the session takes prompts again (with its additional directory).
+    const before = env.client.updates(two.sessionId).length;
+    await env.agent.request(acp.methods.agent.session.resume, { sessionId: two.sessionId, cwd: join(dir.path, "ws"), additionalDirectories: [extra] });
+    expect(env.client.updates(two.sessionId).slice(before).filter((u) => u.sessionUpdate.endsWith("_chunk"))).toEqual([]);
+    expect((await env.agent.request(acp.methods.agent.session.prompt, { sessionId: two.sessionId, prompt: [{ type: "text", text: "again" }] })).stopReason).toBe("end_turn");
+    // load: the embedded resource comes back as the user's content block.
+    const seen = env.client.updates(one.sessionId).length;
+    await env.agent.request(acp.methods.agent.session.load, { sessionId: one.sessionId, cwd: join(dir.path, "ws"), mcpServers: [] });
+    expect(env.client.updates(one.sessionId).slice(seen).find((u) => u.sessionUpdate === "user_message_chunk")).toMatchObject({
+      content: { type: "resource", resource: { uri: "file:///spec.md", text: "embedded spec text" } },
+    });
+    // delete: gone from the list and the disk.
+    await env.agent.request(acp.methods.agent.session.delete, { sessionId: one.sessionId });
+    expect((await env.agent.request(acp.methods.agent.session.list, {})).sessions.map((s) => s.sessionId)).toEqual([two.sessionId]);
+    expect(existsSync(join(state, "sessions", `${one.sessionId}.jsonl`))).toBe(false);
   });
 });

@@ -143,7 +143,7 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
     await init(agent);
     const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
     const pending = agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
-    await client.waitFor(() => client.updates(sessionId).length > 0, "streaming to start");
+    await client.waitFor(() => client.updates(sessionId).some((u) => u.sessionUpdate === "agent_message_chunk"), "streaming to start");
     proc.child.kill("SIGTERM");
     expect((await pending).stopReason).toBe("cancelled");
     expect(await proc.exited).toEqual({ code: 0, signal: null });

@@ -1,5 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -32,7 +34,11 @@ function withLock(fn: () => void): void {
 // Tests spawn the compiled CLI (dist/); an incremental build keeps it in step with src/.
 // tsc emits even with type errors (the typecheck script reports those), so one area's
 // unfinished types never block another area's tests.
-export default function setup(): void {
+export default function setup(): () => void {
+  // `serve` persists sessions and approvals by default: tests (and the serve processes they
+  // spawn, which inherit the env) write to a throwaway state dir, never the user's.
+  const stateDir = mkdtempSync(join(tmpdir(), "agentkit-test-state-"));
+  process.env.AGENTKIT_STATE_DIR = stateDir;
   withLock(() => {
     const r = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
       cwd: root,
@@ -40,4 +46,5 @@ export default function setup(): void {
     });
     if (r.status !== 0) process.stderr.write(`[global-setup] tsc reported errors (build emitted anyway):\n${r.stdout.slice(0, 4000)}\n`);
   });
+  return () => rmSync(stateDir, { recursive: true, force: true });
 }
