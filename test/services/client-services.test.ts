@@ -81,9 +81,10 @@ describe("serve uses the client's fs and terminal when offered", () => {
     expect(editDone.toolCall.status).toBe("completed");
     expect(editDone.diffs).toEqual([{ type: "diff", path: edit, oldText: "hello world\n", newText: "goodbye world\n" }]);
 
-    // The shell: terminal/create as /bin/sh -c, then wait, output, release — and terminal content while it runs and at the end.
+    // The shell: terminal/create with the command line (the client runs it through a shell), then
+    // wait, output, release — and terminal content while it runs and at the end.
     const create = audit.events.find((e) => e.kind === "terminal_create")!;
-    expect(create).toMatchObject({ verdict: "allowed", command: "/bin/sh", args: ["-c", "echo out-$((1+1)); echo err >&2; exit 3"], path: ws.cwd });
+    expect(create).toMatchObject({ verdict: "allowed", command: "echo out-$((1+1)); echo err >&2; exit 3", args: [], path: ws.cwd });
     const terminalId = create.terminalId!;
     const lifecycle = audit.events.filter((e) => e.terminalId === terminalId).map((e) => e.kind);
     expect(lifecycle).toEqual(["terminal_create", "terminal_wait", "terminal_output", "terminal_release"]);

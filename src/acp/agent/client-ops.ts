@@ -65,7 +65,11 @@ function isNotFoundAnswer(error: RequestError): boolean {
 }
 
 export interface ClientTerminalCommandRunnerOptions {
-  /** The shell a command line runs in, as `shell -c command` (default `/bin/sh`). */
+  /**
+   * Send `shell -c line` (command + args) instead of the bare command line. By default the
+   * line goes as `command` without `args`, which clients (Zed, kimi-cli's convention, our
+   * terminal host) run through a shell — and their command-prefix rules then see the real command.
+   */
   shell?: string;
   /**
    * Poll `terminal/output` this often while the command runs and pass new output to
@@ -80,14 +84,14 @@ export interface ClientTerminalCommandRunnerOptions {
 
 /**
  * Runs the shell tool's commands in the ACP client's terminals for one session:
- * `terminal/create` (as `/bin/sh -c command`, with the byte limit) → `terminal/wait_for_exit`
+ * `terminal/create` (the command line, the cwd, the byte limit) → `terminal/wait_for_exit`
  * raced with the abort signal and the timeout (then `terminal/kill`) → `terminal/output` →
  * `terminal/release`, always. `onTerminal` reports the id so the tool call embeds the terminal.
  */
 export class ClientTerminalCommandRunner implements CommandRunner {
   readonly #client: AcpClientHandle;
   readonly #sessionId: string;
-  readonly #shell: string;
+  readonly #shell: string | undefined;
   readonly #pollMs: number | undefined;
   readonly #killWaitMs: number;
   readonly #logger: Logger;
@@ -95,7 +99,7 @@ export class ClientTerminalCommandRunner implements CommandRunner {
   constructor(client: AcpClientHandle, sessionId: string, options: ClientTerminalCommandRunnerOptions = {}) {
     this.#client = client;
     this.#sessionId = sessionId;
-    this.#shell = options.shell ?? "/bin/sh";
+    this.#shell = options.shell;
     this.#pollMs = options.outputPollMs;
     this.#killWaitMs = options.killWaitMs ?? 10_000;
     this.#logger = options.logger ?? silentLogger;
@@ -106,8 +110,7 @@ export class ClientTerminalCommandRunner implements CommandRunner {
     if (request.signal.aborted) return notRun;
     const params: CreateTerminalRequest = {
       sessionId: this.#sessionId,
-      command: this.#shell,
-      args: ["-c", request.command],
+      ...(this.#shell === undefined ? { command: request.command } : { command: this.#shell, args: ["-c", request.command] }),
       cwd: request.cwd,
       env: Object.entries(request.env ?? {}).map(([name, value]) => ({ name, value })),
       outputByteLimit: request.outputByteLimit,
