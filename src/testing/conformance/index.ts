@@ -1,0 +1,18 @@
+// ACP v1 conformance suite: run it against any agent command line (`agentkit-acp check`).
+export { runConformance } from "./runner.js";
+export { conformanceChecks, checkById } from "./catalog.js";
+export { formatConformanceReport, type FormatOptions } from "./report.js";
+export { DEFAULT_PROMPTS } from "./run.js";
+export type {
+  AgentLaunch,
+  CheckGroup,
+  CheckResult,
+  CheckSeverity,
+  CheckStatus,
+  ConformanceCheck,
+  ConformanceOptions,
+  ConformancePrompts,
+  ConformanceReport,
+  ConformanceSummary,
+  SpecReference,
+} from "./types.js";

@@ -1,0 +1,68 @@
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type * as acp from "@agentclientprotocol/sdk";
+import type { Run } from "./run.js";
+import { newSession } from "./steps-session.js";
+import { describeTurn, runTurn, textBlock } from "./turns.js";
+import { delay, describeOutcome, type WireAgent } from "./wire.js";
+
+/** mcp.stdio always (every agent must support stdio); mcp.http / mcp.sse when advertised. */
+export async function checkMcp(run: Run, agent: WireAgent): Promise<void> {
+  if (run.wants("mcp.stdio")) {
+    const marker = join(run.scratch, "mcp-probe-contacted");
+    const server: acp.McpServer = { name: "agentkit-check-probe", ...probeCommand(marker), env: [] };
+    await checkServer(run, agent, "mcp.stdio", "the stdio MCP server", server, () => existsSync(marker));
+  }
+  for (const transport of ["http", "sse"] as const) {
+    const id = `mcp.${transport}`;
+    if (!run.wants(id)) continue;
+    if (!run.advertises(`mcpCapabilities.${transport}`)) {
+      run.skip(id, `mcpCapabilities.${transport} is not advertised`);
+      continue;
+    }
+    const { startMcpFixtureHttpServer } = await import("../mcp-fixture-server.js");
+    const http = await startMcpFixtureHttpServer();
+    run.cleanups.push(() => http.close());
+    const url = transport === "http" ? http.url : http.sseUrl;
+    const server: acp.McpServer = { type: transport, name: `agentkit-check-${transport}`, url, headers: [] };
+    await checkServer(run, agent, id, `the ${transport} MCP server at ${url}`, server, () => http.sessionCount() > 0);
+  }
+}
+
+async function checkServer(run: Run, agent: WireAgent, id: string, what: string, server: acp.McpServer, contacted: () => boolean): Promise<void> {
+  const created = await newSession(run, agent, run.newSessionParams([server]));
+  if (created.sessionId === undefined) {
+    run.fail(id, `session/new with ${what}: ${describeOutcome(created.outcome)}`);
+    return;
+  }
+  const bound = Math.min(run.timeoutMs, 10_000);
+  // Agents may connect in the background after answering, or only on the first prompt.
+  if (await waitFor(contacted, run.skipPrompts ? bound : 2_000)) {
+    run.pass(id, `${what} was connected after session/new`);
+    return;
+  }
+  if (run.skipPrompts) {
+    run.warn(id, `${what} was not contacted within ${bound} ms of session/new; an agent that connects on the first prompt cannot be judged with --skip-prompts`);
+    return;
+  }
+  const turn = await runTurn(run, agent, created.sessionId, [textBlock(run.prompts.text)]);
+  if (await waitFor(contacted, bound)) run.pass(id, `${what} was connected during the first prompt turn`);
+  else run.fail(id, `${what} was never contacted (not after session/new, not during a prompt turn that ended with ${describeTurn(turn)})`);
+}
+
+/** `{command, args}` of the probe: the built `mcp-probe.js` beside this file (dist/ when run from sources). */
+export function probeCommand(marker: string): { command: string; args: string[] } {
+  const here = fileURLToPath(import.meta.url);
+  const entry = here.endsWith(".ts") ? resolve(dirname(here), "../../../dist/testing/conformance/mcp-probe.js") : join(dirname(here), "mcp-probe.js");
+  return { command: process.execPath, args: [entry, marker] };
+}
+
+async function waitFor(condition: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() >= deadline) return false;
+    await delay(50);
+  }
+  return true;
+}

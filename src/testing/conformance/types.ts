@@ -1,0 +1,116 @@
+import type * as acp from "@agentclientprotocol/sdk";
+
+/** How much a failed check matters: `must` failures make the run fail; `should` and `info` only inform. */
+export type CheckSeverity = "must" | "should" | "info";
+
+/** `warn`: inconclusive or heuristic finding (e.g. a race); `skip`: not applicable, with the reason. */
+export type CheckStatus = "pass" | "fail" | "skip" | "warn";
+
+export type CheckGroup = "initialize" | "json-rpc" | "session" | "prompt" | "cancel" | "capabilities" | "mcp" | "process";
+
+export interface SpecReference {
+  /** Spec page and section, e.g. "prompt-turn#cancellation". */
+  section: string;
+  url: string;
+  /** The requirement, quoted or summarised from the v1 spec / schema. */
+  text: string;
+}
+
+/** One named conformance check (metadata; the runner produces a `CheckResult` for it). */
+export interface ConformanceCheck {
+  id: string;
+  group: CheckGroup;
+  severity: CheckSeverity;
+  title: string;
+  spec: SpecReference;
+  /** What an agent author should change when the check fails. */
+  fix: string;
+  /** Sends session/prompt (a real model spends tokens); skipped with `skipPrompts`. */
+  prompts?: boolean;
+}
+
+export interface CheckResult {
+  id: string;
+  group: CheckGroup;
+  severity: CheckSeverity;
+  title: string;
+  status: CheckStatus;
+  /** What was observed (for a skip: why it was skipped). */
+  detail: string;
+  spec: SpecReference;
+  /** Present when the status is fail or warn. */
+  fix?: string;
+}
+
+/** How the agent under test is launched: a whole shell command line, or a command with arguments. */
+export type AgentLaunch =
+  | { shellLine: string; command?: undefined; args?: undefined }
+  | { command: string; args?: string[]; shellLine?: undefined };
+
+export interface ConformancePrompts {
+  /** A harmless prompt that should end with end_turn (default "Reply with the word ok."). */
+  text?: string;
+  /** A prompt that keeps the agent busy long enough to be cancelled. */
+  cancel?: string;
+  /** A prompt that makes the agent ask permission for a tool call. */
+  permission?: string;
+}
+
+export type ConformanceOptions = AgentLaunch & {
+  /**
+   * The session's working directory. Default: a fresh temporary directory (removed
+   * afterwards), so an agent that acts on the permission prompt changes nothing of yours.
+   */
+  cwd?: string;
+  /** The directory the agent process starts in (default: this process's cwd); sessions use `cwd`. */
+  agentCwd?: string;
+  /** Extra environment for the agent (added to this process's environment). */
+  env?: Record<string, string>;
+  /** Bound for each request and prompt turn (default 30000 ms). */
+  timeoutMs?: number;
+  /** How long a cancelled turn may take to answer `cancelled` (default 10000 ms). */
+  cancelBoundMs?: number;
+  /** How long the agent may take to exit after stdin EOF (default 5000 ms). */
+  exitBoundMs?: number;
+  /** Quiet time after each response in which late updates are still caught (default 300 ms). */
+  settleMs?: number;
+  /** Run no check that sends session/prompt (no tokens spent). */
+  skipPrompts?: boolean;
+  /** Run only these check ids (prerequisites still run, unreported). */
+  only?: string[];
+  prompts?: ConformancePrompts;
+  /** Calls `authenticate` with this method id before creating sessions. */
+  authMethod?: string;
+  /** Called as each result is known (progress display). */
+  onResult?: (result: CheckResult) => void;
+  /** Each line the agent writes to stderr (default: kept only as a tail for the report). */
+  onStderr?: (line: string) => void;
+};
+
+export interface ConformanceSummary {
+  pass: number;
+  fail: number;
+  warn: number;
+  skip: number;
+  /** Ids of failed `must` checks. */
+  mustFailures: string[];
+}
+
+export interface ConformanceReport {
+  agent: {
+    command: string;
+    info?: acp.Implementation | null;
+    protocolVersion?: unknown;
+    capabilities?: acp.AgentCapabilities | null;
+    authMethods?: unknown[];
+  };
+  cwd: string;
+  skipPrompts: boolean;
+  results: CheckResult[];
+  summary: ConformanceSummary;
+  /** True when no `must` check failed. */
+  ok: boolean;
+  /** The last lines the agent wrote to stderr (for diagnosis). */
+  stderrTail: string[];
+  durationMs: number;
+}

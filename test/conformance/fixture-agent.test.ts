@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { conformanceChecks } from "../../src/testing/index.js";
+import { check, fixtureAgent, ids, result, tempDir } from "./helpers.js";
+
+// The client tests' fixture agent (another author's SDK agent) with its misbehaviour flags.
+// It is not fully conformant on its own, so each flag is judged against its own baseline:
+// the flag must add exactly the expected failures. MCP checks are left out (this fixture
+// never starts MCP servers, and judging that takes the full start-up bound).
+const only = conformanceChecks.map((c) => c.id).filter((id) => !id.startsWith("mcp."));
+
+function fixture(...flags: string[]) {
+  return { command: process.execPath, args: [fixtureAgent, "--state", tempDir(), ...flags], only };
+}
+
+describe("conformance suite against the client tests' fixture agent", () => {
+  let baseline: string[] = [];
+
+  // Shortcomings of this fixture that the suite finds: session/close leaves the session usable,
+  // and it accepts relative cwds and media it did not advertise.
+  const known = ["caps.session-close", "prompt.audio-refused", "prompt.image-refused", "session.relative-cwd"];
+
+  it("baseline (sessions persist with --state): only the fixture's known shortcomings fail", async () => {
+    const report = await check(fixture());
+    baseline = ids(report, "fail");
+    expect(baseline).toEqual(known);
+    expect(report.summary.mustFailures).toEqual(["caps.session-close"]);
+    expect(result(report, "caps.session-close").detail).toContain("a later prompt for the closed session got result");
+  }, 90_000);
+
+  const cases: [flag: string, adds: string[]][] = [
+    ["--garbage", ["wire.stdout-json"]],
+    ["--early-update", ["session.early-updates"]],
+    ["--ignore-eof", ["exit.stdin-eof"]],
+    ["--grandchild", ["exit.process-group"]],
+  ];
+  for (const [flag, adds] of cases) {
+    it(`${flag} adds ${adds.join(", ")}`, async () => {
+      const report = await check(fixture(flag));
+      expect(ids(report, "fail")).toEqual([...baseline, ...adds].sort());
+      expect(report.ok).toBe(false);
+    }, 90_000);
+  }
+
+  it("--v2: init.version fails and everything that needs a v1 session is skipped, saying why", async () => {
+    const report = await check(fixture("--v2"));
+    expect(report.summary.mustFailures).toEqual(["init.version"]);
+    expect(result(report, "init.version").detail).toContain("answered protocolVersion 2");
+    expect(result(report, "session.new").status).toBe("skip");
+    expect(result(report, "session.new").detail).toContain("does not speak ACP v1");
+    // Process checks still run: the agent is judged on what it can be judged on.
+    expect(result(report, "exit.stdin-eof").status).toBe("pass");
+  }, 90_000);
+
+  it("--silent-init: init.version fails after the timeout; the process checks still pass", async () => {
+    const report = await check({ ...fixture("--silent-init"), timeoutMs: 1_500 });
+    expect(report.summary.mustFailures).toEqual(["init.version"]);
+    expect(result(report, "init.version").detail).toContain("no answer within 1500 ms");
+    expect(result(report, "exit.stdin-eof").status).toBe("pass");
+    expect(result(report, "exit.process-group").status).toBe("pass");
+  }, 90_000);
+
+  it("--auth: sessions are skipped with the auth methods named, until an auth method is given", async () => {
+    const refused = await check(fixture("--auth"));
+    expect(result(refused, "session.new").status).toBe("skip");
+    expect(result(refused, "session.new").detail).toContain("offered: token");
+    const authenticated = await check({ ...fixture("--auth"), authMethod: "token" });
+    expect(result(authenticated, "session.new").status).toBe("pass");
+    expect(ids(authenticated, "fail")).toEqual(known);
+  }, 90_000);
+});

@@ -1,0 +1,67 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect } from "vitest";
+import { runConformance, type CheckResult, type CheckStatus, type ConformanceOptions, type ConformanceReport } from "../../src/testing/index.js";
+
+export const conformanceAgent = new URL("../fixtures/agents/conformance-agent.mjs", import.meta.url).pathname;
+export const fixtureAgent = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
+export const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "acp-conformance-test-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Generous bounds for a busy 2-core machine; the fixtures answer at once. */
+export const bounds = { timeoutMs: 15_000, cancelBoundMs: 5_000, exitBoundMs: 3_000, settleMs: 50 } as const;
+
+/**
+ * Runs the suite with a marker in the agent's environment (inherited by everything it starts)
+ * and checks afterwards that no process carrying the marker survived the run.
+ */
+export async function check(options: ConformanceOptions): Promise<ConformanceReport> {
+  const marker = `AGENTKIT_CONFORMANCE_TEST=${randomUUID()}`;
+  const [name, value] = marker.split("=") as [string, string];
+  const report = await runConformance({ ...bounds, ...options, env: { ...(options.env ?? {}), [name]: value } });
+  expect(processesWith(marker), "processes left behind by the run").toEqual([]);
+  return report;
+}
+
+/** The conformance fixture with `flags` (and its own state directory, so load/resume work across launches). */
+export function brokenAgent(...flags: string[]): ConformanceOptions {
+  return { command: process.execPath, args: [conformanceAgent, "--state", tempDir(), ...flags] };
+}
+
+export function ids(report: ConformanceReport, status: CheckStatus): string[] {
+  return report.results.filter((r) => r.status === status).map((r) => r.id).sort();
+}
+
+export function result(report: ConformanceReport, id: string): CheckResult {
+  const found = report.results.find((r) => r.id === id);
+  if (!found) throw new Error(`no result for ${id}`);
+  return found;
+}
+
+/** Pids of live processes whose environment contains `marker` (Linux /proc). */
+function processesWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const state = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.[0];
+      if (state === "Z") continue;
+      if (readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return pids;
+}
