@@ -1,0 +1,156 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { agentPresets } from "../acp/client/index.js";
+import { conformanceChecks, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/index.js";
+
+const EXIT = { conformant: 0, failed: 1, usage: 2 } as const;
+
+export const checkHelp = `Usage: agentkit-acp check [options]
+
+Runs the ACP v1 conformance suite against an agent launched over stdio and reports, check
+by check, where it breaks the spec (as bundled in @agentclientprotocol/sdk 2.4.0), with the
+spec reference and what to fix.
+
+Options:
+  --agent AGENT            a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line, e.g.
+                           --agent "node ./my-agent.js" (default: self = agentkit-acp serve
+                           with the demo model)
+  --cwd DIR                the sessions' working directory (default: a fresh temporary
+                           directory, removed afterwards)
+  --skip-prompts           run no prompt turn: no tokens are spent (prompt, cancel and
+                           content checks are skipped)
+  --only ID,ID             run only these checks (see --list)
+  --timeout MS             bound for each request and prompt turn (default 30000)
+  --prompt TEXT            the harmless prompt (default "Reply with the word ok.")
+  --cancel-prompt TEXT     a prompt that keeps the agent busy long enough to be cancelled
+  --permission-prompt TEXT a prompt that makes the agent ask permission for a tool call
+  --auth-method ID         call authenticate with this method before creating sessions
+  --json                   print the report as JSON
+  --verbose                show the agent's stderr and the spec reference of passed checks
+  --list                   list the checks and exit
+  -h, --help               show this help
+
+Prompt checks send real prompts (about ten short turns): an agent backed by a paid model
+spends tokens. Permission requests are answered "reject" (or "cancelled"), never "allow".
+
+Exit codes:
+  0  every MUST check passed    1  a MUST check failed    2  usage error
+`;
+
+class UsageError extends Error {}
+
+interface CheckArgs {
+  options: ConformanceOptions;
+  json: boolean;
+  verbose: boolean;
+  list: boolean;
+  help: boolean;
+  /** The temporary state directory of the `self` preset, removed afterwards. */
+  stateDir: string | undefined;
+}
+
+export async function runCheck(argv: string[]): Promise<number> {
+  let args: CheckArgs;
+  try {
+    args = parseCheckArgs(argv);
+  } catch (error) {
+    process.stderr.write(`agentkit-acp check: ${error instanceof Error ? error.message : String(error)}\nRun \`agentkit-acp check --help\` for the options.\n`);
+    return EXIT.usage;
+  }
+  if (args.help) {
+    process.stdout.write(checkHelp);
+    return EXIT.conformant;
+  }
+  if (args.list) {
+    process.stdout.write(listChecks());
+    return EXIT.conformant;
+  }
+  const progress = !args.json && process.stderr.isTTY === true;
+  const options: ConformanceOptions = {
+    ...args.options,
+    ...(progress ? { onResult: (r: CheckResult) => void process.stderr.write(`  ${symbol(r)} ${r.id}\n`) } : {}),
+    ...(args.verbose ? { onStderr: (line: string) => void process.stderr.write(`[agent] ${line}\n`) } : {}),
+  };
+  try {
+    const report = await runConformance(options);
+    if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else process.stdout.write(formatConformanceReport(report, { color: process.stdout.isTTY === true && !process.env.NO_COLOR, verbose: args.verbose }));
+    return report.ok ? EXIT.conformant : EXIT.failed;
+  } finally {
+    if (args.stateDir) rmSync(args.stateDir, { recursive: true, force: true });
+  }
+}
+
+function parseCheckArgs(argv: string[]): CheckArgs {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        agent: { type: "string" },
+        cwd: { type: "string" },
+        "skip-prompts": { type: "boolean" },
+        only: { type: "string" },
+        timeout: { type: "string" },
+        prompt: { type: "string" },
+        "cancel-prompt": { type: "string" },
+        "permission-prompt": { type: "string" },
+        "auth-method": { type: "string" },
+        json: { type: "boolean" },
+        verbose: { type: "boolean" },
+        list: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const str = (name: string): string | undefined => values[name] as string | undefined;
+  const only = str("only")?.split(",").map((s) => s.trim()).filter(Boolean);
+  const unknown = only?.filter((id) => !conformanceChecks.some((c) => c.id === id)) ?? [];
+  if (unknown.length > 0) throw new UsageError(`unknown check id(s): ${unknown.join(", ")} (see --list)`);
+  const timeoutText = str("timeout");
+  if (timeoutText !== undefined && (!/^\d+$/.test(timeoutText) || Number(timeoutText) < 100)) throw new UsageError(`--timeout must be a number of milliseconds >= 100 (got "${timeoutText}")`);
+  const agent = str("agent") ?? "self";
+  if (agent.trim() === "") throw new UsageError("--agent needs a preset name or a command line");
+  const cwdText = str("cwd");
+  const { launch, env, stateDir } = launchFor(agent, values.help === true || values.list === true);
+  const prompts = { text: str("prompt"), cancel: str("cancel-prompt"), permission: str("permission-prompt") };
+  const options: ConformanceOptions = {
+    ...launch,
+    ...(cwdText !== undefined ? { cwd: isAbsolute(cwdText) ? cwdText : resolve(cwdText) } : {}),
+    ...(env ? { env } : {}),
+    ...(timeoutText !== undefined ? { timeoutMs: Number(timeoutText) } : {}),
+    skipPrompts: values["skip-prompts"] === true,
+    ...(only ? { only } : {}),
+    prompts: Object.fromEntries(Object.entries(prompts).filter(([, v]) => v !== undefined)),
+    ...(str("auth-method") !== undefined ? { authMethod: str("auth-method") as string } : {}),
+  };
+  return { options, json: values.json === true, verbose: values.verbose === true, list: values.list === true, help: values.help === true, stateDir };
+}
+
+/** `self` is our own serve with the demo model and a throw-away state directory; other presets launch as configured. */
+function launchFor(agent: string, dryRun: boolean): { launch: AgentLaunch; env?: Record<string, string>; stateDir?: string } {
+  const preset = agentPresets()[agent];
+  if (!preset) return { launch: { shellLine: agent } };
+  if (agent !== "self") return { launch: { command: preset.command, args: preset.args } };
+  const stateDir = dryRun ? undefined : mkdtempSync(join(tmpdir(), "agentkit-check-state-"));
+  return {
+    launch: { command: preset.command, args: [...preset.args, "--model", "demo"] },
+    ...(stateDir ? { env: { AGENTKIT_STATE_DIR: stateDir }, stateDir } : {}),
+  };
+}
+
+function listChecks(): string {
+  const width = Math.max(...conformanceChecks.map((c) => c.id.length));
+  const lines = conformanceChecks.map((c) => `${c.id.padEnd(width)}  ${c.severity.padEnd(6)}  ${c.prompts ? "prompt" : "      "}  ${c.title}`);
+  return `${"id".padEnd(width)}  ${"level".padEnd(6)}  ${"needs".padEnd(6)}  what it verifies\n${lines.join("\n")}\n`;
+}
+
+function symbol(result: CheckResult): string {
+  return { pass: "✓", fail: "✗", warn: "!", skip: "–" }[result.status];
+}
