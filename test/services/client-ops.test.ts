@@ -17,13 +17,16 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function connect(capabilities: ClientCapabilities, fsAccess: "read" | "read-write" = "read-write") {
+async function connect(capabilities: ClientCapabilities, fsAccess: "read" | "read-write" = "read-write", options: { stuckKill?: boolean } = {}) {
   const ws = new Workspace("agentkit-client-ops-");
   const audit = new Audit();
   const session: HostSessionInfo = { sessionId: "s1", cwd: ws.cwd, additionalDirectories: [] };
   const fs = createFileSystemHost({ access: fsAccess, onRequest: audit.hook });
   const terminal = createTerminalHost({ onRequest: audit.hook, killGraceMs: 500 });
   let handle: AcpClientHandle | undefined;
+  // A client that never answers terminal/kill (answered at clean-up, so nothing is left pending).
+  let answerKill: (value: acp.KillTerminalResponse) => void = () => undefined;
+  const stuck = { promise: new Promise<acp.KillTerminalResponse>((resolve) => (answerKill = resolve)), resolve: (v: acp.KillTerminalResponse) => answerKill(v) };
   const pipes = memoryPipes();
   const agentConnection = acp
     .agent({ name: "ops-agent" })
@@ -39,12 +42,13 @@ async function connect(capabilities: ClientCapabilities, fsAccess: "read" | "rea
     .onRequest(acp.methods.client.terminal.create, ({ params, signal }) => terminal.create(params, session, signal))
     .onRequest(acp.methods.client.terminal.output, ({ params }) => terminal.output(params, session))
     .onRequest(acp.methods.client.terminal.waitForExit, ({ params, signal }) => terminal.waitForExit(params, session, signal))
-    .onRequest(acp.methods.client.terminal.kill, ({ params }) => terminal.kill(params, session))
+    .onRequest(acp.methods.client.terminal.kill, ({ params }) => (options.stuckKill ? stuck.promise : terminal.kill(params, session)))
     .onRequest(acp.methods.client.terminal.release, ({ params }) => terminal.release(params, session))
     .connect(pipes.client);
   cleanups.push(
     () => ws.cleanup(),
     async () => {
+      stuck.resolve({});
       await terminal.dispose();
       clientConnection.close();
       agentConnection.close();
@@ -124,6 +128,16 @@ describe("ClientTerminalCommandRunner", () => {
     expect(audit.kinds()).toEqual(expect.arrayContaining(["terminal_kill", "terminal_release"]));
     expect(terminal.count()).toBe(0);
     await eventually(() => !pidAlive(sleeper), "the background sleep to end");
+  });
+
+  it("a client that never answers terminal/kill cannot hold the tool: the runner goes on after killWaitMs and still releases", async () => {
+    const { ws, audit, terminal, client } = await connect(all, "read-write", { stuckKill: true });
+    const runner = new ClientTerminalCommandRunner(client, "s1", { killWaitMs: 300 });
+    const result = await runner.run(request(ws, "echo begun; sleep 600", { timeoutMs: 200 }));
+    expect(result.timedOut).toBe(true);
+    expect(result.output).toContain("begun");
+    expect(audit.kinds()).toContain("terminal_release");
+    expect(terminal.count()).toBe(0); // release killed it
   });
 
   it("an already aborted request creates no terminal", async () => {

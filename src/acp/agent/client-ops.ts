@@ -77,7 +77,7 @@ export interface ClientTerminalCommandRunnerOptions {
    * embedded terminal live, and each poll copies the whole output.
    */
   outputPollMs?: number;
-  /** Bound on waiting for the exit status after `terminal/kill` (default 10 000 ms). */
+  /** Bound on each client answer after a cancel or timeout (kill, exit status, output) and on release (default 10 000 ms). */
   killWaitMs?: number;
   logger?: Logger;
 }
@@ -147,15 +147,21 @@ export class ClientTerminalCommandRunner implements CommandRunner {
     try {
       const outcome = await Promise.race([exited.then((status) => ({ status })), aborted.then(() => "abort" as const), timedOut]);
       let status: TerminalExitStatus | undefined;
+      let output: TerminalOutputResponse | undefined;
       if (typeof outcome === "object") {
         status = outcome.status;
+        poller?.stop();
+        output = await this.#client.context.request(methods.client.terminal.output, ids);
       } else {
+        // Cancel or timeout: every answer from here on is bounded, so a stuck client cannot hold the turn.
         exited.catch(() => undefined);
-        await this.#client.context.request(methods.client.terminal.kill, ids);
-        status = await Promise.race([exited, delay(this.#killWaitMs).then(() => undefined)]).catch(() => undefined);
+        const killed = this.#client.context.request(methods.client.terminal.kill, ids);
+        await this.#bounded(killed, "terminal/kill");
+        status = await this.#bounded(exited, "terminal/wait_for_exit");
+        poller?.stop();
+        output = await this.#bounded(this.#client.context.request(methods.client.terminal.output, ids), "terminal/output");
       }
-      poller?.stop();
-      const output: TerminalOutputResponse = await this.#client.context.request(methods.client.terminal.output, ids);
+      output ??= { output: "", truncated: false };
       if (poller) poller.flush(output.output);
       const exit = output.exitStatus ?? status;
       return {
@@ -205,10 +211,23 @@ export class ClientTerminalCommandRunner implements CommandRunner {
   }
 
   async #release(terminalId: string): Promise<void> {
+    await this.#bounded(this.#client.context.request(methods.client.terminal.release, { sessionId: this.#sessionId, terminalId }), "terminal/release");
+  }
+
+  /** The answer, or undefined when it fails or does not come within `killWaitMs` (logged). */
+  async #bounded<T>(request: Promise<T>, what: string): Promise<T | undefined> {
+    const late = Symbol("late");
     try {
-      await this.#client.context.request(methods.client.terminal.release, { sessionId: this.#sessionId, terminalId });
+      const answer = await Promise.race([request, delay(this.#killWaitMs).then(() => late)]);
+      if (answer === late) {
+        request.catch(() => undefined);
+        this.#logger.warn(`${what}: no answer from the client within ${this.#killWaitMs} ms; going on`);
+        return undefined;
+      }
+      return answer as T;
     } catch (error) {
-      this.#logger.debug("terminal/release failed", { terminalId, error: errorMessage(error) });
+      this.#logger.debug(`${what} failed`, { error: errorMessage(error) });
+      return undefined;
     }
   }
 }
