@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { agentPresets } from "../acp/client/index.js";
-import { conformanceChecks, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/index.js";
+import { conformanceChecks, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
 const EXIT = { conformant: 0, failed: 1, usage: 2 } as const;
 

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { brokenAgent, check, ids, result } from "./helpers.js";
 
@@ -39,4 +41,18 @@ describe("conformance suite against deliberately broken agents (part 1)", () => 
       expect(report.ok).toBe(failed.severity !== "must");
     }, 90_000);
   }
+});
+
+describe("--skip-prompts", () => {
+  it("runs no prompt turn at all (the agent's saved histories stay empty) and skips the prompt checks", async () => {
+    const options = brokenAgent();
+    const stateDir = options.args?.[2] as string;
+    const report = await check({ ...options, skipPrompts: true });
+    expect(ids(report, "fail")).toEqual([]);
+    expect(result(report, "prompt.stop-reason").status).toBe("skip");
+    expect(result(report, "caps.load-session").status).toBe("pass");
+    const sessions = JSON.parse(readFileSync(join(stateDir, "sessions.json"), "utf8")) as [string, { history: unknown[] }][];
+    expect(sessions.length).toBeGreaterThan(0);
+    expect(sessions.flatMap(([, s]) => s.history)).toEqual([]);
+  }, 90_000);
 });

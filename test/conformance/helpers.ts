@@ -51,7 +51,7 @@ export function result(report: ConformanceReport, id: string): CheckResult {
 }
 
 /** Pids of live processes whose environment contains `marker` (Linux /proc). */
-function processesWith(marker: string): number[] {
+export function processesWith(marker: string): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -1,7 +1,7 @@
 import type { Run as RunType } from "./run.js";
 import { Run } from "./run.js";
 import { checkGarbageInput, checkExit, checkWholeRun } from "./steps-exit.js";
-import { checkInitGate, checkInitialize, checkRpcErrors } from "./steps-init.js";
+import { checkInitGate, checkInitialize, checkRpcErrors, judgeGateCrash } from "./steps-init.js";
 import { checkReopen, checkSessionMethods } from "./steps-lifecycle.js";
 import { checkMcp } from "./steps-mcp.js";
 import { checkPrompts } from "./steps-prompt.js";
@@ -19,8 +19,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   if (options.shellLine === undefined && !options.command) throw new TypeError("runConformance needs a command or a shellLine");
   const run = new Run(options);
   try {
-    let agent = await checkInitGate(run, run.launch());
+    const gate = await checkInitGate(run, run.launch());
+    let agent = gate.agent;
     const v1 = await checkInitialize(run, agent);
+    judgeGateCrash(run, gate.crashed, run.init !== undefined);
     if (v1) await againstSession(run, agent);
     agent = await checkGarbageInput(run, agent);
     await checkExit(run, agent);

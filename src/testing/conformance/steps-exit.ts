@@ -5,6 +5,10 @@ import { delay, describeExit, describeOutcome, truncate, within, type WireAgent 
 /** A non-JSON line on stdin: the agent should answer -32700 and keep serving. Returns the agent to go on with. */
 export async function checkGarbageInput(run: Run, agent: WireAgent): Promise<WireAgent> {
   if (!run.wants("rpc.garbage-input")) return agent;
+  if (agent.exitInfo) {
+    run.skip("rpc.garbage-input", `the agent had already ended (${describeExit(agent.exitInfo)})`);
+    return agent;
+  }
   const from = run.log.nextSeq;
   agent.writeRaw("this line is not JSON {\n");
   const ping = await agent.call("_agentkit_check/after_garbage", {}, run.timeoutMs);
@@ -14,7 +18,7 @@ export async function checkGarbageInput(run: Run, agent: WireAgent): Promise<Wir
     else run.warn("rpc.garbage-input", "kept serving, but sent no -32700 Parse error for the malformed line");
     return agent;
   }
-  run.fail("rpc.garbage-input", `after a malformed line the next request got ${describeOutcome(ping)}${agent.exitInfo ? ` (${describeExit(agent.exitInfo)})` : ""}`);
+  run.fail("rpc.garbage-input", `after a malformed line the next request got ${describeOutcome(ping)}`);
   await agent.kill(run.exitBoundMs);
   // The exit checks need a live agent.
   return (await run.launchReady()) ?? run.launch();

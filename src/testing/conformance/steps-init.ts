@@ -2,16 +2,27 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { Run } from "./run.js";
 import { describeOutcome, type CallOutcome, type WireAgent } from "./wire.js";
 
-/** A request before initialize must be refused with -32600. Returns the agent to continue with. */
-export async function checkInitGate(run: Run, agent: WireAgent): Promise<WireAgent> {
-  if (!run.wants("init.gate")) return agent;
+/**
+ * A request before initialize must be refused with -32600. An agent that dies of it gets a
+ * fresh launch (so the other checks still run); whether that was the request's fault or a
+ * launch that never worked is only known after initialize, so `crashed` is judged later.
+ */
+export async function checkInitGate(run: Run, agent: WireAgent): Promise<{ agent: WireAgent; crashed?: CallOutcome }> {
+  if (!run.wants("init.gate")) return { agent };
   const outcome = await agent.call(acp.methods.agent.session.new, run.newSessionParams(), run.timeoutMs);
   if (outcome.kind === "error" && outcome.code === -32600) run.pass("init.gate", "session/new before initialize was refused with -32600");
   else if (outcome.kind === "error") run.fail("init.gate", `session/new before initialize got ${describeOutcome(outcome)}; expected -32600 Invalid Request`);
   else if (outcome.kind === "result") run.fail("init.gate", `session/new before initialize succeeded (${describeOutcome(outcome)})`);
-  else run.fail("init.gate", `session/new before initialize: ${describeOutcome(outcome)}`);
-  // An agent that died of it gets a fresh launch, so the other checks still run.
-  return agent.exitInfo || outcome.kind === "closed" ? run.launch() : agent;
+  else if (outcome.kind === "timeout") run.fail("init.gate", `session/new before initialize: ${describeOutcome(outcome)}`);
+  else return { agent: run.launch(), crashed: outcome };
+  return { agent };
+}
+
+/** Records init.gate for an agent that ended on the early request, once initialize showed whether it can run at all. */
+export function judgeGateCrash(run: Run, crashed: CallOutcome | undefined, initialized: boolean): void {
+  if (crashed === undefined) return;
+  if (initialized) run.fail("init.gate", `the agent ended on session/new before initialize (${describeOutcome(crashed)}); a fresh launch was used for the other checks`);
+  else run.skip("init.gate", "the agent could not be started or initialized (see init.version)");
 }
 
 /** initialize → init.version and init.capabilities; true when the agent speaks v1. */

@@ -111,6 +111,8 @@ export interface LaunchSpec {
 export interface ExitInfo {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** Set when the command could not be started at all. */
+  startError?: string;
 }
 
 /**
@@ -142,14 +144,24 @@ export class WireAgent {
     this.#child = spawn(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ["pipe", "pipe", "pipe"], detached: true });
     const child = this.#child;
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.on("error", () => undefined);
-    child.on("error", () => undefined);
-    this.leaderExited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
-    this.exited = new Promise((resolve) =>
+    this.leaderExited = new Promise((resolve) => {
+      child.once("exit", (code, signal) => resolve({ code, signal }));
+      // A command that cannot be spawned (ENOENT …) never emits "exit".
+      child.on("error", (error) => {
+        if (child.pid === undefined) resolve({ code: null, signal: null, startError: error.message });
+      });
+    });
+    this.exited = new Promise((resolve) => {
       child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
-        this.#exit = { code, signal };
+        this.#exit ??= { code, signal };
         resolve(this.#exit);
-      }),
-    );
+      });
+      void this.leaderExited.then((exit) => {
+        if (exit.startError === undefined) return;
+        this.#exit = exit;
+        resolve(exit);
+      });
+    });
     this.#tapStderr(spec.onStderr);
     const app = acp
       .client({ name: "agentkit-acp check" })
@@ -347,7 +359,9 @@ function toOutcome(error: unknown, exit: ExitInfo | undefined): CallOutcome {
 }
 
 export function describeExit(exit: ExitInfo): string {
-  return exit.signal ? `the agent was ended by ${exit.signal}` : `the agent exited with code ${exit.code}`;
+  if (exit.startError !== undefined) return `the agent could not be started: ${exit.startError}`;
+  if (exit.signal) return `the agent was ended by ${exit.signal}`;
+  return `the agent exited with code ${exit.code}${exit.code === 127 ? " (command not found)" : ""}`;
 }
 
 export function delay(ms: number): Promise<void> {

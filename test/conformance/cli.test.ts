@@ -1,0 +1,74 @@
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { conformanceChecks, type ConformanceReport } from "../../src/testing/index.js";
+import { bin, conformanceAgent, processesWith, tempDir } from "./helpers.js";
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `agentkit-acp check …` to its end; afterwards no process it started may be alive. */
+async function cli(args: string[]): Promise<Ran> {
+  const marker = randomUUID();
+  const child = spawn(process.execPath, [bin, "check", ...args], { env: { ...process.env, AGENTKIT_CONFORMANCE_TEST: marker, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  expect(processesWith(`AGENTKIT_CONFORMANCE_TEST=${marker}`)).toEqual([]);
+  return { code, stdout, stderr };
+}
+
+const agent = (...flags: string[]): string => `${JSON.stringify(process.execPath)} ${JSON.stringify(conformanceAgent)} --state ${JSON.stringify(tempDir())} ${flags.join(" ")}`;
+
+describe("agentkit-acp check (CLI)", () => {
+  it("--list prints every check with its level; --help documents the options and exit codes", async () => {
+    const list = await cli(["--list"]);
+    expect(list.code).toBe(0);
+    for (const check of conformanceChecks) expect(list.stdout).toMatch(new RegExp(`^${check.id.replace(".", "\\.")}\\s+${check.severity}`, "m"));
+    const help = await cli(["--help"]);
+    expect(help.code).toBe(0);
+    for (const option of ["--agent", "--cwd", "--json", "--only", "--skip-prompts", "--timeout", "Exit codes"]) expect(help.stdout).toContain(option);
+  });
+
+  it("usage errors exit 2 with the reason on stderr", async () => {
+    for (const args of [["--only", "no.such-check"], ["--timeout", "soon"], ["--frobnicate"], ["--agent", ""]]) {
+      const ran = await cli(args);
+      expect(ran.code, args.join(" ")).toBe(2);
+      expect(ran.stdout).toBe("");
+      expect(ran.stderr).toMatch(/agentkit-acp check: /);
+    }
+  });
+
+  it("a failed MUST check exits 1; the report shows ✗, the spec reference and the fix", async () => {
+    const ran = await cli(["--agent", agent("--late-update"), "--only", "prompt.update-order,prompt.stop-reason"]);
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toMatch(/✗ prompt\.update-order\s+MUST/);
+    expect(ran.stdout).toMatch(/✓ prompt\.stop-reason/);
+    expect(ran.stdout).toContain("agent_message_chunk after the session/prompt response");
+    expect(ran.stdout).toContain("https://agentclientprotocol.com/protocol/v1/prompt-turn");
+    expect(ran.stdout).toMatch(/fix: +Await every notify\(\)/);
+    expect(ran.stdout).toContain("NOT CONFORMANT — MUST check(s) failed: prompt.update-order");
+    expect(ran.stdout).not.toMatch(/init\.version/); // --only limits the report
+  }, 60_000);
+
+  it("a failed SHOULD check alone still exits 0", async () => {
+    const ran = await cli(["--agent", agent("--accept-image"), "--only", "prompt.image-refused"]);
+    expect(ran.stdout).toMatch(/✗ prompt\.image-refused\s+should/);
+    expect(ran.code).toBe(0);
+  }, 60_000);
+
+  it("--agent self --json --skip-prompts: our own serve, a JSON report, exit 0", async () => {
+    const ran = await cli(["--agent", "self", "--json", "--skip-prompts", "--timeout", "20000"]);
+    expect(ran.code).toBe(0);
+    const report = JSON.parse(ran.stdout) as ConformanceReport;
+    expect(report.ok).toBe(true);
+    expect(report.agent.command).toMatch(/agentkit-acp\.js serve --model demo$/);
+    expect(report.results.map((r) => r.id)).toEqual(conformanceChecks.map((c) => c.id));
+    expect(report.results.find((r) => r.id === "init.version")?.status).toBe("pass");
+  }, 120_000);
+});
