@@ -1,3 +1,4 @@
+import { mkdir } from "node:fs/promises";
 import type { AcpApprovalMemory, AcpApprovalResolver } from "../acp/agent/index.js";
 import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, DurableApprovalMemory, InMemoryApprovalMemory, NoopApprovalMemory } from "../acp/agent/index.js";
 import type { Logger } from "../core/index.js";
@@ -39,6 +40,8 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
     };
   }
   const stateDir = options.stateDir ?? defaultStateDir(env);
+  // Fail at start-up, not at the first session/new, when the directory cannot be made.
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const approvals = new FileApprovalMemoryStore({ stateDir, logger });
   if (options.clearApprovalMemory) {
     await approvals.clear();
