@@ -5,7 +5,7 @@ import { parseArgs } from "node:util";
 import { agentPresets } from "../acp/client/index.js";
 import { conformanceChecks, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
-const EXIT = { conformant: 0, failed: 1, usage: 2 } as const;
+const EXIT = { conformant: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
 export const checkHelp = `Usage: agentkit-acp check [options]
 
@@ -37,6 +37,7 @@ spends tokens. Permission requests are answered "reject" (or "cancelled"), never
 
 Exit codes:
   0  every MUST check passed    1  a MUST check failed    2  usage error
+  130  interrupted (Ctrl-C); the agent's process group is ended
 `;
 
 class UsageError extends Error {}
@@ -73,12 +74,22 @@ export async function runCheck(argv: string[]): Promise<number> {
     ...(progress ? { onResult: (r: CheckResult) => void process.stderr.write(`  ${symbol(r)} ${r.id}\n`) } : {}),
     ...(args.verbose ? { onStderr: (line: string) => void process.stderr.write(`[agent] ${line}\n`) } : {}),
   };
+  // Agents run in their own process groups; exiting lets the exit hook end them all.
+  const interrupt = (): void => {
+    process.stderr.write("\nagentkit-acp check: interrupted; ending the agent\n");
+    if (args.stateDir) rmSync(args.stateDir, { recursive: true, force: true });
+    process.exit(EXIT.interrupted);
+  };
+  process.once("SIGINT", interrupt);
+  process.once("SIGTERM", interrupt);
   try {
     const report = await runConformance(options);
     if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else process.stdout.write(formatConformanceReport(report, { color: process.stdout.isTTY === true && !process.env.NO_COLOR, verbose: args.verbose }));
     return report.ok ? EXIT.conformant : EXIT.failed;
   } finally {
+    process.off("SIGINT", interrupt);
+    process.off("SIGTERM", interrupt);
     if (args.stateDir) rmSync(args.stateDir, { recursive: true, force: true });
   }
 }

@@ -72,3 +72,19 @@ describe("agentkit-acp check (CLI)", () => {
     expect(report.results.find((r) => r.id === "init.version")?.status).toBe("pass");
   }, 120_000);
 });
+
+describe("agentkit-acp check interrupted", () => {
+  it("Ctrl-C (SIGINT) exits 130 and ends the agent's process group", async () => {
+    const marker = `AGENTKIT_CONFORMANCE_TEST=${randomUUID()}`;
+    const child = spawn(process.execPath, [bin, "check", "--agent", agent("--no-exit-on-eof"), "--only", "exit.stdin-eof"], {
+      env: { ...process.env, AGENTKIT_CONFORMANCE_TEST: marker.split("=")[1] },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    // Wait until the agent runs (its environment carries the marker), then interrupt.
+    while (processesWith(marker).filter((pid) => pid !== child.pid).length === 0) await new Promise((resolve) => setTimeout(resolve, 25));
+    child.kill("SIGINT");
+    expect(await closed).toBe(130);
+    expect(processesWith(marker)).toEqual([]);
+  }, 60_000);
+});

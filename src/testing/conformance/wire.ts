@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
-import { groupAlive, killGroup, livePidsInGroup } from "../../acp/client/process-group.js";
+import { groupAlive, killGroup, livePidsInGroup, trackGroup, untrackGroup } from "../../acp/client/process-group.js";
 
 /** One line seen on the wire, in either direction, numbered in arrival order across all processes. */
 export interface WireEntry {
@@ -143,6 +143,8 @@ export class WireAgent {
     const [file, args] = spec.shellLine !== undefined ? ["/bin/sh", ["-c", spec.shellLine]] : [spec.command ?? "", spec.args ?? []];
     this.#child = spawn(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ["pipe", "pipe", "pipe"], detached: true });
     const child = this.#child;
+    // Should this process exit early (Ctrl-C), the exit hook SIGKILLs the group.
+    if (child.pid !== undefined) trackGroup(child.pid);
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.on("error", () => undefined);
     this.leaderExited = new Promise((resolve) => {
       child.once("exit", (code, signal) => resolve({ code, signal }));
@@ -257,6 +259,7 @@ export class WireAgent {
         this.#child.stderr?.destroy();
       }
     }
+    if (pid !== undefined && this.groupMembers().length === 0) untrackGroup(pid);
     await within(this.connection.closed, 1_000);
     this.connection.close();
   }
