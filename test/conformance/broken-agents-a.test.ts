@@ -32,6 +32,13 @@ describe("conformance suite against deliberately broken agents (part 1)", () => 
     expect(result(report, "caps.load-session").detail).toMatch(/^[1-9]\d* history update\(s\) replayed/);
   }, 90_000);
 
+  it("--no-agent-info only warns (init.agent-info is informational)", async () => {
+    const report = await check(brokenAgent("--no-agent-info"));
+    expect(ids(report, "fail")).toEqual([]);
+    expect(ids(report, "warn")).toEqual(["init.agent-info"]);
+    expect(report.ok).toBe(true);
+  }, 90_000);
+
   for (const [flag, failing] of cases) {
     it(`${flag} fails ${failing.join(", ")}`, async () => {
       const report = await check(brokenAgent(flag));

@@ -38,6 +38,14 @@ export const conformanceChecks: readonly ConformanceCheck[] = [
     fix: "Return capability flags with the schema's types: booleans for loadSession/prompt/mcp flags, objects ({}) or null for sessionCapabilities entries.",
   },
   {
+    id: "init.agent-info",
+    group: "initialize",
+    severity: "info",
+    title: "initialize names the agent (agentInfo name and version)",
+    spec: ref("initialization", "agentInfo: information about the Agent name and version sent to the Client. Note: in future versions of the protocol, this will be required."),
+    fix: "Return agentInfo: {name, version} (and optionally title) from initialize; editors show it.",
+  },
+  {
     id: "rpc.unknown-method",
     group: "json-rpc",
     severity: "must",

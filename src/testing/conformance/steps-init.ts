@@ -31,6 +31,7 @@ export async function checkInitialize(run: Run, agent: WireAgent): Promise<boole
   if (outcome.kind !== "result" || typeof outcome.value !== "object" || outcome.value === null) {
     run.fail("init.version", `initialize: ${describeOutcome(outcome)}`);
     run.skip("init.capabilities", "initialize did not answer a result");
+    run.skip("init.agent-info", "initialize did not answer a result");
     run.blocked = "initialize did not succeed (see init.version)";
     return false;
   }
@@ -39,6 +40,9 @@ export async function checkInitialize(run: Run, agent: WireAgent): Promise<boole
   const problems = capabilityProblems(result);
   if (problems.length === 0) run.pass("init.capabilities", describeCapabilities(run));
   else run.fail("init.capabilities", problems.join("; "));
+  const info = result.agentInfo as { name?: unknown; version?: unknown } | null | undefined;
+  if (typeof info?.name === "string" && typeof info.version === "string") run.pass("init.agent-info", `${info.name} ${info.version}`);
+  else run.warn("init.agent-info", "initialize answered without agentInfo {name, version}");
   if (result.protocolVersion === acp.PROTOCOL_VERSION) {
     run.pass("init.version", `protocolVersion ${acp.PROTOCOL_VERSION}${agentName(result)}`);
     return true;

@@ -117,5 +117,6 @@ export async function checkReopen(run: Run): Promise<void> {
 function judgeLoad(run: Run, replayed: number, late: string[]): void {
   if (late.length > 0) run.fail("caps.load-session", `${late.length} history update(s) arrived after the session/load response (${[...new Set(late)].join(", ")}); replay must come first`);
   else if (run.mainTurns > 0 && replayed === 0) run.fail("caps.load-session", `session/load answered without replaying anything, although the session had ${run.mainTurns} turn(s)`);
+  else if (run.mainTurns === 0) run.pass("caps.load-session", "loaded in a fresh launch; nothing to replay, as no prompt turn ran in the session (prompt checks were not run)");
   else run.pass("caps.load-session", `${replayed} history update(s) replayed before the answer (fresh launch)`);
 }
