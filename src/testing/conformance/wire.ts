@@ -129,8 +129,8 @@ export class WireAgent {
   readonly unexpectedCalls: string[] = [];
   readonly exited: Promise<ExitInfo>;
   readonly leaderExited: Promise<ExitInfo>;
+  /** How permission requests are answered; checks swap it for the duration of a turn. */
   permission: PermissionAnswer = rejectOrCancel;
-  permissionRequests = 0;
   readonly #child: ChildProcess;
   readonly #log: WireLog;
   readonly #stderrTail: string[];
@@ -167,10 +167,7 @@ export class WireAgent {
     this.#tapStderr(spec.onStderr);
     const app = acp
       .client({ name: "agentkit-acp check" })
-      .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
-        this.permissionRequests += 1;
-        return this.permission(params);
-      })
+      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.permission(params))
       .onRequest("*", ({ method }) => {
         // Extension methods (`_vendor/…`) may be probed freely; ACP methods need a capability.
         if (!method.startsWith("_")) this.unexpectedCalls.push(method);
