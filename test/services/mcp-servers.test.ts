@@ -123,7 +123,7 @@ describe("MCP servers from session/new (serve)", () => {
   it("a hanging and a failing server are skipped within the start-up bound and reported; the session still works and the hung process is ended", async () => {
     const ws = workspace();
     const marker = randomUUID();
-    const client = await serve(ws, [call("fixture__echo", { text: "still works" }), echo], ["--mcp-startup-timeout", "1500"]);
+    const client = await serve(ws, [call("fixture__echo", { text: "still works" }), echo], ["--mcp-startup-timeout", "6000"]);
     const started = Date.now();
     const opening = client.newSession({
       mcpServers: [stdio("fixture"), stdio("stuck", { hang: true }, { AGENTKIT_TEST_MARKER: marker }), stdio("broken", { fail: true })],
@@ -131,8 +131,8 @@ describe("MCP servers from session/new (serve)", () => {
     await eventually(() => pidsWithEnv("AGENTKIT_TEST_MARKER", marker).length > 0, "the hanging server to be running");
     const session = await opening;
     const took = Date.now() - started;
-    expect(took).toBeGreaterThanOrEqual(1400);
-    expect(took).toBeLessThan(10_000);
+    expect(took).toBeGreaterThanOrEqual(5900);
+    expect(took).toBeLessThan(20_000);
     // Skipped servers are shut down in the background; nothing of the hung one is left.
     await eventually(() => pidsWithEnv("AGENTKIT_TEST_MARKER", marker).length === 0, "the hung MCP server to be ended");
 
@@ -140,7 +140,7 @@ describe("MCP servers from session/new (serve)", () => {
     expect(result.stopReason).toBe("end_turn");
     // Without session.notices the warnings open the first turn's message text.
     expect(result.text).toMatch(/^\[agentkit-acp warning\] MCP server "(stuck|broken)"/);
-    expect(result.text).toMatch(/"stuck" was not started.*did not start within 1500 ms/);
+    expect(result.text).toMatch(/"stuck" was not started.*did not start within 6000 ms/);
     expect(result.text).toMatch(/"broken" was not started.*fixture failed on purpose/);
     expect(result.text.endsWith("still works")).toBe(true);
     expect((await session.prompt("again")).text).toBe("still works"); // reported once
