@@ -104,7 +104,7 @@ describe("MCP servers from session/new (serve)", () => {
     expect(other.text).not.toBe("mine");
   });
 
-  it("session/load and session/resume start the MCP servers they are given; closing stops them again", async () => {
+  it("session/load and session/resume start the MCP servers they are given; close and delete stop them again", async () => {
     const ws = workspace();
     const web = await httpFixture();
     const client = await serve(ws, [call("web__echo", { text: "again" }), echo]);
@@ -113,15 +113,16 @@ describe("MCP servers from session/new (serve)", () => {
     expect((await first.prompt("go")).text).toBe("again");
     await first.close();
     await eventually(() => web.sessionCount() === 0, "the first HTTP session to end");
+    await expect(client.loadSession(first.sessionId, { mcpServers: [...servers, ...servers] })).rejects.toMatchObject({ code: -32602 });
     for (const how of ["load", "resume"] as const) {
       const session = how === "load" ? await client.loadSession(first.sessionId, { mcpServers: servers }) : await client.resumeSession(first.sessionId, { mcpServers: servers });
       expect(web.sessionCount(), how).toBe(1);
       const result = await session.prompt("go");
       expect(result.toolCalls.at(-1)?.status, how).toBe("completed");
-      await session.close();
+      if (how === "load") await session.close();
+      else await client.deleteSession(first.sessionId); // deleting an open session stops its servers too
       await eventually(() => web.sessionCount() === 0, `${how}: the HTTP session to end`);
     }
-    await expect(client.loadSession(first.sessionId, { mcpServers: [...servers, ...servers] })).rejects.toMatchObject({ code: -32602 });
   });
 
   it("stdin EOF (the client quits) and SIGTERM end every session's MCP servers", async () => {
