@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { ModelEvent, ModelRequest } from "../model/index.js";
 import { ModelError } from "../model/index.js";
-import type { ScriptStep, ScriptedModelOptions } from "../testing/index.js";
-import { ScriptedModel, script } from "../testing/index.js";
+import type { ScriptStep, ScriptedModelOptions } from "../testing/scripted-model.js";
+import { ScriptedModel, script } from "../testing/scripted-model.js";
 
 /**
  * FOR TESTS AND BENCHMARKS ONLY: `serve --model scripted:FILE.json` plays a fixed script
