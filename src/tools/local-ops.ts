@@ -86,7 +86,7 @@ export class LocalCommandRunner implements CommandRunner {
       child.stderr.on("data", onChunk(stderrDecoder));
 
       const killGroup = (): void => {
-        if (child.pid !== undefined) terminateProcessGroup(child.pid, this.#killGraceMs);
+        if (child.pid !== undefined) void terminateProcessGroup(child.pid, this.#killGraceMs);
       };
       const finish = (): void => {
         if (settled) return;

@@ -74,7 +74,7 @@ export class ProcessGroupStdioTransport implements Transport {
       child.once("close", () => {
         this.#child = undefined;
         // Exited on its own (or was closed): whatever it started goes with it.
-        if (child.pid !== undefined && !this.#closing) terminateProcessGroup(child.pid, this.#options.closeGraceMs ?? 1000);
+        if (child.pid !== undefined && !this.#closing) void terminateProcessGroup(child.pid, this.#options.closeGraceMs ?? 1000);
         this.onclose?.();
       });
       child.stdin?.on("error", (error) => {
@@ -104,7 +104,7 @@ export class ProcessGroupStdioTransport implements Transport {
     const grace = this.#options.closeGraceMs ?? 1000;
     await raceTimeout(this.#exited, grace);
     // Whether or not the server left on EOF, end its group: children it started must not outlive it.
-    terminateProcessGroup(pid, grace);
+    void terminateProcessGroup(pid, grace);
     await raceTimeout(this.#exited, grace * 2);
     this.#readBuffer.clear();
   }

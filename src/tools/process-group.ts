@@ -1,15 +1,26 @@
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+
 /**
- * Process-group helpers. Commands and stdio servers are spawned with `detached: true`, which
- * makes the child the leader of a new process group (pgid = its pid); signalling `-pgid`
- * then reaches every process it started, so nothing is orphaned. Detached groups do not die
+ * Process-group helpers, shared by commands, MCP stdio servers, ACP agents and terminals.
+ * Children are spawned with `detached: true`, which makes each the leader of a new process
+ * group (pgid = its pid); signalling `-pgid` then reaches every process it started (unless one
+ * left the group itself: setsid/daemon), so nothing is orphaned. Detached groups do not die
  * with us, so live groups are tracked and SIGKILLed when this process exits.
  */
 
+const hasProc = process.platform === "linux" && existsSync("/proc/self/stat");
 const liveGroups = new Set<number>();
 let exitHookInstalled = false;
 
+/** A process that never started has no group; -1 or 1 would signal everything / init. */
+function validGroup(pgid: number): boolean {
+  return Number.isInteger(pgid) && pgid > 1;
+}
+
 /** Remembers a group so it is SIGKILLed if this process exits first. */
 export function trackProcessGroup(pgid: number): void {
+  if (!validGroup(pgid)) return;
   liveGroups.add(pgid);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -22,29 +33,114 @@ export function untrackProcessGroup(pgid: number): void {
   liveGroups.delete(pgid);
 }
 
-/** Sends `signal` to the whole group led by `pgid`. False when the group no longer exists. */
-export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): boolean {
+/**
+ * Sends `signal` to the whole group led by `pgid`; where that fails (no such group, or no
+ * process groups on this platform) to `leader` alone, if given. False when nothing was signalled.
+ */
+export function signalProcessGroup(pgid: number, signal: NodeJS.Signals, leader?: ChildProcess): boolean {
+  if (!validGroup(pgid)) return false;
   try {
     process.kill(-pgid, signal);
     return true;
   } catch {
-    return false;
+    try {
+      return leader?.kill(signal) ?? false;
+    } catch {
+      return false; // already gone
+    }
   }
 }
 
 /**
- * SIGTERM to the group now, SIGKILL after `graceMs` (unconditionally: a process that ignored
- * SIGTERM, or a grandchild, may still be around after the leader exits). Stops tracking the
- * group once it is gone or has been SIGKILLed.
+ * True while a non-zombie member of the group exists. Zombies do not count: an orphan is
+ * reaped by pid 1, and some init processes (containers, micro-VMs) never reap, so a zombie may
+ * stay, and `kill(-pgid, 0)` succeeds for it; on Linux /proc tells them apart.
  */
-export function terminateProcessGroup(pgid: number, graceMs = 1000): void {
-  if (!signalProcessGroup(pgid, "SIGTERM")) {
+export function processGroupAlive(pgid: number): boolean {
+  if (!validGroup(pgid)) return false;
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    // EPERM: a member exists but is not ours to signal; /proc can still say whether it runs.
+    if ((error as { code?: unknown }).code !== "EPERM") return false;
+  }
+  if (!hasProc) return true;
+  try {
+    return livePidsInGroup(pgid).length > 0;
+  } catch {
+    return true;
+  }
+}
+
+/** Pids of running (non-zombie) processes whose process group is `pgid` (Linux /proc). */
+export function livePidsInGroup(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // Fields after the parenthesised command: state ppid pgrp …
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (rest[0] !== "Z" && rest[0] !== "X" && Number(rest[2]) === pgid) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+export interface TerminateProcessGroupOptions {
+  /** Time between SIGTERM and SIGKILL. Default 1000 ms. */
+  graceMs?: number;
+  /** Signalled alone where the group cannot be (see `signalProcessGroup`). */
+  leader?: ChildProcess;
+}
+
+/**
+ * SIGTERM to the group now (synchronously, before the first await); SIGKILL to whatever still
+ * runs after `graceMs`; then waits (bounded) until no member runs. Resolves once the group is
+ * gone (and untracked) or the bound passed (it then stays tracked for the exit hook).
+ */
+export async function terminateProcessGroup(pgid: number, options: TerminateProcessGroupOptions | number = {}): Promise<void> {
+  const { graceMs = 1000, leader } = typeof options === "number" ? { graceMs: options } : options;
+  // Where groups cannot be seen (no process groups on this platform), the leader still counts.
+  const alive = (): boolean => processGroupAlive(pgid) || (leader !== undefined && leader.exitCode === null && leader.signalCode === null);
+  if (!alive()) {
     untrackProcessGroup(pgid);
     return;
   }
   trackProcessGroup(pgid);
-  setTimeout(() => {
-    signalProcessGroup(pgid, "SIGKILL");
-    untrackProcessGroup(pgid);
-  }, graceMs);
+  signalProcessGroup(pgid, "SIGTERM", leader);
+  if (!(await waitUntilGone(alive, graceMs))) {
+    signalProcessGroup(pgid, "SIGKILL", leader);
+    if (!(await waitUntilGone(alive, Math.max(graceMs, 2000)))) return;
+  }
+  untrackProcessGroup(pgid);
+}
+
+/** Polls until the group is gone (true) or `withinMs` passed (false). */
+export function waitProcessGroupGone(pgid: number, withinMs: number): Promise<boolean> {
+  return waitUntilGone(() => processGroupAlive(pgid), withinMs);
+}
+
+/** No event exists for the death of a non-child process: poll. */
+async function waitUntilGone(alive: () => boolean, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (alive()) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+/** True when `promise` settled within `ms` (waiting for a process's exit event, bounded). */
+export async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

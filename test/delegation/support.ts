@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
 import type { AcpAgentLaunch } from "../../src/acp/client/index.js";
-import { livePidsInGroup } from "../../src/acp/client/process-group.js";
+import { livePidsInGroup } from "../../src/tools/process-group.js";
 import type { ScriptFileStep } from "../../src/cli/scripted-script.js";
 import type { AgentEvent, CancellationController, ObservedEvent, ToolProgress, TurnResult } from "../../src/core/index.js";
 import { approve } from "../../src/core/index.js";

@@ -22,7 +22,7 @@ import { runDelegatedTurn } from "./delegation-turn.js";
 import { delegationResult, failureResult, type ResultContext } from "./delegation-result.js";
 import { AgentExitedError, ClientClosedError } from "./errors.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
-import { groupAlive } from "./process-group.js";
+import { processGroupAlive } from "../../tools/process-group.js";
 import type { AcpSession } from "./session.js";
 
 /** An `AcpAgentConfig` whose `cwd` (of the process) defaults to the session's working directory. */
@@ -309,7 +309,7 @@ function usageNote(persistent: boolean): string {
 /** Whether the agent process itself still runs (a zombie does not); its exit event may not have arrived yet. */
 function leaderRunning(pid: number | undefined): boolean {
   if (pid === undefined) return false;
-  if (process.platform !== "linux") return groupAlive(pid);
+  if (process.platform !== "linux") return processGroupAlive(pid);
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];

@@ -3,7 +3,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "../../core/logger.js";
 import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
 import { AgentExitedError, AgentSpawnError } from "./errors.js";
-import { groupAlive, killGroup, trackGroup, untrackGroup } from "./process-group.js";
+import { settledWithin as within, signalProcessGroup, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../tools/process-group.js";
 
 export interface ExitInfo {
   code: number | null;
@@ -43,7 +43,7 @@ export class AgentProcess {
     logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
     this.#child = spawn(file, args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
     const child = this.#child;
-    if (child.pid !== undefined) trackGroup(child.pid);
+    if (child.pid !== undefined) trackProcessGroup(child.pid);
 
     // EPIPE / ECONNRESET on a dead child must never become an uncaught exception.
     child.stdin?.on("error", (e) => logger.debug("agent stdin error", { error: String(e) }));
@@ -60,7 +60,7 @@ export class AgentProcess {
       child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
         this.#flushPartialLine(config);
         this.#exit = { code, signal };
-        if (child.pid !== undefined) untrackGroup(child.pid);
+        if (child.pid !== undefined) untrackProcessGroup(child.pid);
         resolve(this.#exit);
       });
     });
@@ -108,7 +108,7 @@ export class AgentProcess {
   kill(): Promise<ExitInfo> {
     this.#closing = true;
     const pid = this.#child.pid;
-    if (pid !== undefined) killGroup(pid, "SIGKILL", this.#child);
+    if (pid !== undefined) signalProcessGroup(pid, "SIGKILL", this.#child);
     return this.#exited;
   }
 
@@ -120,8 +120,8 @@ export class AgentProcess {
     const leaderGone = await within(this.#leaderExited, this.#timeouts.exitGraceMs);
     if (!leaderGone) {
       this.#logger.debug("agent did not exit on stdin EOF; sending SIGTERM to its process group", { pid });
-      killGroup(pid, "SIGTERM", this.#child);
-      if (!(await within(this.#leaderExited, this.#timeouts.termGraceMs))) killGroup(pid, "SIGKILL", this.#child);
+      signalProcessGroup(pid, "SIGTERM", this.#child);
+      if (!(await within(this.#leaderExited, this.#timeouts.termGraceMs))) signalProcessGroup(pid, "SIGKILL", this.#child);
     }
     await this.#reapGroup();
     // A survivor outside the group may still hold our pipes open: stop waiting for it.
@@ -135,11 +135,7 @@ export class AgentProcess {
   /** After the leader is gone, end any survivors of its group (wrapped agents, grandchildren). */
   async #reapGroup(): Promise<void> {
     const pid = this.#child.pid;
-    if (pid === undefined || !groupAlive(pid)) return;
-    killGroup(pid, "SIGTERM");
-    const deadline = Date.now() + this.#timeouts.termGraceMs;
-    while (groupAlive(pid) && Date.now() < deadline) await delay(25);
-    if (groupAlive(pid)) killGroup(pid, "SIGKILL");
+    if (pid !== undefined) await terminateProcessGroup(pid, this.#timeouts.termGraceMs);
   }
 
   #readable(): ReadableStream<Uint8Array> {
@@ -216,17 +212,3 @@ export class AgentProcess {
   }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** True when `promise` settled within `ms`. */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

@@ -20,7 +20,7 @@ import {
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
-import { terminateGroup, trackGroup, untrackGroup, within } from "./terminal-group.js";
+import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../tools/process-group.js";
 import { OutputBuffer } from "./terminal-output.js";
 
 export interface TerminalHostOptions {
@@ -190,16 +190,16 @@ export class TerminalHost implements TerminalHostService {
       throw refusal("spawn_failed", `${what}: could not start ${shown(terminal.child.spawnfile)}: ${errorMessage(failure)}`);
     }
     terminal.pgid = child.pid ?? -1;
-    trackGroup(terminal.pgid);
+    trackProcessGroup(terminal.pgid);
   }
 
   /** Kills the whole group (also leftovers of a command that already exited); the terminal stays readable. */
   private end(terminal: Terminal): Promise<void> {
     terminal.ending ??= (async () => {
       const grace = this.options.killGraceMs ?? 2000;
-      await terminateGroup(terminal.pgid, terminal.exited, grace, terminal.exit === undefined);
+      await terminateProcessGroup(terminal.pgid, { graceMs: grace, leader: terminal.child });
       // The group is gone; let Node report the leader's exit so output() shows the exit status.
-      await within(terminal.exited, grace + (this.options.drainMs ?? 500) + 2000);
+      await settledWithin(terminal.exited, grace + (this.options.drainMs ?? 500) + 2000);
     })().finally(() => {
       terminal.ending = undefined;
     });
@@ -212,7 +212,7 @@ export class TerminalHost implements TerminalHostService {
     try {
       await this.end(terminal);
     } finally {
-      untrackGroup(terminal.pgid);
+      untrackProcessGroup(terminal.pgid);
       terminal.output.clear();
       terminal.child.stdout?.destroy();
       terminal.child.stderr?.destroy();

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
-import { groupAlive, killGroup, livePidsInGroup, trackGroup, untrackGroup } from "../../acp/client/process-group.js";
+import { livePidsInGroup, processGroupAlive, settledWithin, terminateProcessGroup, trackProcessGroup } from "../../tools/process-group.js";
 
 /** One line seen on the wire, in either direction, numbered in arrival order across all processes. */
 export interface WireEntry {
@@ -144,7 +144,7 @@ export class WireAgent {
     this.#child = spawn(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ["pipe", "pipe", "pipe"], detached: true });
     const child = this.#child;
     // Should this process exit early (Ctrl-C), the exit hook SIGKILLs the group.
-    if (child.pid !== undefined) trackGroup(child.pid);
+    if (child.pid !== undefined) trackProcessGroup(child.pid);
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.on("error", () => undefined);
     this.leaderExited = new Promise((resolve) => {
       child.once("exit", (code, signal) => resolve({ code, signal }));
@@ -238,7 +238,7 @@ export class WireAgent {
         // fall through
       }
     }
-    return groupAlive(pid) ? [-1] : [];
+    return processGroupAlive(pid) ? [-1] : [];
   }
 
   /** Ends the whole group: stdin EOF, SIGTERM, then SIGKILL after `graceMs`; lets the SDK drain what was read. Idempotent. */
@@ -246,17 +246,13 @@ export class WireAgent {
     this.#child.stdin?.end();
     const pid = this.#child.pid;
     if (pid !== undefined) {
-      const alive = (): boolean => this.groupMembers().length > 0 || this.#exit === undefined;
-      if (alive()) killGroup(pid, "SIGTERM", this.#child);
-      const deadline = Date.now() + graceMs;
-      while (alive() && Date.now() < deadline) await delay(25);
-      if (alive()) killGroup(pid, "SIGKILL", this.#child);
+      // Stops tracking the group once it is gone.
+      await terminateProcessGroup(pid, { graceMs, leader: this.#child });
       if (!(await within(this.exited, graceMs))) {
         this.#child.stdout?.destroy();
         this.#child.stderr?.destroy();
       }
     }
-    if (pid !== undefined && this.groupMembers().length === 0) untrackGroup(pid);
     await within(this.connection.closed, 1_000);
     this.connection.close();
   }
@@ -368,15 +364,7 @@ export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-export async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+export const within = settledWithin;
 
 export function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
