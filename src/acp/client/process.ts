@@ -3,6 +3,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "../../core/logger.js";
 import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
 import { AgentExitedError, AgentSpawnError } from "./errors.js";
+import { pullStream } from "./pull-stream.js";
 import { settledWithin as within, signalProcessGroup, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../tools/process-group.js";
 
 export interface ExitInfo {
@@ -140,32 +141,10 @@ export class AgentProcess {
 
   #readable(): ReadableStream<Uint8Array> {
     // Pull-based so that the stream only ends after every byte the agent wrote was read.
-    const chunks: Uint8Array[] = [];
-    let ended = false;
-    let wake: (() => void) | undefined;
-    const notify = (): void => {
-      wake?.();
-      wake = undefined;
-    };
-    this.#child.stdout?.on("data", (chunk: Buffer) => {
-      chunks.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-      notify();
-    });
-    void this.#exited.then(() => {
-      ended = true;
-      notify();
-    });
-    return new ReadableStream<Uint8Array>(
-      {
-        pull: async (controller) => {
-          while (chunks.length === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
-          const next = chunks.shift();
-          if (next) controller.enqueue(next);
-          else controller.close();
-        },
-      },
-      { highWaterMark: 0 },
-    );
+    const stream = pullStream();
+    this.#child.stdout?.on("data", (chunk: Buffer) => stream.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+    void this.#exited.then(() => stream.end());
+    return stream.readable;
   }
 
   #writable(): WritableStream<Uint8Array> {

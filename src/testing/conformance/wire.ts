@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
 import { livePidsInGroup, processGroupAlive, settledWithin, terminateProcessGroup, trackProcessGroup } from "../../tools/process-group.js";
+import { pullStream } from "../../acp/client/pull-stream.js";
 
 /** One line seen on the wire, in either direction, numbered in arrival order across all processes. */
 export interface WireEntry {
@@ -263,33 +264,19 @@ export class WireAgent {
    * are logged here and not passed on, where the SDK would only print a warning.
    */
   #readable(): ReadableStream<Uint8Array> {
-    const chunks: Uint8Array[] = [];
-    let ended = false;
-    let wake: (() => void) | undefined;
+    const stream = pullStream();
     const encoder = new TextEncoder();
     const lines = new LineSplitter((line) => {
       const entry = this.#log.add("in", this.launch, line);
       if (entry.message && entry.message.method === undefined && entry.message.id === null) return;
-      chunks.push(encoder.encode(`${line}\n`));
-      wake?.();
+      stream.push(encoder.encode(`${line}\n`));
     });
     this.#child.stdout?.on("data", (chunk: Buffer) => lines.push(chunk));
     void this.exited.then(() => {
       lines.end();
-      ended = true;
-      wake?.();
+      stream.end();
     });
-    return new ReadableStream<Uint8Array>(
-      {
-        pull: async (controller) => {
-          while (chunks.length === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
-          const next = chunks.shift();
-          if (next) controller.enqueue(next);
-          else controller.close();
-        },
-      },
-      { highWaterMark: 0 },
-    );
+    return stream.readable;
   }
 
   #writable(): WritableStream<Uint8Array> {
