@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { until } from "../support/until.js";
 import { z } from "zod";
 import type { AgentEvent, Item, ToolResult } from "../../src/core/index.js";
 import { CancellationController, approve, approveWithPatchedInput, deny, newId } from "../../src/core/index.js";
@@ -294,11 +295,3 @@ describe("LoopDriver", () => {
     expect(done.result.usage).toMatchObject({ totalTokens: 15 });
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setImmediate(r));
-  }
-}

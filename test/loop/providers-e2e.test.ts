@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { until } from "../support/until.js";
 import type { AgentEvent, Item } from "../../src/core/index.js";
 import { CancellationController, approve, deny, newId } from "../../src/core/index.js";
 import type { LoopDriver, LoopStep } from "../../src/loop/index.js";
@@ -222,11 +223,3 @@ describe("loop with an MCP stdio tool", () => {
     }
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setImmediate(r));
-  }
-}
