@@ -9,9 +9,11 @@ const layers = {
   model: ["tools", "loop", "store", "acp", "cli", "testing"],
   tools: ["loop", "store", "acp", "cli", "testing"],
   loop: ["store", "acp", "cli", "testing"],
-  store: ["acp", "cli", "testing"],
-  "acp/agent": ["acp/client", "cli", "testing"],
-  "acp/client": ["acp/agent", "store", "cli", "testing"],
+  // The store sits on core: the persisted transcript shape (LoopSnapshot) is a core type.
+  store: ["model", "tools", "loop", "acp", "cli", "testing"],
+  "acp/agent": ["acp/client", "acp/delegation", "cli", "testing"],
+  "acp/client": ["acp/agent", "acp/delegation", "store", "cli", "testing"],
+  "acp/delegation": ["acp/agent", "store", "cli", "testing"],
   testing: ["cli"],
 };
 

@@ -17,7 +17,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AcpToolset, type AcpAgentLaunch } from "../src/acp/client/index.js";
+import { AcpToolset, type AcpAgentLaunch } from "../src/acp/delegation/index.js";
 import { approve, type ObservedEvent } from "../src/core/index.js";
 import { Agent } from "../src/loop/index.js";
 import { createModelAdapter, type ModelAdapter } from "../src/model/index.js";

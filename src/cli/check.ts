@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { agentPresets } from "../acp/client/index.js";
+import { UsageError } from "./usage.js";
 import { conformanceChecks, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
 const EXIT = { conformant: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -39,8 +40,6 @@ Exit codes:
   0  every MUST check passed    1  a MUST check failed    2  usage error
   130  interrupted (Ctrl-C); the agent's process group is ended
 `;
-
-class UsageError extends Error {}
 
 interface CheckArgs {
   options: ConformanceOptions;

@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClientPermissionPolicy } from "../acp/client/index.js";
-import { EXIT, parsePromptArgs, UsageError } from "./prompt-args.js";
+import { EXIT, parsePromptArgs } from "./prompt-args.js";
+import { UsageError } from "./usage.js";
 import { runPromptFlow } from "./prompt.js";
 
 const DEMO_NOTE = "agentkit-demo.md";

@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 
-export type CommandRunner = (argv: string[]) => Promise<number>;
+/** One subcommand: runs with its arguments, resolves with the exit code. */
+export type CliCommand = (argv: string[]) => Promise<number>;
 
 interface CommandEntry {
   summary: string;
-  load: () => Promise<CommandRunner>;
+  load: () => Promise<CliCommand>;
 }
 
 const commands: Record<string, CommandEntry> = {

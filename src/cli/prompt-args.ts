@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { agentPresets } from "../acp/client/index.js";
+import { UsageError } from "./usage.js";
 
 export const EXIT = {
   endTurn: 0,
@@ -68,8 +69,6 @@ Exit codes:
   1  error               4  refusal             130  agent ended by a second Ctrl-C
   2  usage error
 `;
-
-export class UsageError extends Error {}
 
 export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs {
   const args: PromptArgs = { help: false, agent: "self", cwd, permissions: undefined, session: undefined, json: false, verbose: false, text: undefined, extra: new Map() };

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostServices, TerminalHostService } from "../acp/client/index.js";
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost } from "../acp/client/index.js";
-import { UsageError, type PromptArgs } from "./prompt-args.js";
+import type { PromptArgs } from "./prompt-args.js";
+import { UsageError } from "./usage.js";
 
 const PRESETS = new Set(["deny", "ask", "allow-reads", "allow-all"]);
 type FsMode = "off" | "read" | "read-write";

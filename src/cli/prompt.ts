@@ -9,7 +9,8 @@ import {
   type PermissionPreset,
   type PromptResult,
 } from "../acp/client/index.js";
-import { EXIT, UsageError, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
+import { EXIT, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
+import { UsageError } from "./usage.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";

@@ -4,7 +4,9 @@ import type { LogLevel } from "../core/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
 
-export type ApproveMode = "ask" | "auto-reads" | "auto-all" | "deny";
+import type { ApproveMode } from "../acp/agent/serve.js";
+import { UsageError } from "./usage.js";
+
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
 const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 
@@ -31,11 +33,6 @@ export interface ServeOptions {
   /** false with --no-approval-memory. */
   approvalMemory: boolean;
   clearApprovalMemory: boolean;
-}
-
-/** A bad command line: the message says what to fix (exit 2). */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
 }
 
 export const serveHelp = `Usage: agentkit-acp serve [options]
@@ -89,7 +86,7 @@ Environment:
   ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, AGENTKIT_API_KEY   provider keys
 
 Testing only: --model scripted:FILE.json plays a fixed JSON script instead of a model
-(see src/cli/scripted-script.ts); it exists for the test suite and bench/stream.ts.
+(see src/testing/scripted-script.ts); it exists for the test suite and bench/stream.ts.
 `;
 
 export function parseServeOptions(argv: string[], env: Readonly<Record<string, string | undefined>>): ServeOptions {

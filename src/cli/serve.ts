@@ -1,4 +1,5 @@
-import { errorMessage } from "../core/index.js";
+import { createStderrLogger, errorMessage } from "../core/index.js";
+import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
 
@@ -15,6 +16,68 @@ export async function runServe(argv: string[]): Promise<number> {
     process.stdout.write(serveHelp);
     return 0;
   }
-  const { serveWith } = await import("./serve-run.js");
   return serveWith(options);
+}
+
+/** Runs the library's serve runtime on stdio; a model configuration error is reported like a usage error (exit 2). */
+async function serveWith(options: ServeOptions): Promise<number> {
+  const [{ createServeRuntime, serveModels }, { scriptedModelResolver }] = await Promise.all([import("../acp/agent/serve.js"), import("../testing/scripted-script.js")]);
+  const logger = createStderrLogger(options.logLevel);
+  let models: ServeModels;
+  try {
+    models = serveModels({ model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver }, process.env, logger);
+  } catch (error) {
+    process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
+    return 2;
+  }
+  keepStdoutForProtocol();
+  // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
+  process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
+  logger.info(`serving ACP on stdio with model ${models.primary.label}`);
+  let served: ServeRuntime;
+  try {
+    served = await createServeRuntime({ ...options, serveModels: models, logger, env: process.env });
+  } catch (error) {
+    process.stderr.write(`agentkit-acp serve: cannot use the state directory: ${errorMessage(error)}\n`);
+    return 1;
+  }
+  const { runtime, state } = served;
+  logger.info(state.stateDir === undefined ? "sessions are kept in memory only (--no-persist)" : `sessions and approvals are kept in ${state.stateDir}`);
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal}: cancelling running turns and exiting`);
+    runtime.shutdown().catch((error: unknown) => logger.error("shutdown failed", { error: errorMessage(error) }));
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+
+  await runtime.serveStdio();
+  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  logger.info("the ACP connection closed; exiting");
+  // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.
+  setTimeout(() => process.exit(0), 2_000).unref();
+  return 0;
+}
+
+/** Library code never writes to stdout; this keeps stray console output of dependencies off it too. */
+function keepStdoutForProtocol(): void {
+  const toStderr = (...args: unknown[]): void => {
+    process.stderr.write(`${args.map((a) => (typeof a === "string" ? a : safeInspect(a))).join(" ")}\n`);
+  };
+  /* eslint-disable no-console -- redirecting console is the point: stdout belongs to ACP */
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+  /* eslint-enable no-console */
+}
+
+function safeInspect(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
 }

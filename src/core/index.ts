@@ -5,3 +5,4 @@ export * from "./approval.js";
 export * from "./cancellation.js";
 export * from "./errors.js";
 export * from "./logger.js";
+export * from "./process-group.js";

@@ -1,4 +1,4 @@
-import type { ItemId, ToolCallId } from "./ids.js";
+import type { ItemId, SessionId, ToolCallId } from "./ids.js";
 
 /** ACP-compatible tool kinds (the same wire values, owned here so core has no protocol import). */
 export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other";
@@ -61,4 +61,15 @@ export interface Usage {
 
 export function textOf(item: Item): string {
   return item.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+}
+
+/**
+ * The persisted transcript shape: everything needed to restart a session where it stopped.
+ * JSON-serializable; stores keep it, the loop resumes from it.
+ */
+export interface LoopSnapshot {
+  version: 1;
+  sessionId: SessionId;
+  items: Item[];
+  metadata: Record<string, unknown>;
 }

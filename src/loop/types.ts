@@ -5,6 +5,7 @@ import type {
   SessionId,
   ToolCallId,
   ToolResult,
+  LoopSnapshot,
   TranscriptObserver,
   TurnResult,
 } from "../core/index.js";
@@ -22,13 +23,6 @@ export type LoopStep = { type: "finished"; result: TurnResult } | { type: "inter
 /** What the input port hands the loop: user items (text, media, resources). */
 export type InputItems = Item[];
 
-/** Everything needed to restart a session where it stopped. JSON-serializable. */
-export interface LoopSnapshot {
-  version: 1;
-  sessionId: SessionId;
-  items: Item[];
-  metadata: Record<string, unknown>;
-}
 
 /** Session configuration for `agent.start()`. */
 export interface SessionConfig {
@@ -44,4 +38,4 @@ export interface SessionConfig {
   transcriptObservers?: TranscriptObserver[];
 }
 
-export type { ApprovalDecision, ApprovalRequest };
+export type { ApprovalDecision, ApprovalRequest, LoopSnapshot };

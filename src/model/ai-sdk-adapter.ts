@@ -4,7 +4,7 @@ import type { Logger, Usage } from "../core/index.js";
 import { toModelError, type ErrorContext } from "./errors.js";
 import { toModelMessages, type ConvertOptions } from "./messages.js";
 import { thinkingOptions, type ProviderModel } from "./providers.js";
-import { providers, type ModelSpec } from "./spec.js";
+import { providers, type ModelSpec } from "./model-id.js";
 import {
   ModelError,
   type ModelAdapter,

@@ -1,4 +1,4 @@
-import type { ModelSpec } from "./spec.js";
+import type { ModelSpec } from "./model-id.js";
 import type { ModelCapabilities } from "./types.js";
 
 interface KnownModel {

@@ -3,7 +3,7 @@ import type { AiSdkAdapterConfig, RetryOptions } from "./ai-sdk-adapter.js";
 import { capabilitiesFor } from "./capabilities.js";
 import { createDemoModel, type DemoModelOptions } from "./demo.js";
 import { routeSdkWarnings } from "./sdk-warnings.js";
-import { credentialStatus, parseModelSpec, resolveBaseUrl, type Env } from "./spec.js";
+import { credentialStatus, parseModelSpec, resolveBaseUrl, type Env } from "./model-id.js";
 import type { ModelAdapter, ModelCapabilities, ModelEvent, ModelRequest } from "./types.js";
 
 export interface ModelAdapterOptions {

@@ -1,7 +1,7 @@
 import { APICallError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "ai";
 import { errorMessage } from "../core/index.js";
-import type { ModelSpec } from "./spec.js";
-import { providers } from "./spec.js";
+import type { ModelSpec } from "./model-id.js";
+import { providers } from "./model-id.js";
 import { ModelError } from "./types.js";
 
 /** What the error mapping needs to say what to fix. */

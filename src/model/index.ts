@@ -1,5 +1,5 @@
 export * from "./types.js";
-export * from "./spec.js";
+export * from "./model-id.js";
 export * from "./capabilities.js";
 export * from "./create.js";
 export * from "./demo.js";

@@ -2,7 +2,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
-import type { ModelSpec } from "./spec.js";
+import type { ModelSpec } from "./model-id.js";
 import type { ThinkingLevel } from "./types.js";
 
 /** A provider *instance*'s model; a plain string id would be routed to the Vercel AI Gateway. */

@@ -1,5 +1,4 @@
-import type { SessionId, TranscriptObserver } from "../core/index.js";
-import type { LoopSnapshot } from "../loop/types.js";
+import type { LoopSnapshot, SessionId, TranscriptObserver } from "../core/index.js";
 import type { LoadedSession, SessionStore } from "./types.js";
 
 export interface StoreTranscriptObserverOptions {

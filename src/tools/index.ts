@@ -2,7 +2,6 @@ export * from "./types.js";
 export * from "./define.js";
 export * from "./registry.js";
 export * from "./paths.js";
-export * from "./process-group.js";
 export * from "./local-ops.js";
 export * from "./policy.js";
 export * from "./builtin/index.js";

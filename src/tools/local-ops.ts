@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "./types.js";
-import { terminateProcessGroup, trackProcessGroup } from "./process-group.js";
+import { terminateProcessGroup, trackProcessGroup } from "../core/process-group.js";
 
 /**
  * Local file operations. No path checks here: tools check paths (resolveInsideRoots) before

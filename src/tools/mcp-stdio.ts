@@ -4,7 +4,7 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/index.js";
-import { terminateProcessGroup, trackProcessGroup } from "./process-group.js";
+import { terminateProcessGroup, trackProcessGroup } from "../core/process-group.js";
 
 export interface ProcessGroupStdioOptions {
   command: string;

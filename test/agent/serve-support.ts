@@ -5,7 +5,7 @@ import { StringDecoder } from "node:string_decoder";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
-import type { ScriptFileStep } from "../../src/cli/scripted-script.js";
+import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { RecordingClient } from "./support.js";
 
 export const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;

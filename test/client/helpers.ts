@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
 import { AcpClient, AcpSession, ClientPermissionPolicy, type AcpAgentConfig } from "../../src/acp/client/index.js";
-import { livePidsInGroup } from "../../src/tools/process-group.js";
+import { livePidsInGroup } from "../../src/core/process-group.js";
 
 export const fixture = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
 export const repoRoot = new URL("../..", import.meta.url).pathname;

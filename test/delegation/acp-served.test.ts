@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { AcpHeadlessRuntime, AcpIntegration, AutoDenyResolver } from "../../src/acp/agent/index.js";
-import { AcpAgentTool, acpClientApprovals, type AcpAgentLaunch } from "../../src/acp/client/index.js";
+import { AcpAgentTool, acpClientApprovals, type AcpAgentLaunch } from "../../src/acp/delegation/index.js";
 import { silentLogger } from "../../src/core/index.js";
 import { Agent } from "../../src/loop/index.js";
 import { demoNotePath } from "../../src/model/demo.js";

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { AcpAgentTool, DELEGATION_CHAIN_ENV, DELEGATION_DEPTH_ENV, delegationContextFrom } from "../../src/acp/client/index.js";
+import { AcpAgentTool, DELEGATION_CHAIN_ENV, DELEGATION_DEPTH_ENV, delegationContextFrom } from "../../src/acp/delegation/index.js";
 import { script } from "../../src/testing/index.js";
 import { cleanEnv, outerAgent, runTurn, serveLaunch, tempDir, toolResultsSeen, writeScript } from "./support.js";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AcpToolset } from "../../src/acp/client/index.js";
+import { AcpToolset } from "../../src/acp/delegation/index.js";
 import { ConfigError } from "../../src/core/index.js";
 import { demoNotePath } from "../../src/model/demo.js";
 import { script } from "../../src/testing/index.js";

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import type { ScriptFile } from "../../src/cli/scripted-script.js";
+import type { ScriptFile } from "../../src/testing/scripted-script.js";
 import { connectServe } from "../agent/serve-support.js";
 import { tempDir } from "../agent/support.js";
 

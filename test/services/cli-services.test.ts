@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ScriptFileStep } from "../../src/cli/scripted-script.js";
+import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { Workspace, bin, serveEnv } from "./support.js";
 
 // `agentkit-acp prompt --fs … --terminal …` driving our own serve: the CLI's real hosts are

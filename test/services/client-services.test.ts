@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFileSystemHost, createTerminalHost, type AcpClient, type AcpSession, type AcpSessionEvent, type HostServices } from "../../src/acp/client/index.js";
-import type { ScriptFileStep } from "../../src/cli/scripted-script.js";
+import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { Audit, Workspace, eventually, pidAlive, startServeClient } from "./support.js";
 
 // Our AcpClient (with real fs + terminal hosts) drives `agentkit-acp serve`: the agent's

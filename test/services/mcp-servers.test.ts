@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AcpClient, AcpSession } from "../../src/acp/client/index.js";
-import type { ScriptFileStep } from "../../src/cli/scripted-script.js";
+import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { mcpFixtureStdioCommand, startMcpFixtureHttpServer, type McpFixtureHttpServer } from "../../src/testing/index.js";
 import { connectServe } from "../agent/serve-support.js";
 import { Workspace, eventually, pidAlive, pidsWithEnv, serveEnv, startServeClient } from "./support.js";

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AcpClient, type AcpAgentConfig, type ClientPermissionPolicy, type HostAuditEvent } from "../../src/acp/client/index.js";
-import type { ScriptFileStep } from "../../src/cli/scripted-script.js";
+import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { bin, cleanEnv } from "../agent/serve-support.js";
 
 export { bin, cleanEnv };

@@ -5,7 +5,7 @@ import { sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { errnoCode, refusal, throwIfAborted, shown } from "./host-common.js";
 import { isInsideRoot, notFound, openedPath, type ResolvedHostPath } from "./host-paths.js";
-import { LineWindow } from "./text-window.js";
+import { LineWindow } from "../../tools/text-window.js";
 
 // The disk half of the fs host: opens only the canonical path, never follows a symlink in
 // the last component (O_NOFOLLOW), accepts only regular files, and re-checks where the open

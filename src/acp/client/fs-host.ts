@@ -18,7 +18,7 @@ import {
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots, type ResolvedHostPath } from "./host-paths.js";
 import type { FileSystemHostService, HostSessionInfo } from "./host-services.js";
-import { sliceLines } from "./text-window.js";
+import { sliceLines } from "../../tools/text-window.js";
 
 /** "read": reads only (writes refused and not advertised); "read-write"; or each flag separately. */
 export type FileSystemAccess = "read" | "read-write" | { read: boolean; write: boolean };

@@ -52,21 +52,3 @@ export { SUPPORTED_PROTOCOL_VERSIONS } from "./link.js";
 export * from "./fs-host.js";
 export * from "./terminal-host.js";
 export type { HostAccessRequest, HostAuditEvent, HostAuthorize, HostObserver, HostRefusalReason, HostRootsOption, HostVerdict } from "./host-common.js";
-// Delegation: ACP agents as loop tools.
-export { AcpAgentTool, type AcpAgentLaunch, type AcpAgentToolInput, type AcpAgentToolOptions } from "./agent-tool.js";
-export { AcpToolset, type AcpSpecialist, type AcpToolsetDefaults } from "./toolset.js";
-export {
-  acpClientApprovals,
-  type DelegatedPermissionRequest,
-  type OuterApprovalHandler,
-  type OuterCall,
-  type OuterPermissionChannel,
-} from "./delegation-approvals.js";
-export {
-  DEFAULT_MAX_DELEGATION_DEPTH,
-  DELEGATION_CHAIN_ENV,
-  DELEGATION_DEPTH_ENV,
-  delegationContextFrom,
-  type DelegationContext,
-} from "./delegation-guard.js";
-export type { DelegatedToolCallSummary, DelegationReport } from "./delegation-report.js";

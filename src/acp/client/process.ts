@@ -4,7 +4,7 @@ import type { Logger } from "../../core/logger.js";
 import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
 import { AgentExitedError, AgentSpawnError } from "./errors.js";
 import { pullStream } from "./pull-stream.js";
-import { settledWithin as within, signalProcessGroup, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../tools/process-group.js";
+import { settledWithin as within, signalProcessGroup, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
 
 export interface ExitInfo {
   code: number | null;

@@ -20,7 +20,7 @@ import {
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
-import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../tools/process-group.js";
+import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
 import { OutputBuffer } from "./terminal-output.js";
 
 export interface TerminalHostOptions {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
-import { livePidsInGroup, processGroupAlive, settledWithin, terminateProcessGroup, trackProcessGroup } from "../../tools/process-group.js";
+import { livePidsInGroup, processGroupAlive, settledWithin, terminateProcessGroup, trackProcessGroup } from "../../core/process-group.js";
 import { pullStream } from "../../acp/client/pull-stream.js";
 
 /** One line seen on the wire, in either direction, numbered in arrival order across all processes. */

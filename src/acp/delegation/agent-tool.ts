@@ -6,9 +6,9 @@ import { ConfigError } from "../../core/index.js";
 import type { JsonSchema } from "../../model/types.js";
 import type { Tool, ToolContext, ToolTargetContext } from "../../tools/index.js";
 import { ToolInputError, toJsonSchema } from "../../tools/index.js";
-import { AcpClient } from "./client.js";
-import { describeCommand, type AcpAgentConfig } from "./config.js";
-import { delegationPolicy, type OuterApprovalHandler, type OuterCall } from "./delegation-approvals.js";
+import { AcpClient } from "../client/client.js";
+import { describeCommand, type AcpAgentConfig } from "../client/config.js";
+import { delegationPolicy, type OuterApprovalHandler, type OuterCall } from "./approvals.js";
 import {
   DEFAULT_MAX_DELEGATION_DEPTH,
   childDelegationEnv,
@@ -16,14 +16,14 @@ import {
   delegationContextFrom,
   delegationRefusal,
   type DelegationContext,
-} from "./delegation-guard.js";
-import { DelegationProgress } from "./delegation-report.js";
-import { runDelegatedTurn } from "./delegation-turn.js";
-import { delegationResult, failureResult, type ResultContext } from "./delegation-result.js";
-import { AgentExitedError, ClientClosedError } from "./errors.js";
-import type { ClientPermissionPolicy } from "./permissions.js";
-import { processGroupAlive } from "../../tools/process-group.js";
-import type { AcpSession } from "./session.js";
+} from "./guard.js";
+import { DelegationProgress } from "./report.js";
+import { runDelegatedTurn } from "./turn.js";
+import { delegationResult, failureResult, type ResultContext } from "./result.js";
+import { AgentExitedError, ClientClosedError } from "../client/errors.js";
+import type { ClientPermissionPolicy } from "../client/permissions.js";
+import { processGroupAlive } from "../../core/process-group.js";
+import type { AcpSession } from "../client/session.js";
 
 /** An `AcpAgentConfig` whose `cwd` (of the process) defaults to the session's working directory. */
 export type AcpAgentLaunch = Omit<AcpAgentConfig, "cwd"> & { cwd?: string };

@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from "node:path";
 import type { FileDiff, ToolProgress } from "../../core/index.js";
-import type { AcpSessionEvent, PermissionAnswered, ToolCallState } from "./events.js";
+import type { AcpSessionEvent, PermissionAnswered, ToolCallState } from "../client/events.js";
 
 /** What a delegated turn produced so far (a finished `PromptResult` has the same shape). */
 export interface DelegatedTurnView {

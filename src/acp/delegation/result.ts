@@ -1,6 +1,6 @@
 import type { ToolResult } from "../../core/index.js";
-import { diffsOf, reportFor, reportText, type DelegatedTurnView, type DelegationProgress } from "./delegation-report.js";
-import { describeFailure, errorDetails, type StopCause, type TurnOutcome } from "./delegation-turn.js";
+import { diffsOf, reportFor, reportText, type DelegatedTurnView, type DelegationProgress } from "./report.js";
+import { describeFailure, errorDetails, type StopCause, type TurnOutcome } from "./turn.js";
 
 /** What the result texts need to know about the call. */
 export interface ResultContext {

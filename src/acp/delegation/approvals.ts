@@ -1,5 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk";
-import { ClientPermissionPolicy, type PermissionAnswer, type PermissionHandler, type PermissionQuestion } from "./permissions.js";
+import { ClientPermissionPolicy, type PermissionAnswer, type PermissionHandler, type PermissionQuestion } from "../client/permissions.js";
 
 /** The outer tool call a delegated permission question arises in. */
 export interface OuterCall {

@@ -1,13 +1,16 @@
 import { mkdir } from "node:fs/promises";
-import type { AcpApprovalMemory, AcpApprovalResolver } from "../acp/agent/index.js";
-import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, DurableApprovalMemory, InMemoryApprovalMemory, NoopApprovalMemory } from "../acp/agent/index.js";
-import type { Logger } from "../core/index.js";
-import type { SessionStore } from "../store/index.js";
-import { FileApprovalMemoryStore, InMemorySessionStore, JsonlSessionStore, defaultStateDir } from "../store/index.js";
-import type { PermissionMode } from "../tools/index.js";
-import type { ApproveMode } from "./serve-options.js";
+import { InMemoryApprovalMemory, NoopApprovalMemory, type AcpApprovalMemory } from "./approval-memory.js";
+import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type AcpApprovalResolver } from "./approval.js";
+import { DurableApprovalMemory } from "./durable-approval-memory.js";
+import type { Logger } from "../../core/index.js";
+import type { SessionStore } from "../../store/index.js";
+import { FileApprovalMemoryStore, InMemorySessionStore, JsonlSessionStore, defaultStateDir } from "../../store/index.js";
+import type { PermissionMode } from "../../tools/index.js";
 
-/** The persistence choices of `serve` (see serve-options.ts). */
+/** Who answers what the session's mode asks about: the client (ask, auto-reads), nobody (auto-all approves, deny refuses). */
+export type ApproveMode = "ask" | "auto-reads" | "auto-all" | "deny";
+
+/** The persistence choices of `serve` (`--state-dir`, `--no-persist`, …). */
 export interface ServeStateOptions {
   /** --state-dir; else AGENTKIT_STATE_DIR / XDG_STATE_HOME / ~/.local/state. */
   stateDir: string | undefined;

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
+import { noAuthentication } from "../acp/agent/auth.js";
+import type { ServeModelSource } from "../acp/agent/serve-models.js";
 import type { ModelEvent, ModelRequest } from "../model/index.js";
 import { ModelError } from "../model/index.js";
-import type { ScriptStep, ScriptedModelOptions } from "../testing/scripted-model.js";
-import { ScriptedModel, script } from "../testing/scripted-model.js";
+import type { ScriptStep, ScriptedModelOptions } from "./scripted-model.js";
+import { ScriptedModel, script } from "./scripted-model.js";
 
 /**
  * FOR TESTS AND BENCHMARKS ONLY: `serve --model scripted:FILE.json` plays a fixed script
@@ -123,4 +125,12 @@ function describeItem(item: ModelRequest["items"][number]): string {
     }
   });
   return `${item.role}: ${parts.join(" ")}`;
+}
+
+/** `serve`'s resolver for `scripted:FILE.json` specs: every session plays the file from the start. */
+export function scriptedModelResolver(spec: string): ServeModelSource | undefined {
+  if (!spec.startsWith("scripted:")) return undefined;
+  const path = spec.slice("scripted:".length);
+  const file = loadScriptFile(path);
+  return { label: `scripted:${path} (testing only)`, description: "scripted (testing only)", create: () => scriptedModelFrom(file), authentication: noAuthentication() };
 }

@@ -1,8 +1,8 @@
 import { errorMessage } from "../../core/index.js";
-import type { DelegationProgress } from "./delegation-report.js";
-import { AcpTimeoutError, AgentExitedError, AgentSpawnError } from "./errors.js";
-import type { PromptResult } from "./events.js";
-import type { AcpSession } from "./session.js";
+import type { DelegationProgress } from "./report.js";
+import { AcpTimeoutError, AgentExitedError, AgentSpawnError } from "../client/errors.js";
+import type { PromptResult } from "../client/events.js";
+import type { AcpSession } from "../client/session.js";
 
 /** How a delegated prompt ended, from the tool's point of view. */
 export type TurnOutcome =

@@ -1,7 +1,8 @@
-import type { AcpAgentFactoryContext, SessionMcpServers } from "../acp/agent/index.js";
-import { ClientFileOperations, ClientTerminalCommandRunner, mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers } from "../acp/agent/index.js";
-import type { Logger } from "../core/index.js";
-import type { CommandRunner, FileOperations } from "../tools/index.js";
+import { ClientFileOperations, ClientTerminalCommandRunner } from "./client-ops.js";
+import type { AcpAgentFactoryContext } from "./factory.js";
+import { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers, type SessionMcpServers } from "./mcp-servers.js";
+import type { Logger } from "../../core/index.js";
+import type { CommandRunner, FileOperations } from "../../tools/index.js";
 
 /** What `serve` does with the services a client offers. */
 export interface ServeSessionServices {

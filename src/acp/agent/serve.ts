@@ -1,0 +1,123 @@
+import type { Logger } from "../../core/index.js";
+import { createStderrLogger } from "../../core/index.js";
+import { Agent } from "../../loop/index.js";
+import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
+import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
+import { AcpIntegration } from "./integration.js";
+import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
+import { planTool, planToolRule } from "./plan-tool.js";
+import { AcpHeadlessRuntime } from "./runtime.js";
+import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
+import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
+import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./serve-state.js";
+
+export type { ApproveMode, ServeState, ServeStateOptions } from "./serve-state.js";
+export type { ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource } from "./serve-models.js";
+export { serveModels } from "./serve-models.js";
+export type { ServeSessionServices } from "./serve-session.js";
+
+/** Everything `agentkit-acp serve` is configured with (its flags, as library options). */
+export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<ServeSessionServices>, ServeModelInputs {
+  /** Default `ask` (the client answers permission requests). */
+  approve?: ApproveMode;
+  /** The mode sessions start in; default: what `approve` implies. */
+  mode?: PermissionMode | undefined;
+  /** Default 32. */
+  maxSessions?: number;
+  /** Models built beforehand with `serveModels` (so configuration errors surface first); else built here. */
+  serveModels?: ServeModels;
+  logger?: Logger;
+  /** Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
+export interface ServeRuntime {
+  /** `runtime.serveStdio()`, or `runtime.serve(stream)` for any ACP byte stream (a socket, a memory pipe). */
+  readonly runtime: AcpHeadlessRuntime;
+  readonly state: ServeState;
+  /** The starting model, for the start-up log line. */
+  readonly model: ServeModelSource;
+}
+
+/**
+ * Builds exactly the agent `agentkit-acp serve` runs: built-in tools plus the plan tool, the
+ * client's fs/terminal when offered, per-session MCP servers, durable sessions and approvals,
+ * modes, model choices and slash commands. Throws when the models cannot be configured or the
+ * state directory cannot be made.
+ */
+export async function createServeRuntime(options: ServeRuntimeOptions = {}): Promise<ServeRuntime> {
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? createStderrLogger("info");
+  const models = options.serveModels ?? serveModels(options, env, logger);
+  const approve = options.approve ?? "ask";
+  const state = await serveState(
+    {
+      stateDir: options.stateDir,
+      persist: options.persist ?? true,
+      approvalMemory: options.approvalMemory ?? true,
+      clearApprovalMemory: options.clearApprovalMemory ?? false,
+    },
+    env,
+    logger,
+  );
+  const services: ServeSessionServices = { localTools: options.localTools ?? false, mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? 10_000 };
+  const initialMode = initialModeFor(approve, options.mode);
+  const integration = AcpIntegration.builder()
+    .name("agentkit-acp")
+    .approvalResolver(approvalResolverFor(approve, state.offerAlways))
+    .approvalMemory(state.approvalMemory)
+    .logger(logger)
+    .build();
+  const probe = models.primary.create();
+  const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule] });
+  const runtime = AcpHeadlessRuntime.builder()
+    .integration(integration)
+    .maxSessions(options.maxSessions ?? 32)
+    .logger(logger)
+    // Advertise only what the model takes; embedded text resources always become text.
+    .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })
+    // Client-provided services: http/sse MCP servers per session, and the model's key from the environment.
+    .mcpTransports({ http: true, sse: true })
+    .authentication(models.primary.authentication)
+    // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
+    .sessionStore(state.sessions)
+    .modes({ initial: initialMode })
+    .models(models.options)
+    .slashCommands()
+    .agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services))
+    .build();
+  return { runtime, state, model: models.primary };
+}
+
+function systemPrompt(cwd: string): string {
+  return [
+    "You are agentkit-acp, a coding agent working inside the user's editor.",
+    `The workspace is ${cwd}; relative paths are resolved there.`,
+    "Use the tools to read, search and edit files and to run commands. Keep answers short and say what you changed.",
+  ].join("\n");
+}
+
+async function sessionAgent(
+  context: AcpAgentFactoryContext,
+  model: ServeModelSource,
+  policy: PermissionPolicy,
+  logger: Logger,
+  services: ServeSessionServices,
+): Promise<AcpSessionAgent> {
+  const mcp = await sessionMcpServers(context, services, logger);
+  const ops = sessionOperations(context, services);
+  logger.debug("session tools", { sessionId: context.acpSessionId, tools: ops.label });
+  const tools = new ToolRegistry([...builtinTools(), planTool()]).with(mcp.tools);
+  const builder = Agent.builder()
+    .model(model.create())
+    .tools(tools)
+    .permissions(policy)
+    .observer(context.integration)
+    .cancellation(context.cancellation)
+    .logger(logger)
+    .systemPrompt(systemPrompt(context.cwd));
+  if (ops.files) builder.fileOperations(ops.files);
+  if (ops.commands) builder.commandRunner(ops.commands);
+  return { agent: builder.build(), close: () => mcp.close(), warnings: mcp.warnings };
+}
