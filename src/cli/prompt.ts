@@ -101,7 +101,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   process.on("SIGINT", onInterrupt);
   try {
     client = await AcpClient.start(config, policy);
-    session = await openSession(client, args.session);
+    session = args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd });
     } else if (args.session) {
@@ -128,12 +128,6 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     process.off("SIGINT", onInterrupt);
     await client?.close();
   }
-}
-
-async function openSession(client: AcpClient, sessionId: string | undefined): Promise<AcpSession> {
-  if (sessionId === undefined) return client.newSession();
-  if (client.agentCapabilities.sessionCapabilities?.resume != null) return client.resumeSession(sessionId);
-  return client.loadSession(sessionId);
 }
 
 /** `--permissions`: a preset or a JSON file; default `ask` with a terminal, else `deny`. */

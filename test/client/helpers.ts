@@ -35,9 +35,10 @@ export async function startClient(flags: string[] = [], policy?: ClientPermissio
 }
 
 export async function startSession(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpSession> {
-  const session = await AcpSession.start(fixtureConfig(flags, extra), policy);
-  trackPid(session.client?.pid);
-  closers.push(() => session.close());
+  const client = await startClient(flags, policy, extra);
+  const session = await client.newSession();
+  // As AcpClient.startSession does: closing the session ends the agent.
+  session.onClose = () => client.close();
   return session;
 }
 

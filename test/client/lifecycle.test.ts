@@ -1,8 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { AuthenticationRequiredError, CapabilityError, type AcpSessionEvent } from "../../src/acp/client/index.js";
-import { startClient, tempDir } from "./helpers.js";
+import { AcpClient, ClientPermissionPolicy } from "../../src/acp/client/index.js";
+import { expectGroupGone, fixtureConfig, startClient, tempDir } from "./helpers.js";
 
 describe("session lifecycle over stdio", () => {
+  it("AcpClient.startSession ties the session to its agent; withSession ends the agent when done", async () => {
+    const session = await AcpClient.startSession(fixtureConfig());
+    expect((await session.prompt("hello")).text).toBe("Hello, world");
+    let pid: number | undefined;
+    const text = await AcpClient.withSession(fixtureConfig(), ClientPermissionPolicy.denyAll(), async (s, client) => {
+      pid = client.pid;
+      return (await s.prompt("hello")).text;
+    });
+    expect(text).toBe("Hello, world");
+    await expectGroupGone(pid!);
+    await session.close();
+  });
+
   it("new → prompt → list → close → load (replay) → resume → delete", async () => {
     const client = await startClient();
     expect(client.agentInfo).toMatchObject({ name: "fixture-agent" });

@@ -71,6 +71,37 @@ export class AcpClient {
     return client;
   }
 
+  /**
+   * Spawns the agent and opens one session, their lifetimes tied: closing the session closes
+   * the client (and ends the process tree). Deny-all policy unless one is given.
+   */
+  static async startSession(config: AcpAgentConfig, policy: ClientPermissionPolicy = ClientPermissionPolicy.denyAll(), options: SessionOptions = {}): Promise<AcpSession> {
+    const client = await AcpClient.start(config, policy);
+    try {
+      const session = await client.newSession(options);
+      session.onClose = () => client.close();
+      return session;
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+  }
+
+  /** Runs `fn` with a fresh session; the agent's process tree is ended when `fn` settles. */
+  static async withSession<T>(
+    config: AcpAgentConfig,
+    policy: ClientPermissionPolicy,
+    fn: (session: AcpSession, client: AcpClient) => Promise<T>,
+    options: SessionOptions = {},
+  ): Promise<T> {
+    const client = await AcpClient.start(config, policy);
+    try {
+      return await fn(await client.newSession(options), client);
+    } finally {
+      await client.close();
+    }
+  }
+
   get initializeResponse(): acp.InitializeResponse {
     return this.#link.init;
   }
@@ -134,6 +165,12 @@ export class AcpClient {
   async resumeSession(sessionId: string, options: SessionOptions = {}): Promise<AcpSession> {
     requireCapability(this.agentCapabilities, "session/resume");
     return this.#attach("session/resume", sessionId, options);
+  }
+
+  /** Continues a stored session: `session/resume` when advertised (no replay), else `session/load`. */
+  async continueSession(sessionId: string, options: SessionOptions = {}): Promise<AcpSession> {
+    if (this.agentCapabilities.sessionCapabilities?.resume != null) return this.resumeSession(sessionId, options);
+    return this.loadSession(sessionId, options);
   }
 
   async listSessions(options: { cwd?: string; cursor?: string; signal?: AbortSignal } = {}): Promise<acp.ListSessionsResponse> {

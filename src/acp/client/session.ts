@@ -4,11 +4,9 @@ import { validatePromptBlocks } from "./capabilities.js";
 import { CapabilityError } from "./errors.js";
 import { EventQueue } from "./event-queue.js";
 import { TurnCollector, UpdateMapper, type AcpSessionEvent, type PromptResult } from "./events.js";
-import { AcpClient, type SessionOptions } from "./client.js";
-import type { AcpAgentConfig } from "./config.js";
 import type { HostSessionInfo } from "./host-services.js";
 import type { RequestOptions } from "./link.js";
-import { ClientPermissionPolicy } from "./permissions.js";
+import type { ClientPermissionPolicy } from "./permissions.js";
 
 /** What a session needs from its client (kept narrow so the two stay decoupled). */
 export interface SessionHost {
@@ -68,35 +66,12 @@ export class AcpSession {
   #turnCount = 0;
   #active: Turn | undefined;
   #closed = false;
-  #client: AcpClient | undefined;
   /** Set while a recovery `session/load` replays history the listeners already saw. */
   suppressUpdates = false;
-  /** Runs after `close()` (an `AcpSession.start` session closes its client here). */
+  /** Runs after `close()` (a session from `AcpClient.startSession` closes its client here). */
   onClose: (() => Promise<void>) | undefined;
 
-  /**
-   * Spawns the agent, opens one session and ties their lifetimes: closing the session
-   * closes the client (and the process tree). Deny-all policy unless one is given.
-   */
-  static async start(config: AcpAgentConfig, policy: ClientPermissionPolicy = ClientPermissionPolicy.denyAll(), options: SessionOptions = {}): Promise<AcpSession> {
-    const client = await AcpClient.start(config, policy);
-    try {
-      const session = await client.newSession(options);
-      session.#client = client;
-      session.onClose = () => client.close();
-      return session;
-    } catch (error) {
-      await client.close();
-      throw error;
-    }
-  }
-
-  /** The client that owns the process, when this session was made by `AcpSession.start`. */
-  get client(): AcpClient | undefined {
-    return this.#client;
-  }
-
-  /** @internal Sessions come from `AcpClient.newSession/loadSession/resumeSession` or `AcpSession.start`. */
+  /** @internal Sessions come from `AcpClient` (`startSession`, `newSession`, `loadSession`, `resumeSession`). */
   constructor(host: SessionHost, info: HostSessionInfo, state: SessionState) {
     this.#host = host;
     this.sessionId = info.sessionId;
