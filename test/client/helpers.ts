@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
-import { AcpClient, AcpSession, ClientPermissionPolicy, type AcpAgentConfig } from "../../src/acp/client/index.js";
+import type { AcpSession} from "../../src/acp/client/index.js";
+import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../src/acp/client/index.js";
 import { livePidsInGroup } from "../../src/core/process-group.js";
 
 export const fixture = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
