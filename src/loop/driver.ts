@@ -14,10 +14,11 @@ import { StateError, errorMessage, isAbortError, newId } from "../core/index.js"
 import type { ModelAdapter, ModelFinishReason, ThinkingLevel } from "../model/types.js";
 import { ModelError } from "../model/types.js";
 import type { CommandRunner, FileOperations, PermissionPolicy, ToolRegistry } from "../tools/index.js";
+import { errorResult } from "../tools/index.js";
 import { addUsage, assistantItem, runModelStep } from "./model-step.js";
 import type { ObserverHub } from "./observers.js";
 import type { PendingCall, SessionScope } from "./tool-round.js";
-import { applyDecision, describeCall, errorResult, evaluatePolicy, executeCall } from "./tool-round.js";
+import { applyDecision, describeCall, evaluatePolicy, executeCall } from "./tool-round.js";
 import type { LoopSnapshot, LoopStep } from "./types.js";
 
 export interface DriverSettings {

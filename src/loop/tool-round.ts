@@ -11,6 +11,7 @@ import type {
 } from "../core/index.js";
 import { errorMessage, isAbortError } from "../core/index.js";
 import type { CommandRunner, FileOperations, PermissionPolicy, Tool, ToolRegistry } from "../tools/index.js";
+import { errorResult } from "../tools/index.js";
 import type { ObserverHub } from "./observers.js";
 
 /** One tool call from the model, tracked from request to result. */
@@ -33,10 +34,6 @@ export interface SessionScope {
   sessionId: SessionId;
   cwd: string;
   roots: string[];
-}
-
-export function errorResult(text: string, data?: unknown): ToolResult {
-  return data === undefined ? { text, isError: true } : { text, isError: true, data };
 }
 
 /** Parses the model's input and derives title, kind, locations and target (all safe to fail). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToolLocation } from "../core/index.js";
+import type { ToolLocation, ToolResult } from "../core/index.js";
 import type { JsonSchema } from "../model/types.js";
 import type { Tool, ToolDefinition } from "./types.js";
 
@@ -9,6 +9,11 @@ export class ToolInputError extends Error {
     super(`invalid input for ${toolName}: ${detail}`);
     this.name = "ToolInputError";
   }
+}
+
+/** A failed tool result: failures and denials are data fed back to the model, not exceptions. */
+export function errorResult(text: string, data?: unknown): ToolResult {
+  return data === undefined ? { text, isError: true } : { text, isError: true, data };
 }
 
 export function toJsonSchema(schema: z.ZodType): JsonSchema {

@@ -3,6 +3,7 @@ export * from "./define.js";
 export * from "./registry.js";
 export * from "./paths.js";
 export * from "./local-ops.js";
+export { LineWindow, sliceLines } from "./text-window.js";
 export * from "./policy.js";
 export * from "./builtin/index.js";
 export * from "./mcp.js";

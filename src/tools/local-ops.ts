@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "./types.js";
+import { sliceLines } from "./text-window.js";
 import { terminateProcessGroup, trackProcessGroup } from "../core/process-group.js";
 
 /**
@@ -20,15 +21,6 @@ export class LocalFileOperations implements FileOperations {
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, content, { encoding: "utf8", signal: options.signal });
   }
-}
-
-/** Lines `line` (1-based) .. `line + limit - 1`, each keeping its line ending. */
-export function sliceLines(content: string, line?: number, limit?: number): string {
-  if (line === undefined && limit === undefined) return content;
-  const lines = content.split(/(?<=\n)/);
-  const start = Math.max(0, (line ?? 1) - 1);
-  const end = limit === undefined ? undefined : start + Math.max(0, limit);
-  return lines.slice(start, end).join("");
 }
 
 export interface LocalCommandRunnerOptions {

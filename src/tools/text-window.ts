@@ -46,7 +46,19 @@ export class LineWindow {
   }
 }
 
-export function sliceLines(text: string, line: number, limit: number | undefined, maxBytes: number, onTooLarge: (maxBytes: number) => Error): string {
+/**
+ * Lines `line` (1-based) .. `line + limit - 1` of `text`, each keeping its line ending: the
+ * one implementation behind local file reads and the ACP client's fs host. Throws
+ * `onTooLarge(maxBytes)` when the window holds more than `maxBytes` of UTF-8.
+ */
+export function sliceLines(
+  text: string,
+  line = 1,
+  limit: number | undefined = undefined,
+  maxBytes = Number.POSITIVE_INFINITY,
+  onTooLarge: (maxBytes: number) => Error = (max) => new RangeError(`more than ${max} bytes`),
+): string {
+  if (line <= 1 && limit === undefined && maxBytes === Number.POSITIVE_INFINITY) return text;
   const window = new LineWindow(line, limit, maxBytes, onTooLarge);
   window.push(text);
   return window.result();

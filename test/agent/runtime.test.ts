@@ -2,7 +2,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AcpHeadlessRuntime, AcpIntegration, AutoApproveResolver, UpdateMapper } from "../../src/acp/agent/index.js";
+import { AcpHeadlessRuntime, AcpIntegration, AutoApproveResolver, AgentUpdateMapper } from "../../src/acp/agent/index.js";
 import { silentLogger } from "../../src/core/index.js";
 import { defineTool } from "../../src/tools/index.js";
 import { script } from "../../src/testing/index.js";
@@ -100,7 +100,7 @@ describe("event → session/update mapping", () => {
   });
 
   it("an append without begin_part is sent as message text, never dropped", () => {
-    const mapper = new UpdateMapper();
+    const mapper = new AgentUpdateMapper();
     expect(mapper.map({ type: "content_delta", delta: { type: "append_text", partId: "orphan", text: "hi" } })).toMatchObject([
       { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } },
     ]);

@@ -2,7 +2,7 @@
 export * from "./approval.js";
 export * from "./approval-memory.js";
 export { AcpClientHandle } from "./client-handle.js";
-export { UpdateMapper, approvalToolCall, toolResultUpdate } from "./mapping.js";
+export { AgentUpdateMapper, approvalToolCall, toolResultUpdate } from "./mapping.js";
 export { TEXT_ONLY, TurnGate, promptToItems } from "./input.js";
 export type { AcceptedContent, BusyPolicy, TurnLease } from "./input.js";
 export { AcpSessionHandle } from "./session.js";

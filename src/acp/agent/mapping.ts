@@ -14,7 +14,7 @@ interface CallState {
  * names its part, so the kind from `begin_part` is remembered; each part gets a synthesized
  * ACP message id. Approval events are display-only (the runtime asks through the interrupt).
  */
-export class UpdateMapper {
+export class AgentUpdateMapper {
   readonly #parts = new Map<string, { kind: PartKind; messageId: string }>();
   readonly #calls = new Map<string, CallState>();
 

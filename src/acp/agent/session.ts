@@ -4,7 +4,7 @@ import { CancellationController } from "../../core/index.js";
 import type { AcpClientHandle } from "./client-handle.js";
 import type { AcceptedContent } from "./input.js";
 import { TEXT_ONLY, TurnGate } from "./input.js";
-import { UpdateMapper } from "./mapping.js";
+import { AgentUpdateMapper } from "./mapping.js";
 import { UpdateQueue } from "./update-queue.js";
 
 /** What `AcpIntegration.bindSession` needs to route one loop session to one ACP session. */
@@ -31,7 +31,7 @@ export class AcpSessionHandle {
   /** At most one turn at a time; see `AcpInputPort.beginTurn`. */
   readonly gate = new TurnGate();
   readonly #controller: CancellationController;
-  readonly #mapper = new UpdateMapper();
+  readonly #mapper = new AgentUpdateMapper();
   readonly #queue: UpdateQueue;
   readonly #interjections: Item[] = [];
   #closed = false;

@@ -94,7 +94,7 @@ export function blockText(block: acp.ContentBlock): string {
 }
 
 /** Applies updates to per-session tool-call state and turns them into events. */
-export class UpdateMapper {
+export class ClientEventMapper {
   readonly toolCalls = new Map<string, ToolCallState>();
 
   map(update: acp.SessionUpdate): AcpSessionEvent {

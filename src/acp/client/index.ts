@@ -43,7 +43,7 @@ export {
   type PermissionPreset,
   type PermissionQuestion,
   type PermissionResolution,
-  type PermissionRule,
+  type ClientPermissionRule,
   type PermissionSubject,
 } from "./permissions.js";
 export type { FileSystemHostService, HostServices, HostSessionInfo, TerminalHostService } from "./host-services.js";

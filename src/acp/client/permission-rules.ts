@@ -11,7 +11,7 @@ export type PermissionAction = "allow" | "deny" | "ask";
  * rule needs *every* path to match, a `deny` rule needs *one*; a call without paths never
  * matches a `path` rule.
  */
-export interface PermissionRule {
+export interface ClientPermissionRule {
   /** A label shown in events, logs and questions. */
   name?: string;
   kind?: acp.ToolKind | acp.ToolKind[];
@@ -103,7 +103,7 @@ function pathMatcher(globs: string[], roots: string[]): (path: string) => boolea
 }
 
 /** Does `rule` match `subject`? Conditions left out of the rule always match. */
-export function ruleMatches(rule: PermissionRule, subject: PermissionSubject): boolean {
+export function ruleMatches(rule: ClientPermissionRule, subject: PermissionSubject): boolean {
   const kinds = list(rule.kind);
   if (kinds.length > 0 && !kinds.includes(subject.kind)) return false;
   if (rule.title !== undefined) {
@@ -127,7 +127,7 @@ export function ruleMatches(rule: PermissionRule, subject: PermissionSubject): b
 }
 
 /** Validates rules loaded from JSON (a permissions file); throws with the offending index. */
-export function parseRules(value: unknown): PermissionRule[] {
+export function parseRules(value: unknown): ClientPermissionRule[] {
   if (!Array.isArray(value)) throw new Error("`rules` must be an array");
   return value.map((raw, i) => {
     if (!raw || typeof raw !== "object") throw new Error(`rule ${i} must be an object`);
@@ -144,6 +144,6 @@ export function parseRules(value: unknown): PermissionRule[] {
       if (typeof r.title !== "string") throw new Error(`rule ${i}: title must be a regular-expression string`);
       new RegExp(r.title);
     }
-    return r as unknown as PermissionRule;
+    return r as unknown as ClientPermissionRule;
   });
 }

@@ -8,12 +8,12 @@ import {
   parseRules,
   ruleMatches,
   type PermissionAction,
-  type PermissionRule,
+  type ClientPermissionRule,
   type PermissionSubject,
 } from "./permission-rules.js";
 import { answerToChoice, choiceToOutcome, type PermissionChoice } from "./permission-options.js";
 
-export type { PermissionAction, PermissionRule, PermissionSubject } from "./permission-rules.js";
+export type { PermissionAction, ClientPermissionRule, PermissionSubject } from "./permission-rules.js";
 export type { PermissionChoice } from "./permission-options.js";
 
 /** A question put to the async handler (a dialog, a remote policy service …). */
@@ -45,7 +45,7 @@ export function inMemoryPermissionMemory(): PermissionMemory {
 }
 
 export interface ClientPermissionPolicyOptions {
-  rules?: PermissionRule[];
+  rules?: ClientPermissionRule[];
   /** When no rule matches (default `deny`). */
   default?: PermissionAction;
   /** Answers `ask`; without it `fallback` applies. */
@@ -103,7 +103,7 @@ export type PermissionPreset = "deny" | "ask" | "allow-reads" | "allow-all";
  * `session/request_permission` and, through `checkHostRequest`, for host-service calls.
  */
 export class ClientPermissionPolicy {
-  readonly #rules: PermissionRule[];
+  readonly #rules: ClientPermissionRule[];
   readonly #default: PermissionAction;
   readonly #ask: PermissionHandler | undefined;
   readonly #fallback: "deny" | "fail";
@@ -159,7 +159,7 @@ export class ClientPermissionPolicy {
     const action = (x: unknown): x is PermissionAction => x === "allow" || x === "deny" || x === "ask";
     if (v.default !== undefined && !action(v.default)) throw new ConfigError("permissions: `default` must be allow, deny or ask");
     if (v.fallback !== undefined && v.fallback !== "deny" && v.fallback !== "fail") throw new ConfigError("permissions: `fallback` must be deny or fail");
-    let rules: PermissionRule[];
+    let rules: ClientPermissionRule[];
     try {
       rules = v.rules === undefined ? [] : parseRules(v.rules);
     } catch (e) {

@@ -3,7 +3,7 @@ import { StateError } from "../../core/errors.js";
 import { validatePromptBlocks } from "./capabilities.js";
 import { CapabilityError } from "./errors.js";
 import { EventQueue } from "./event-queue.js";
-import { TurnCollector, UpdateMapper, type AcpSessionEvent, type PromptResult } from "./events.js";
+import { TurnCollector, ClientEventMapper, type AcpSessionEvent, type PromptResult } from "./events.js";
 import type { HostSessionInfo } from "./host-services.js";
 import type { RequestOptions } from "./link.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
@@ -60,7 +60,7 @@ export class AcpSession {
   #commands: acp.AvailableCommand[] = [];
   #configOptions: acp.SessionConfigOption[] | undefined;
   readonly #host: SessionHost;
-  readonly #mapper = new UpdateMapper();
+  readonly #mapper = new ClientEventMapper();
   readonly #listeners = new Set<(event: AcpSessionEvent) => void>();
   readonly #preCancelled = new Set<number>();
   #turnCount = 0;

@@ -1,6 +1,6 @@
 import type { ToolResult } from "../../core/index.js";
 import { diffsOf, reportFor, reportText, type DelegatedTurnView, type DelegationProgress } from "./report.js";
-import { describeFailure, errorDetails, type StopCause, type TurnOutcome } from "./turn.js";
+import { describeDelegationFailure, errorDetails, type StopCause, type TurnOutcome } from "./turn.js";
 
 /** What the result texts need to know about the call. */
 export interface ResultContext {
@@ -39,7 +39,7 @@ export function delegationResult(rc: ResultContext, outcome: TurnOutcome, progre
 
 /** An error result for a failure (spawn, crash, timeout …) or a cancel before the prompt ran. */
 export function failureResult(rc: ResultContext, progress: DelegationProgress, error: unknown, stopped: StopCause | undefined, sessionId?: string): ToolResult {
-  const text = stopped ? stopText(rc, stopped) : describeFailure(rc.delegate, error);
+  const text = stopped ? stopText(rc, stopped) : describeDelegationFailure(rc.delegate, error);
   const result = errorWithReport(rc, progress, null, text, sessionId);
   if (error === undefined || stopped) return result;
   return { ...result, data: { ...(result.data as object), error: errorDetails(error) } };

@@ -78,7 +78,7 @@ function settleWithGrace<T>(promise: Promise<T>, stop: AbortSignal, graceMs: num
 }
 
 /** A readable account of why the delegation failed, for the outer model. */
-export function describeFailure(delegate: string, error: unknown, stderrTailLines = 12): string {
+export function describeDelegationFailure(delegate: string, error: unknown, stderrTailLines = 12): string {
   if (error instanceof AgentSpawnError) return `Could not start the ${delegate} agent: ${error.message}`;
   if (error instanceof AgentExitedError) {
     const how = error.signal ? `was killed by ${error.signal}` : `exited with code ${error.exitCode ?? "unknown"}`;

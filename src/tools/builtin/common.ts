@@ -1,6 +1,6 @@
 import { errorMessage, isAbortError } from "../../core/index.js";
 import type { ToolResult } from "../../core/index.js";
-import { ToolInputError } from "../define.js";
+import { ToolInputError, errorResult } from "../define.js";
 import { PathAccessError, resolveInsideRoots, toAbsolutePath } from "../paths.js";
 import type { PathAccessMode } from "../paths.js";
 import type { ToolContext, ToolTargetContext } from "../types.js";
@@ -43,10 +43,6 @@ export const defaults = {
   shellMaxTimeoutMs: 600_000,
   shellOutputByteLimit: 64 * 1024,
 } as const;
-
-export function errorResult(text: string, data?: unknown): ToolResult {
-  return data === undefined ? { text, isError: true } : { text, isError: true, data };
-}
 
 /** Resolves a tool path inside the session roots (realpath); throws PathAccessError. */
 export function resolveToolPath(requested: string, context: ToolContext, mode: PathAccessMode): Promise<string> {

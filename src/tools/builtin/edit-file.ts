@@ -2,7 +2,8 @@ import { z } from "zod";
 import { defineTool } from "../define.js";
 import { displayPath } from "../paths.js";
 import type { Tool } from "../types.js";
-import { absoluteFor, errorResult, failuresAsResults, isNotFound, resolveToolPath } from "./common.js";
+import { absoluteFor, failuresAsResults, isNotFound, resolveToolPath } from "./common.js";
+import { errorResult } from "../define.js";
 
 const input = z.object({
   path: z.string().describe("File to edit, relative to the working directory or absolute inside the workspace"),

@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { ToolResult } from "../../core/index.js";
 import { defineTool } from "../define.js";
 import type { CommandResult, Tool } from "../types.js";
-import { absoluteFor, defaults, errorResult, failuresAsResults, resolveToolPath } from "./common.js";
+import { absoluteFor, defaults, failuresAsResults, resolveToolPath } from "./common.js";
+import { errorResult } from "../define.js";
 import type { BuiltinToolOptions } from "./common.js";
 
 const input = z.object({
