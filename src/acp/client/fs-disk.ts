@@ -4,7 +4,8 @@ import { lstat, mkdir, open, unlink } from "node:fs/promises";
 import { sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
 import { errnoCode, refusal, throwIfAborted, shown } from "./host-common.js";
-import { isInsideRoot, notFound, openedPath, type ResolvedHostPath } from "./host-paths.js";
+import { isPathInside } from "../../tools/index.js";
+import { notFound, openedPath, type ResolvedHostPath } from "./host-paths.js";
 import { LineWindow } from "../../tools/text-window.js";
 
 // The disk half of the fs host: opens only the canonical path, never follows a symlink in
@@ -128,7 +129,7 @@ async function checkOpened(handle: FileHandle, target: ResolvedHostPath, roots: 
   const stat = await handle.stat();
   if (!stat.isFile()) throw refusal("not_a_file", `${what}: ${shown(target.requested)} is not a regular file`, { path: target.requested });
   const real = await openedPath(handle.fd);
-  if (real !== undefined && !roots.some((root) => isInsideRoot(real, root))) {
+  if (real !== undefined && !roots.some((root) => isPathInside(real, root))) {
     throw refusal("outside_roots", `${what}: ${shown(target.requested)} changed to point outside the approved roots while it was opened`, {
       path: target.requested,
     });

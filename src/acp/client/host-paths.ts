@@ -1,32 +1,16 @@
 import { existsSync } from "node:fs";
-import { lstat, readlink, realpath } from "node:fs/promises";
+import { readlink, realpath } from "node:fs/promises";
 import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
-import { errnoCode, refusal, shown } from "./host-common.js";
+import { PathAccessError, resolvePathInRoots, type ResolvedPath } from "../../tools/index.js";
+import { refusal, shown } from "./host-common.js";
 
-// Path confinement for the client's host services. The agent's own tools have a similar
-// resolver in src/tools; this one also returns what the fs host needs to create and open
-// files safely (missing segments, canonical path).
+// Path confinement for the client's host services: the syntax a host path must have (absolute,
+// a file path not ending in "/"), then the one resolver of src/tools, its refusals turned into
+// -32602 errors that name the requested path, never an outside target.
 
-export interface ResolvedHostPath {
-  /** The path as the agent sent it. */
-  requested: string;
-  /** Lexically normalized (`.`/`..`/duplicate slashes resolved). */
-  normalized: string;
-  /** Canonical: realpath of the longest existing prefix + the missing segments. */
-  resolved: string;
-  /** The canonical root it lies in. */
-  root: string;
-  /** Segments after the longest existing prefix (empty when the path exists). */
-  missing: string[];
-}
-
-/** True when `path` equals `root` or lies below it, compared by whole segments. */
-export function isInsideRoot(path: string, root: string): boolean {
-  if (path === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return path.startsWith(prefix);
-}
+/** A host path accepted inside the approved roots. */
+export type ResolvedHostPath = ResolvedPath;
 
 /** Canonical forms of the approved roots; roots that do not exist are dropped. */
 export async function canonicalRoots(roots: readonly string[]): Promise<string[]> {
@@ -55,10 +39,8 @@ export function checkPathSyntax(path: string, what: string, kind: "file" | "dire
 }
 
 /**
- * Resolves `path` against the canonical `roots`: realpath of the longest existing prefix,
- * checked by segments. A dangling symlink anywhere on the way is refused (the OS would follow
- * it to an unchecked place on write). Throws a -32602 `RequestError` that names the requested
- * path and the reason, never the outside target.
+ * Resolves `path` against the canonical `roots` (see `resolvePathInRoots`). Throws a -32602
+ * `RequestError` that names the requested path and the reason, never the outside target.
  */
 export async function resolveInsideRoots(
   path: string,
@@ -68,41 +50,30 @@ export async function resolveInsideRoots(
 ): Promise<ResolvedHostPath> {
   const normalized = checkPathSyntax(path, what, kind);
   if (roots.length === 0) throw refusal("outside_roots", `${what}: ${shown(path)} is refused: no approved roots exist`, { path });
-  const segments = normalized.split(sep).filter((s) => s.length > 0);
-  let existing = segments.length;
-  let real: string | undefined;
-  while (real === undefined) {
-    const prefix = sep + segments.slice(0, existing).join(sep);
-    try {
-      real = await realpath(prefix);
-    } catch (error) {
-      const code = errnoCode(error);
-      if (code === "ELOOP") throw refusal("symlink", `${what}: ${shown(path)} runs into a symlink loop`, { path });
-      if (code === "ENOTDIR") throw refusal("not_a_directory", `${what}: a component of ${shown(path)} is not a directory`, { path });
-      if (code !== "ENOENT" || existing === 0) throw refusal("invalid_path", `${what}: ${shown(path)} cannot be resolved (${code ?? "error"})`, { path });
-      existing -= 1;
-    }
+  try {
+    return { ...(await resolvePathInRoots(normalized, roots, { mode: "read" })), requested: path };
+  } catch (error) {
+    if (!(error instanceof PathAccessError)) throw error;
+    throw hostRefusal(error, path, what);
   }
-  const missing = segments.slice(existing);
-  if (missing.length > 0) {
-    // realpath failed one level down: either nothing is there, or a symlink pointing nowhere.
-    const next = joinSegments(real, missing.slice(0, 1));
-    const stat = await lstat(next).catch(() => undefined);
-    if (stat?.isSymbolicLink()) throw refusal("dangling_symlink", `${what}: ${shown(path)} goes through a symlink whose target does not exist`, { path });
-  }
-  const resolved = joinSegments(real, missing);
-  const root = roots.find((r) => isInsideRoot(resolved, r));
-  if (root === undefined) {
-    const viaLink = real !== sep + segments.slice(0, existing).join(sep);
-    const why = viaLink ? "resolves (through a symlink) outside the approved roots" : "is outside the approved roots";
-    throw refusal("outside_roots", `${what}: ${shown(path)} ${why}`, { path });
-  }
-  return { requested: path, normalized, resolved, root, missing };
 }
 
-function joinSegments(base: string, segments: readonly string[]): string {
-  if (segments.length === 0) return base;
-  return (base.endsWith(sep) ? base : base + sep) + segments.join(sep);
+function hostRefusal(error: PathAccessError, path: string, what: string): RequestError {
+  switch (error.code) {
+    case "outside_roots": {
+      const why = error.viaSymlink ? "resolves (through a symlink) outside the approved roots" : "is outside the approved roots";
+      return refusal("outside_roots", `${what}: ${shown(path)} ${why}`, { path });
+    }
+    case "dangling_symlink":
+      return refusal("dangling_symlink", `${what}: ${shown(path)} goes through a symlink whose target does not exist`, { path });
+    case "not_a_directory":
+      return refusal("not_a_directory", `${what}: a component of ${shown(path)} is not a directory`, { path });
+    case "unresolvable":
+      if (error.errno === "ELOOP") return refusal("symlink", `${what}: ${shown(path)} runs into a symlink loop`, { path });
+      return refusal("invalid_path", `${what}: ${shown(path)} cannot be resolved (${error.errno ?? "error"})`, { path });
+    default:
+      return refusal("invalid_path", `${what}: ${shown(path)} is not a valid path (${error.code})`, { path });
+  }
 }
 
 const procFd = process.platform === "linux" && existsSync("/proc/self/fd");
