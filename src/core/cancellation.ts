@@ -1,13 +1,15 @@
+import { AgentKitError } from "./errors.js";
+
 /**
  * Generation-counted cancellation. A turn captures the generation it started at; once
  * `interrupt()` moves the counter, that turn's signal is aborted. The same signal reaches
  * the model stream, the running tool and any approval wait. Later turns get a fresh signal,
  * so a cancel never leaks into the next turn.
  */
-export class CancelledError extends Error {
-  override readonly name = "CancelledError";
+export class CancelledError extends AgentKitError {
   constructor(message = "cancelled") {
-    super(message);
+    super("cancelled", message);
+    this.name = "CancelledError";
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Item, ToolCallId, Usage } from "../core/index.js";
+import { AgentKitError } from "../core/index.js";
 
 /** A JSON Schema object, as sent to providers (and MCP / ACP). */
 export type JsonSchema = Record<string, unknown>;
@@ -56,11 +57,12 @@ export interface ModelAdapter {
 
 export type ModelErrorKind = "auth" | "rate_limit" | "server" | "bad_request" | "bad_response" | "connection" | "config";
 
-export class ModelError extends Error {
+/** A model call that failed; `code` is always "model", `kind` says why. */
+export class ModelError extends AgentKitError {
   readonly kind: ModelErrorKind;
   readonly status: number | undefined;
   constructor(kind: ModelErrorKind, message: string, options?: { status?: number; cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super("model", message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ModelError";
     this.kind = kind;
     this.status = options?.status;

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import type { ToolLocation, ToolResult } from "../core/index.js";
+import { AgentKitError } from "../core/index.js";
 import type { JsonSchema } from "../model/types.js";
 import type { Tool, ToolDefinition } from "./types.js";
 
 /** Thrown by `tool.parse` when the model's input does not fit the schema. */
-export class ToolInputError extends Error {
+export class ToolInputError extends AgentKitError {
   constructor(toolName: string, detail: string) {
-    super(`invalid input for ${toolName}: ${detail}`);
+    super("tool_input", `invalid input for ${toolName}: ${detail}`);
     this.name = "ToolInputError";
   }
 }

@@ -49,8 +49,9 @@ export class LocalCommandRunner implements CommandRunner {
   }
 
   run(request: CommandRequest): Promise<CommandResult> {
+    const started = performance.now();
     const output = new TailBuffer(request.outputByteLimit);
-    if (request.signal.aborted) return Promise.resolve({ ...output.result(), exitCode: null, signal: null, timedOut: false });
+    if (request.signal.aborted) return Promise.resolve({ ...output.result(), exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0 });
 
     return new Promise<CommandResult>((resolve, reject) => {
       const child = spawn(this.#shell, ["-c", request.command], {
@@ -62,6 +63,7 @@ export class LocalCommandRunner implements CommandRunner {
       // Every exit path below ends in terminateProcessGroup, which untracks the group.
       if (child.pid !== undefined) trackProcessGroup(child.pid);
       let timedOut = false;
+      let cancelled = false;
       let exit: { code: number | null; signal: string | null } | undefined;
       let settled = false;
       let drainTimer: NodeJS.Timeout | undefined;
@@ -90,13 +92,15 @@ export class LocalCommandRunner implements CommandRunner {
           const rest = decoder.end();
           if (rest.length > 0) output.append(rest);
         }
-        resolve({ ...output.result(), exitCode: exit?.code ?? null, signal: exit?.signal ?? null, timedOut });
+        const durationMs = Math.round(performance.now() - started);
+        resolve({ ...output.result(), exitCode: exit?.code ?? null, signal: exit?.signal ?? null, timedOut, cancelled, durationMs });
       };
       /** Resolve once the pipes close, or after a short drain even if a straggler holds them. */
       const finishSoon = (): void => {
         drainTimer ??= setTimeout(finish, this.#drainMs);
       };
       const onAbort = (): void => {
+        if (exit === undefined && !timedOut) cancelled = true;
         killGroup();
         finishSoon();
       };

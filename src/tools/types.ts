@@ -35,7 +35,12 @@ export interface CommandResult {
   truncated: boolean;
   exitCode: number | null;
   signal: string | null;
+  /** Killed because it ran past `timeoutMs`. */
   timedOut: boolean;
+  /** Killed (or never started) because `signal` was aborted. */
+  cancelled: boolean;
+  /** Wall time from the request to the result. */
+  durationMs: number;
   /** Set when the command ran in an ACP client terminal. */
   terminalId?: string;
 }

@@ -135,7 +135,7 @@ describe("LocalCommandRunner", () => {
 
   it("does not start when already cancelled, and rejects for a missing cwd", async () => {
     const result = await runner.run(request("echo never", { signal: AbortSignal.abort() }));
-    expect(result).toEqual({ output: "", truncated: false, exitCode: null, signal: null, timedOut: false });
+    expect(result).toEqual({ output: "", truncated: false, exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0 });
     await expect(runner.run(request("true", { cwd: path.join(ws.root, "missing") }))).rejects.toThrow(/cannot run command in/);
   });
 });
@@ -148,7 +148,7 @@ describe("shell tool", () => {
     const ctx = makeContext(ws.root);
     const ok = await run({ command: "echo hello" }, ctx);
     expect(ok).toMatchObject({ isError: false, text: "hello\n[exit code: 0]" });
-    expect(ok.data).toEqual({ exitCode: 0, signal: null, timedOut: false, truncated: false, cancelled: false });
+    expect(ok.data).toEqual({ exitCode: 0, signal: null, timedOut: false, truncated: false, cancelled: false, durationMs: expect.any(Number) });
     expect(ctx.progressEvents.map((p) => p.text).join("")).toBe("hello\n");
     const failed = await run({ command: "echo nope >&2; exit 2" });
     expect(failed).toMatchObject({ isError: true, text: "nope\n[exit code: 2]" });

@@ -106,8 +106,9 @@ export class ClientTerminalCommandRunner implements CommandRunner {
   }
 
   async run(request: CommandRequest): Promise<CommandResult> {
-    const notRun: CommandResult = { output: "", truncated: false, exitCode: null, signal: null, timedOut: false };
-    if (request.signal.aborted) return notRun;
+    const started = performance.now();
+    const notRun = (): CommandResult => ({ output: "", truncated: false, exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: Math.round(performance.now() - started) });
+    if (request.signal.aborted) return notRun();
     const params: CreateTerminalRequest = {
       sessionId: this.#sessionId,
       ...(this.#shell === undefined ? { command: request.command } : { command: this.#shell, args: ["-c", request.command] }),
@@ -122,12 +123,12 @@ export class ClientTerminalCommandRunner implements CommandRunner {
       if (first === undefined) {
         // Cancelled while the client was creating it: release it once it exists.
         created.then((r) => this.#release(r.terminalId), () => undefined).catch(() => undefined);
-        return notRun;
+        return notRun();
       }
       const { terminalId } = first;
       try {
         request.onTerminal?.(terminalId);
-        return await this.#follow(terminalId, request, aborted.promise);
+        return await this.#follow(terminalId, request, aborted.promise, started);
       } finally {
         await this.#release(terminalId);
       }
@@ -136,7 +137,7 @@ export class ClientTerminalCommandRunner implements CommandRunner {
     }
   }
 
-  async #follow(terminalId: string, request: CommandRequest, aborted: Promise<void>): Promise<CommandResult> {
+  async #follow(terminalId: string, request: CommandRequest, aborted: Promise<void>, started: number): Promise<CommandResult> {
     const ids = { sessionId: this.#sessionId, terminalId };
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<"timeout">((resolve) => {
@@ -170,6 +171,8 @@ export class ClientTerminalCommandRunner implements CommandRunner {
         exitCode: exit?.exitCode ?? null,
         signal: exit?.signal ?? null,
         timedOut: outcome === "timeout",
+        cancelled: outcome === "abort",
+        durationMs: Math.round(performance.now() - started),
         terminalId,
       };
     } finally {

@@ -11,11 +11,12 @@ import type {
   SessionModeState,
 } from "@agentclientprotocol/sdk";
 import * as acp from "@agentclientprotocol/sdk";
+import { toRequestError } from "../errors.js";
 import type { Logger, TranscriptObserver } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
 import type { LoadedSession, SessionStore } from "../../store/index.js";
-import { SessionStoreError, snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
+import { snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
 import { availableCommands, parseSlashCommand, runSlashCommand } from "./commands.js";
 import type { AcpModelCatalog } from "./config-options.js";
 import { sessionNotFound } from "./integration.js";
@@ -316,10 +317,7 @@ export class ConnectionLifecycle {
 
 /** Store failures as JSON-RPC errors: bad input → -32602, anything else → -32603 with the reason. */
 function storeError(error: unknown): never {
-  if (error instanceof SessionStoreError && (error.code === "invalid_cursor" || error.code === "invalid_argument" || error.code === "invalid_session_id")) {
-    throw acp.RequestError.invalidParams({ reason: error.code }, error.message);
-  }
-  throw acp.RequestError.internalError({ details: errorMessage(error) }, `session store: ${errorMessage(error)}`);
+  throw toRequestError(error, "session store");
 }
 
 /** Title from a prompt: its first non-empty text line, whitespace collapsed, at most 60 characters. */

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { AgentApp, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities } from "@agentclientprotocol/sdk";
 import * as acp from "@agentclientprotocol/sdk";
+import { toRequestError } from "../errors.js";
 import type { Logger } from "../../core/index.js";
 import { CancellationController, errorMessage, newId } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
@@ -178,7 +179,7 @@ export class AcpConnectionState implements LifecycleHost {
       started = startSessionAgent(await this.#settings.factory(context), context);
     } catch (error) {
       logger.error("the agent factory failed", { error: errorMessage(error) });
-      throw acp.RequestError.internalError({ details: errorMessage(error) }, `could not create the session's agent: ${errorMessage(error)}`);
+      throw toRequestError(error, "could not create the session's agent");
     }
     prepared.controls.attach(started.driver);
     const handle = integration.bindSession({
@@ -197,7 +198,7 @@ export class AcpConnectionState implements LifecycleHost {
     } catch (error) {
       await this.#closeSession(opened, "the session could not be opened");
       logger.error("opening the session failed", { sessionId: acpSessionId, error: errorMessage(error) });
-      throw acp.RequestError.internalError({ details: errorMessage(error) }, `could not open the session: ${errorMessage(error)}`);
+      throw toRequestError(error, "could not open the session");
     }
     logger.info(restore ? "session restored" : "session opened", { sessionId: acpSessionId, cwd });
     warnings.announce(started.warnings);

@@ -1,5 +1,6 @@
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk";
+import { toRequestError } from "../errors.js";
 import type { ApprovalRequest, FinishReason, Logger, TurnResult } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
@@ -139,7 +140,6 @@ export async function driveTurn(session: AcpSessionHandle, driver: TurnDriver, d
     }
   } catch (error) {
     await session.flush();
-    if (error instanceof RequestError) throw error;
-    throw RequestError.internalError({ details: errorMessage(error) }, errorMessage(error));
+    throw toRequestError(error);
   }
 }

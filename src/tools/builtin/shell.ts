@@ -45,16 +45,16 @@ export function shellTool(options: BuiltinToolOptions = {}): Tool<ShellInput> {
         onOutput: (text) => ctx.progress({ text }),
         onTerminal: (terminalId) => ctx.progress({ terminalId }),
       });
-      return toToolResult(result, { timeoutMs, byteLimit, cancelled: ctx.signal.aborted && !result.timedOut });
+      return toToolResult(result, { timeoutMs, byteLimit });
     }),
   });
 }
 
-function toToolResult(result: CommandResult, facts: { timeoutMs: number; byteLimit: number; cancelled: boolean }): ToolResult {
+function toToolResult(result: CommandResult, facts: { timeoutMs: number; byteLimit: number }): ToolResult {
   const lines: string[] = [];
   if (result.truncated) lines.push(`[output truncated; showing the last ${facts.byteLimit} bytes]`);
   if (result.output.length > 0) lines.push(result.output.endsWith("\n") ? result.output.slice(0, -1) : result.output);
-  if (facts.cancelled) lines.push("[cancelled; the command and its child processes were killed]");
+  if (result.cancelled) lines.push("[cancelled; the command and its child processes were killed]");
   else if (result.timedOut) lines.push(`[timed out after ${facts.timeoutMs} ms; the command and its child processes were killed]`);
   else if (result.exitCode !== null) lines.push(`[exit code: ${result.exitCode}]`);
   else if (result.signal !== null) lines.push(`[killed by ${result.signal}]`);
@@ -63,7 +63,8 @@ function toToolResult(result: CommandResult, facts: { timeoutMs: number; byteLim
     signal: result.signal,
     timedOut: result.timedOut,
     truncated: result.truncated,
-    cancelled: facts.cancelled,
+    cancelled: result.cancelled,
+    durationMs: result.durationMs,
   };
   const toolResult: ToolResult = { text: lines.join("\n"), isError: result.exitCode !== 0, data };
   if (result.terminalId !== undefined) toolResult.terminalId = result.terminalId;
