@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostServices, TerminalHostService } from "../acp/client/index.js";
-import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost } from "../acp/client/index.js";
+import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostServices } from "../acp/client/index.js";
+import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
 import type { PromptArgs } from "./prompt-args.js";
 import { UsageError } from "./usage.js";
 
@@ -26,7 +26,7 @@ export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionP
   const hostServices: HostServices = {};
   if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}) });
   const outputs = new Map<string, string>();
-  if (terminal === "on") hostServices.terminal = recordingOutput(createTerminalHost(authorize ? { authorize } : {}), outputs);
+  if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost(authorize ? { authorize } : {}), outputs);
   return {
     ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
     hostServices,
@@ -59,21 +59,4 @@ function hostGate(permissions: string | undefined): HostAuthorize | undefined {
   const rules = (Array.isArray(json.rules) ? json.rules : []).filter((r) => r.action === "allow" || r.action === "deny");
   if (rules.length === 0) return undefined;
   return Policy.fromJson({ rules, default: "allow", fallback: "deny" }).hostAuthorizer();
-}
-
-/** Keeps each terminal's last output when it is released, so the renderer can show it. */
-function recordingOutput(host: TerminalHostService, outputs: Map<string, string>): TerminalHostService {
-  return {
-    create: (params, session, signal) => host.create(params, session, signal),
-    output: (params, session) => host.output(params, session),
-    waitForExit: (params, session, signal) => host.waitForExit(params, session, signal),
-    kill: (params, session) => host.kill(params, session),
-    async release(params, session) {
-      const last = await host.output(params, session).catch(() => undefined);
-      if (last) outputs.set(params.terminalId, last.output);
-      return host.release(params, session);
-    },
-    releaseSession: (sessionId) => host.releaseSession(sessionId),
-    dispose: () => host.dispose(),
-  };
 }

@@ -2,7 +2,7 @@ import {
   AcpClient,
   ClientClosedError,
   ClientPermissionPolicy,
-  agentPresets,
+  agentLaunch,
   type AcpAgentConfig,
   type AcpSession,
   type PermissionHandler,
@@ -56,9 +56,7 @@ function usage(error: unknown): number {
 
 /** Launch config for `--agent`: a preset name or a whole command line. */
 export function agentConfig(agent: string, cwd: string, env: Record<string, string> | undefined): AcpAgentConfig {
-  const preset = agentPresets()[agent];
-  const launch = preset ? { command: preset.command, args: preset.args } : { shellLine: agent };
-  return { ...launch, cwd, ...(env ? { env } : {}) };
+  return { ...agentLaunch(agent), cwd, ...(env ? { env } : {}) };
 }
 
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise<number> {

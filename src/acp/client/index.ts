@@ -47,7 +47,7 @@ export {
   type PermissionSubject,
 } from "./permissions.js";
 export type { FileSystemHostService, HostServices, HostSessionInfo, TerminalHostService } from "./host-services.js";
-export { agentPresets, type AgentPreset } from "./presets.js";
+export { agentLaunch, agentPresets, type AgentPreset } from "./presets.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./link.js";
 export * from "./fs-host.js";
 export * from "./terminal-host.js";

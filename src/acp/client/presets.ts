@@ -47,3 +47,9 @@ export function agentPresets(): Record<string, AgentPreset> {
     },
   };
 }
+
+/** How to start `agent`: a preset's command, or else `agent` as a whole command line (run by the shell). */
+export function agentLaunch(agent: string): { command: string; args: string[] } | { shellLine: string } {
+  const preset = agentPresets()[agent];
+  return preset ? { command: preset.command, args: preset.args } : { shellLine: agent };
+}

@@ -336,3 +336,23 @@ async function exitOrStop(terminal: Terminal, signal: AbortSignal, terminalId: s
 function unknownTerminal(terminalId: string, what: string, why: string): RequestError {
   return refusal("unknown_terminal", `${what}: terminal ${shown(terminalId)} ${why} (released, never created, or another session's)`, { terminalId });
 }
+
+/**
+ * Wraps a terminal host so each terminal's last output is kept in `outputs` when it is
+ * released (agents release before their tool call completes; a UI may still want it).
+ */
+export function keepReleasedOutput(host: TerminalHostService, outputs: Map<string, string>): TerminalHostService {
+  return {
+    create: (params, session, signal) => host.create(params, session, signal),
+    output: (params, session) => host.output(params, session),
+    waitForExit: (params, session, signal) => host.waitForExit(params, session, signal),
+    kill: (params, session) => host.kill(params, session),
+    async release(params, session) {
+      const last = await host.output(params, session).catch(() => undefined);
+      if (last) outputs.set(params.terminalId, last.output);
+      return host.release(params, session);
+    },
+    releaseSession: (sessionId) => host.releaseSession(sessionId),
+    dispose: () => host.dispose(),
+  };
+}
