@@ -60,6 +60,10 @@ export function newHeader(input: CreateSessionInput, now: Date): SessionHeader {
     metadata: plainObject(input.metadata ?? {}, "metadata"),
   };
   if (input.title !== undefined) header.title = String(input.title);
+  if (input.forkedFrom !== undefined) {
+    assertValidSessionId(input.forkedFrom);
+    header.forkedFrom = input.forkedFrom;
+  }
   return header;
 }
 
@@ -67,6 +71,10 @@ export function newHeader(input: CreateSessionInput, now: Date): SessionHeader {
 export function normalizePatch(patch: SessionHeaderPatch): SessionHeaderPatch {
   const out: SessionHeaderPatch = {};
   if (patch.title !== undefined) out.title = patch.title === null ? null : String(patch.title);
+  if (patch.archived !== undefined) {
+    if (typeof patch.archived !== "boolean") throw new SessionStoreError("invalid_argument", "archived must be a boolean");
+    out.archived = patch.archived;
+  }
   if (patch.updatedAt !== undefined) out.updatedAt = isoTime(patch.updatedAt, "updatedAt");
   if (patch.cwd !== undefined) out.cwd = absolutePath(patch.cwd, "cwd");
   if (patch.additionalDirectories !== undefined) out.additionalDirectories = directories(patch.additionalDirectories, undefined);
@@ -78,6 +86,8 @@ export function normalizePatch(patch: SessionHeaderPatch): SessionHeaderPatch {
 export function applyPatch(header: SessionHeader, patch: SessionHeaderPatch, at: string): SessionHeader {
   if (patch.title === null) delete header.title;
   else if (typeof patch.title === "string") header.title = patch.title;
+  if (patch.archived === true) header.archived = true;
+  else if (patch.archived === false) delete header.archived;
   if (typeof patch.cwd === "string") header.cwd = patch.cwd;
   if (Array.isArray(patch.additionalDirectories)) header.additionalDirectories = [...patch.additionalDirectories];
   if (patch.metadata && typeof patch.metadata === "object") header.metadata = { ...header.metadata, ...patch.metadata };
@@ -94,6 +104,8 @@ export function summaryOf(header: SessionHeader): SessionSummary {
     updatedAt: header.updatedAt,
   };
   if (header.title !== undefined) summary.title = header.title;
+  if (header.archived === true) summary.archived = true;
+  if (header.forkedFrom !== undefined) summary.forkedFrom = header.forkedFrom;
   return summary;
 }
 

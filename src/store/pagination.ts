@@ -47,6 +47,11 @@ export function paginate(all: SessionSummary[], options: ListSessionsOptions = {
     const cwd = resolve(options.cwd);
     rows = rows.filter((s) => s.cwd === cwd);
   }
+  const archived = options.archived ?? "exclude";
+  if (archived !== "exclude" && archived !== "include" && archived !== "only") {
+    throw new SessionStoreError("invalid_argument", `archived filter must be exclude, include or only, got ${JSON.stringify(archived)}`);
+  }
+  if (archived !== "include") rows = rows.filter((s) => (s.archived === true) === (archived === "only"));
   rows = [...rows].sort(compare);
   if (options.cursor !== undefined) {
     const after = decodeCursor(options.cursor);

@@ -69,6 +69,8 @@ export function parseHeader(line: string, source: string): SessionHeader {
     metadata,
   };
   if (typeof v.title === "string") header.title = v.title;
+  if (v.archived === true) header.archived = true;
+  if (typeof v.forkedFrom === "string") header.forkedFrom = v.forkedFrom;
   return header;
 }
 

@@ -16,6 +16,10 @@ export interface SessionHeader {
   /** Time of the last write (append or header update) unless set explicitly. */
   updatedAt: string;
   title?: string;
+  /** Hidden from `list` unless asked for (ACP `session/archive`). Absent = not archived. */
+  archived?: boolean;
+  /** The session this one was forked from (ACP `session/fork`). */
+  forkedFrom?: SessionId;
   /**
    * Free host data that survives load (e.g. the runtime's current mode id and config option
    * values). JSON values only.
@@ -29,6 +33,8 @@ export interface CreateSessionInput {
   additionalDirectories?: string[];
   title?: string;
   metadata?: Record<string, unknown>;
+  /** Lineage of a fork; stored as the header's `forkedFrom`. */
+  forkedFrom?: SessionId;
   /** Defaults to the store's clock. */
   createdAt?: string;
 }
@@ -39,6 +45,8 @@ export interface CreateSessionInput {
  */
 export interface SessionHeaderPatch {
   title?: string | null;
+  /** `false` un-archives. */
+  archived?: boolean;
   updatedAt?: string;
   cwd?: string;
   additionalDirectories?: string[];
@@ -59,6 +67,9 @@ export interface SessionSummary {
   cwd: string;
   additionalDirectories: string[];
   title?: string;
+  /** Present (true) only for archived sessions. */
+  archived?: boolean;
+  forkedFrom?: SessionId;
   createdAt: string;
   updatedAt: string;
 }
@@ -70,7 +81,11 @@ export interface ListSessionsOptions {
   cursor?: string;
   /** Page size; default 50, at most 1000. */
   limit?: number;
+  /** Archived sessions: `exclude` (default), `include` or `only`. */
+  archived?: SessionArchiveFilter;
 }
+
+export type SessionArchiveFilter = "exclude" | "include" | "only";
 
 export interface ListSessionsResult {
   /** Newest `updatedAt` first; ties ordered by session id. */

@@ -274,5 +274,35 @@ export function sessionStoreContract(name: string, make: (clock: () => Date) => 
       expect(fresh.header.title).toBeUndefined();
       expect(fresh.header.cwd).toBe("/new");
     });
+
+    it("archives: hidden from list by default, shown with include/only, kept across a reopen, un-archived", async () => {
+      await store.create({ sessionId: "s1", cwd: "/w" });
+      await store.create({ sessionId: "s2", cwd: "/w" });
+      await store.updateHeader("s1", { archived: true });
+      expect(ids((await store.list()).sessions)).toEqual(["s2"]);
+      expect(ids((await store.list({ archived: "only" })).sessions)).toEqual(["s1"]);
+      const all = (await store.list({ archived: "include" })).sessions;
+      expect(ids(all)).toEqual(["s1", "s2"]);
+      expect(all.find((s) => s.sessionId === "s1")?.archived).toBe(true);
+      expect(all.find((s) => s.sessionId === "s2")?.archived).toBeUndefined();
+      const reopened = await h.reopen();
+      expect((await reopened.load("s1"))!.header.archived).toBe(true);
+      expect(ids((await reopened.list()).sessions)).toEqual(["s2"]);
+      await reopened.updateHeader("s1", { archived: false });
+      expect((await reopened.load("s1"))!.header.archived).toBeUndefined();
+      expect(ids((await reopened.list()).sessions).sort()).toEqual(["s1", "s2"]);
+      expect((await rejection(store.list({ archived: "bogus" as "only" }))).code).toBe("invalid_argument");
+      expect((await rejection(store.updateHeader("s1", { archived: "yes" as unknown as boolean }))).code).toBe("invalid_argument");
+    });
+
+    it("records fork lineage (forkedFrom) in the header and the summary", async () => {
+      await store.create({ sessionId: "src", cwd: "/w" });
+      await store.create({ sessionId: "copy", cwd: "/w", forkedFrom: "src" });
+      expect((await store.load("copy"))!.header.forkedFrom).toBe("src");
+      expect((await store.load("src"))!.header.forkedFrom).toBeUndefined();
+      expect((await store.list()).sessions.find((s) => s.sessionId === "copy")?.forkedFrom).toBe("src");
+      const reopened = await h.reopen();
+      expect((await reopened.load("copy"))!.header.forkedFrom).toBe("src");
+    });
   });
 }
