@@ -21,6 +21,15 @@ export interface PromptArgs {
   /** deny | ask | allow-reads | allow-all, or a JSON file path; undefined = `ask` on a TTY, else `deny`. */
   permissions: string | undefined;
   session: string | undefined;
+  /** Fork this session (session/fork) and prompt in the fork. */
+  fork: string | undefined;
+  /** List the agent's sessions (with titles) instead of prompting. */
+  list: boolean;
+  /** `session/list` archive filter for `--list`. */
+  archived: "include" | "only" | undefined;
+  /** Archive / un-archive this session instead of prompting. */
+  archive: string | undefined;
+  unarchive: string | undefined;
   json: boolean;
   /** Show the agent's stderr (hidden by default; its last lines still appear in error reports). */
   verbose: boolean;
@@ -48,6 +57,12 @@ Options:
   --permissions POLICY   deny | ask | allow-reads | allow-all | FILE.json
                          (default: ask when stdin and stderr are a terminal, else deny)
   --session ID           continue a session (session/resume, else session/load)
+  --fork ID              fork a session (session/fork) and send the prompt in the fork;
+                         the original stays as it was
+  --list                 list the agent's sessions (id, last update, title) and exit
+  --archived include|only  with --list: also / only archived sessions
+  --archive ID           archive a session (hidden from --list) and exit
+  --unarchive ID         bring an archived session back and exit
   --add-dir DIR          another workspace root for the session (repeatable; the agent must
                          advertise sessionCapabilities.additionalDirectories)
   --fs MODE              offer the agent this client's file system (fs/*), confined to --cwd
@@ -71,7 +86,7 @@ Exit codes:
 `;
 
 export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs {
-  const args: PromptArgs = { help: false, agent: "self", cwd, permissions: undefined, session: undefined, json: false, verbose: false, text: undefined, extra: new Map() };
+  const args: PromptArgs = { help: false, agent: "self", cwd, permissions: undefined, session: undefined, fork: undefined, list: false, archived: undefined, archive: undefined, unarchive: undefined, json: false, verbose: false, text: undefined, extra: new Map() };
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -101,6 +116,24 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
       case "--session":
         args.session = value();
         break;
+      case "--fork":
+        args.fork = value();
+        break;
+      case "--list":
+        args.list = true;
+        break;
+      case "--archived": {
+        const filter = value();
+        if (filter !== "include" && filter !== "only") throw new UsageError(`--archived must be include or only, got "${filter}"`);
+        args.archived = filter;
+        break;
+      }
+      case "--archive":
+        args.archive = value();
+        break;
+      case "--unarchive":
+        args.unarchive = value();
+        break;
       case "--json":
         args.json = true;
         break;
@@ -122,6 +155,13 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
     }
   }
   if (words.length > 0) args.text = words.join(" ");
+  const actions = [args.list, args.archive !== undefined, args.unarchive !== undefined].filter(Boolean).length;
+  if (actions > 1) throw new UsageError("use one of --list, --archive, --unarchive at a time");
+  if (args.fork !== undefined && args.session !== undefined) throw new UsageError("--fork and --session exclude each other (--fork already names the session)");
+  if (args.archived !== undefined && !args.list) throw new UsageError("--archived only goes with --list");
+  if (actions > 0 && (args.fork !== undefined || args.session !== undefined || args.text !== undefined)) {
+    throw new UsageError("--list, --archive and --unarchive take no prompt, --session or --fork");
+  }
   return args;
 }
 

@@ -14,6 +14,7 @@ import { UsageError } from "./usage.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
+import { runSessionAction } from "./prompt-sessions.js";
 
 export { EXIT, exitCodeFor } from "./prompt-args.js";
 
@@ -42,6 +43,9 @@ export async function runPrompt(argv: string[]): Promise<number> {
   if (args.help) {
     process.stdout.write(promptHelp);
     return EXIT.endTurn;
+  }
+  if (args.list || args.archive !== undefined || args.unarchive !== undefined) {
+    return runSessionAction(args, { ...agentConfig(args.agent, args.cwd, undefined), stderr: args.verbose ? "inherit" : "ignore", clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" } });
   }
   let text = args.text;
   if (text === "-" || (text === undefined && !process.stdin.isTTY)) text = (await readStdin()).trim();
@@ -99,9 +103,11 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   process.on("SIGINT", onInterrupt);
   try {
     client = await AcpClient.start(config, policy);
-    session = args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
+    session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd });
+    } else if (args.fork) {
+      process.stderr.write(`(forked session ${args.fork} into ${session.sessionId})\n`);
     } else if (args.session) {
       process.stderr.write(`(continuing session ${session.sessionId})\n`);
     }

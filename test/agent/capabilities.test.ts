@@ -4,6 +4,8 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { AgentCapabilities } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { script } from "../../src/testing/index.js";
+import { InMemorySessionStore } from "../../src/store/index.js";
+import { AcpHeadlessRuntime } from "../../src/acp/agent/index.js";
 import { initialize, startInMemory } from "./fixtures.js";
 import { connectServe, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
@@ -77,11 +79,33 @@ describe("initialize advertises exactly what is implemented, and each advertised
         await env.agent.request(acp.methods.agent.session.close, { sessionId });
         await expect(env.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "x" }] })).rejects.toMatchObject({ code: -32002 });
       },
+      "sessionCapabilities.status": async () => {
+        // Unstable method: sent as the raw method name (the stable SDK client has no typed helper).
+        const { sessionId } = await env.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+        const status = (await env.agent.request("session/status" as typeof acp.methods.agent.session.close, { sessionId })) as unknown;
+        expect(status).toMatchObject({ status: "open" });
+      },
     };
     expect(advertised(init.agentCapabilities!)).toEqual(Object.keys(checks).sort());
     expect(init.agentCapabilities).toMatchObject({ loadSession: false, mcpCapabilities: { http: false, sse: false }, promptCapabilities: { audio: false } });
     expect(init.authMethods).toEqual([]);
     for (const check of Object.values(checks)) await check();
+  });
+
+  it("an embedder switches the unstable methods off: not advertised, and -32601", async () => {
+    const dir = tempDir();
+    const off = startInMemory({ scripts: [], store: new InMemorySessionStore(), unstable: false });
+    const noFork = startInMemory({ scripts: [], store: new InMemorySessionStore(), unstable: { fork: false, archive: false } });
+    cleanups.push(() => dir.remove(), () => off.close(), () => noFork.close());
+    const offCaps = advertised((await initialize(off.agent)).agentCapabilities!).filter((c) => c.startsWith("sessionCapabilities."));
+    expect(offCaps).toEqual(["sessionCapabilities.additionalDirectories", "sessionCapabilities.close", "sessionCapabilities.delete", "sessionCapabilities.list", "sessionCapabilities.resume"]);
+    const { sessionId } = await off.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+    for (const method of ["session/status", "session/fork", "session/set_title", "session/archive"]) {
+      await expect(off.agent.request(method as typeof acp.methods.agent.session.close, { sessionId, cwd: dir.path, title: "t" } as { sessionId: string })).rejects.toMatchObject({ code: -32601 });
+    }
+    const someCaps = advertised((await initialize(noFork.agent)).agentCapabilities!).filter((c) => /fork|archive|status|title/.test(c));
+    expect(someCaps).toEqual(["sessionCapabilities.status", "sessionCapabilities.title"]);
+    expect(() => AcpHeadlessRuntime.builder().unstable({ forks: true } as never)).toThrow(/unknown unstable feature "forks"/);
   });
 
   it("advertised but not supported by the session's model → still refused with -32602", async () => {
@@ -120,11 +144,16 @@ describe("initialize advertises exactly what is implemented, and each advertised
       "mcpCapabilities.sse",
       "promptCapabilities.embeddedContext",
       "sessionCapabilities.additionalDirectories",
+      "sessionCapabilities.archive",
       "sessionCapabilities.close",
       "sessionCapabilities.delete",
+      "sessionCapabilities.fork",
       "sessionCapabilities.list",
       "sessionCapabilities.resume",
+      "sessionCapabilities.status",
+      "sessionCapabilities.title",
     ]);
+    // fork, title, status and archive are exercised against serve in unstable-sessions.test.ts.
 
     const one = await env.agent.request(acp.methods.agent.session.new, { cwd: join(dir.path, "ws"), mcpServers: [] });
     await env.agent.request(acp.methods.agent.session.prompt, {

@@ -8,6 +8,8 @@ import { ScriptedModel, type ScriptStep, type ScriptedModelOptions } from "../..
 import type { AcpApprovalMemory, AcpApprovalResolver, AcpHeadlessRuntime, AcpIntegration } from "../../src/acp/agent/index.js";
 import { AcpHeadlessRuntime as Runtime, AcpIntegration as Integration, ClientPermissionResolver } from "../../src/acp/agent/index.js";
 import { silentLogger } from "../../src/core/index.js";
+import type { SessionStore } from "../../src/store/index.js";
+import type { AcpHeadlessRuntimeBuilder } from "../../src/acp/agent/index.js";
 import { memoryPipes, RecordingClient } from "./support.js";
 
 export interface AgentSetup {
@@ -20,6 +22,8 @@ export interface AgentSetup {
   memory?: AcpApprovalMemory;
   promptCapabilities?: { image?: boolean; audio?: boolean; embeddedContext?: boolean };
   maxSessions?: number;
+  store?: SessionStore;
+  unstable?: Parameters<AcpHeadlessRuntimeBuilder["unstable"]>[0];
 }
 
 /** An in-memory runtime with scripted models, served to a recording SDK client over ndjson pipes. */
@@ -47,6 +51,8 @@ export function startInMemory(setup: AgentSetup) {
     });
   if (setup.promptCapabilities) runtimeBuilder.promptCapabilities(setup.promptCapabilities);
   if (setup.maxSessions) runtimeBuilder.maxSessions(setup.maxSessions);
+  if (setup.store) runtimeBuilder.sessionStore(setup.store);
+  if (setup.unstable !== undefined) runtimeBuilder.unstable(setup.unstable);
   const runtime: AcpHeadlessRuntime = runtimeBuilder.build();
   const pipes = memoryPipes();
   const served = runtime.serve(pipes.agent);

@@ -1,7 +1,10 @@
 import type {
   AgentApp,
   ContentBlock,
+  ForkSessionRequest,
+  ForkSessionResponse,
   ListSessionsResponse,
+  SessionStatus,
   LoadSessionRequest,
   NewSessionRequest,
   PromptResponse,
@@ -9,11 +12,11 @@ import type {
   SessionCapabilities,
   SessionConfigOption,
   SessionModeState,
-} from "@agentclientprotocol/sdk";
-import * as acp from "@agentclientprotocol/sdk";
+} from "@agentclientprotocol/sdk/unstable";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import type { Logger, TranscriptObserver } from "../../core/index.js";
-import { errorMessage } from "../../core/index.js";
+import { errorMessage, newId } from "../../core/index.js";
 import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
 import type { LoadedSession, SessionStore } from "../../store/index.js";
 import { snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
@@ -25,6 +28,7 @@ import type { DescribeCall } from "./replay.js";
 import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
+import { normalizeTitle, resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 
 /** The runtime-wide lifecycle settings (one per AcpHeadlessRuntime, shared by its connections). */
 export interface LifecycleSettings {
@@ -32,14 +36,29 @@ export interface LifecycleSettings {
   modes: AcpModes | undefined;
   models: AcpModelCatalog | undefined;
   slashCommands: boolean;
-  /** Sessions open in any connection, by ACP id: load / resume / delete close them there first. */
-  open: Map<string, (why: string) => Promise<void>>;
+  unstable: AcpUnstableFeatures;
+  /** Sessions open in any connection, by ACP id: load / resume / delete / archive close them there first. */
+  open: Map<string, OpenSession>;
   /** Per-session-id serialization of load / resume / delete. */
   locks: Map<string, Promise<unknown>>;
 }
 
+export interface OpenSession {
+  close(why: string): Promise<void>;
+  /** A prompt is running. */
+  busy(): boolean;
+}
+
 export function lifecycleSettings(options: Partial<Omit<LifecycleSettings, "open" | "locks">> = {}): LifecycleSettings {
-  return { store: options.store, modes: options.modes, models: options.models, slashCommands: options.slashCommands ?? false, open: new Map(), locks: new Map() };
+  return {
+    store: options.store,
+    modes: options.modes,
+    models: options.models,
+    slashCommands: options.slashCommands ?? false,
+    unstable: options.unstable ?? resolveUnstableFeatures(true),
+    open: new Map(),
+    locks: new Map(),
+  };
 }
 
 /** A stored session being opened again (session/load or session/resume). */
@@ -71,6 +90,8 @@ export interface LifecycleHost {
   /** The open session or -32002. */
   session(acpSessionId: string): LifecycleSessionView;
   closeSession(acpSessionId: string, why: string): Promise<void>;
+  /** -32602 unless `path` is an absolute, existing directory. */
+  checkDirectory(path: string, field: string): string;
 }
 
 interface SessionState {
@@ -101,7 +122,14 @@ export class ConnectionLifecycle {
 
   /** The session capabilities the store adds (close and additionalDirectories are the connection's). */
   sessionCapabilities(): SessionCapabilities {
-    return this.#settings.store ? { list: {}, resume: {}, delete: {} } : {};
+    const { store, unstable } = this.#settings;
+    return {
+      ...(store ? { list: {}, resume: {}, delete: {} } : {}),
+      ...(store && unstable.fork ? { fork: {} } : {}),
+      ...(store && unstable.title ? { title: {} } : {}),
+      ...(store && unstable.archive ? { archive: {} } : {}),
+      ...(unstable.status ? { status: {} } : {}),
+    };
   }
 
   /** Adds the handlers for what is configured; what is not stays -32601. */
@@ -111,9 +139,18 @@ export class ConnectionLifecycle {
       app
         .onRequest(acp.methods.agent.session.load, ({ params }) => this.#restore(params, true))
         .onRequest(acp.methods.agent.session.resume, ({ params }) => this.#restore(params, false))
-        .onRequest(acp.methods.agent.session.list, async ({ params }) => this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined))
+        .onRequest(acp.methods.agent.session.list, async ({ params }) => this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined, params.archived ?? undefined))
         .onRequest(acp.methods.agent.session.delete, ({ params }) => this.#delete(store, params.sessionId));
     }
+    const { unstable } = this.#settings;
+    if (store && unstable.fork) app.onRequest(acp.methods.agent.session.fork, ({ params }) => this.#fork(store, params));
+    if (store && unstable.title) app.onRequest(acp.methods.agent.session.setTitle, ({ params }) => this.#setTitleRequest(store, params.sessionId, params.title));
+    if (store && unstable.archive) {
+      app
+        .onRequest(acp.methods.agent.session.archive, ({ params }) => this.#archive(store, params.sessionId, true))
+        .onRequest(acp.methods.agent.session.unarchive, ({ params }) => this.#archive(store, params.sessionId, false));
+    }
+    if (unstable.status) app.onRequest(acp.methods.agent.session.status, ({ params }) => this.#status(params.sessionId));
     if (modes) app.onRequest(acp.methods.agent.session.setMode, ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({})));
     if (models) {
       app.onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
@@ -144,7 +181,7 @@ export class ConnectionLifecycle {
     const id = session.handle.acpSessionId;
     const { store } = this.#settings;
     this.#states.set(id, { controls: prepared.controls, title: restore?.loaded.header.title });
-    this.#settings.open.set(id, (why) => this.#host.closeSession(id, why));
+    this.#settings.open.set(id, { close: (why) => this.#host.closeSession(id, why), busy: () => session.handle.gate.busy });
     if (restore && session.driver.transcript.length !== restore.items.length) {
       throw new Error("the agent factory returned a started LoopDriver that ignored context.snapshot; return an Agent (the runtime starts it) or start it with the snapshot");
     }
@@ -256,7 +293,7 @@ export class ConnectionLifecycle {
     const id = params.sessionId;
     return this.#locked(id, async () => {
       // One process owns a session at a time: an open copy (any connection) is closed first.
-      await this.#settings.open.get(id)?.(replay ? "session/load of an open session" : "session/resume of an open session");
+      await this.#settings.open.get(id)?.close(replay ? "session/load of an open session" : "session/resume of an open session");
       const loaded = await store.load(id).catch(storeError);
       if (!loaded) throw sessionNotFound(id);
       const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(loaded.items) };
@@ -281,8 +318,12 @@ export class ConnectionLifecycle {
     });
   }
 
-  async #list(store: SessionStore, cwd: string | undefined, cursor: string | undefined): Promise<ListSessionsResponse> {
-    const page = await store.list({ ...(cwd !== undefined ? { cwd } : {}), ...(cursor !== undefined ? { cursor } : {}) }).catch(storeError);
+  async #list(store: SessionStore, cwd: string | undefined, cursor: string | undefined, archived: string | undefined): Promise<ListSessionsResponse> {
+    if (archived !== undefined && !(this.#settings.unstable.archive && (archived === "exclude" || archived === "include" || archived === "only"))) {
+      throw acp.RequestError.invalidParams({ archived }, `archived filter "${archived}" is not supported${this.#settings.unstable.archive ? " (use exclude, include or only)" : " (this agent does not archive sessions)"}`);
+    }
+    const filter = archived === "include" || archived === "only" ? { archived: archived as "include" | "only" } : {};
+    const page = await store.list({ ...(cwd !== undefined ? { cwd } : {}), ...(cursor !== undefined ? { cursor } : {}), ...filter }).catch(storeError);
     return {
       sessions: page.sessions.map((s) => ({
         sessionId: s.sessionId,
@@ -290,14 +331,73 @@ export class ConnectionLifecycle {
         additionalDirectories: s.additionalDirectories,
         ...(s.title !== undefined ? { title: s.title } : {}),
         updatedAt: s.updatedAt,
+        ...(s.archived === true ? { archived: true } : {}),
       })),
       ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
     };
   }
 
+  /** session/fork: a new stored session with the source's transcript and mode/config, opened like resume. */
+  async #fork(store: SessionStore, params: ForkSessionRequest): Promise<ForkSessionResponse> {
+    const cwd = this.#host.checkDirectory(params.cwd, "cwd");
+    const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => this.#host.checkDirectory(d, `additionalDirectories[${i}]`));
+    // The stored transcript holds every committed item, also of a source open and running now.
+    const source = await store.load(params.sessionId).catch(storeError);
+    if (!source) throw sessionNotFound(params.sessionId);
+    const id = newId("sess");
+    const title = source.header.title;
+    await store.create({ sessionId: id, cwd, additionalDirectories, metadata: source.header.metadata, forkedFrom: params.sessionId, ...(title !== undefined ? { title } : {}) }).catch(storeError);
+    try {
+      for (const item of source.items) await store.append(id, item);
+      const state = await this.#restore({ sessionId: id, cwd, additionalDirectories, mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null }, false);
+      return { sessionId: id, ...state };
+    } catch (error) {
+      await store.delete(id).catch(() => false);
+      throw error;
+    }
+  }
+
+  /** session/set_title: stored first, then told to this connection's open session. */
+  async #setTitleRequest(store: SessionStore, id: string, requested: string): Promise<{ title: string }> {
+    const title = normalizeTitle(requested);
+    if (title === undefined) throw acp.RequestError.invalidParams({ title: requested }, "the title is empty; send a non-empty title");
+    return this.#locked(id, async () => {
+      if (!(await store.exists(id).catch(storeError))) throw sessionNotFound(id);
+      await store.updateHeader(id, { title }).catch(storeError);
+      const state = this.#states.get(id);
+      if (state) {
+        state.title = title;
+        const view = this.#host.session(id);
+        view.handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
+        await view.handle.flush();
+      }
+      return { title };
+    });
+  }
+
+  /** session/archive closes an open session first (as session/close would); both are idempotent. */
+  async #archive(store: SessionStore, id: string, archived: boolean): Promise<Record<string, never>> {
+    return this.#locked(id, async () => {
+      if (!(await store.exists(id).catch(storeError))) throw sessionNotFound(id);
+      if (archived) await this.#settings.open.get(id)?.close("session/archive");
+      const loaded = await store.load(id).catch(storeError);
+      if (loaded && (loaded.header.archived === true) !== archived) await store.updateHeader(id, { archived }).catch(storeError);
+      return {};
+    });
+  }
+
+  /** session/status: no side effects; `_meta` says whether a prompt is running. */
+  async #status(id: string): Promise<{ status: SessionStatus; _meta: Record<string, unknown> }> {
+    const open = this.#settings.open.get(id);
+    if (open) return { status: "open", _meta: { running: open.busy() } };
+    const store = this.#settings.store;
+    if (store && (await store.exists(id).catch(storeError))) return { status: "saved", _meta: { running: false } };
+    throw sessionNotFound(id);
+  }
+
   async #delete(store: SessionStore, id: string): Promise<void> {
     await this.#locked(id, async () => {
-      await this.#settings.open.get(id)?.("session/delete");
+      await this.#settings.open.get(id)?.close("session/delete");
       if (!(await store.delete(id).catch(storeError))) throw sessionNotFound(id);
     });
   }

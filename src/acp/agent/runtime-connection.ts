@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import type { AgentApp, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities } from "@agentclientprotocol/sdk";
-import * as acp from "@agentclientprotocol/sdk";
+import type { AgentContext as StableAgentContext, McpServer as StableMcpServer } from "@agentclientprotocol/sdk";
+import type { AgentApp, AgentContext, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities } from "@agentclientprotocol/sdk/unstable";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import type { Logger } from "../../core/index.js";
 import { CancellationController, errorMessage, newId } from "../../core/index.js";
@@ -71,10 +72,10 @@ export class AcpConnectionState implements LifecycleHost {
     const app = acp
       .agent({ name: integration.name })
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
-        this.#client = new AcpClientHandle(client, params.clientCapabilities ?? {});
+        this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {});
         return this.#initializeResponse();
       })
-      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(client)))
+      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(stableContext(client))))
       .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
         await this.#settings.authentication.authenticate(params.methodId);
         return {};
@@ -138,6 +139,10 @@ export class AcpConnectionState implements LifecycleHost {
     return this.#session(acpSessionId);
   }
 
+  checkDirectory(path: string, field: string): string {
+    return checkDirectory(path, field);
+  }
+
   async closeSession(acpSessionId: string, why: string): Promise<void> {
     const session = this.#sessions.get(acpSessionId);
     if (session) await this.#closeSession(session, why);
@@ -148,7 +153,9 @@ export class AcpConnectionState implements LifecycleHost {
     const { integration, logger } = this.#settings;
     const cwd = checkDirectory(params.cwd, "cwd");
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
-    const mcpConfigs = mcpServerConfigs(params.mcpServers, this.#settings.mcpTransports);
+    // Servers of an unknown type (e.g. unstable `acp`) are refused there with -32602.
+    const mcpServers = params.mcpServers as StableMcpServer[];
+    const mcpConfigs = mcpServerConfigs(mcpServers, this.#settings.mcpTransports);
     if (this.#closing) throw acp.RequestError.invalidRequest(undefined, "the agent is shutting down");
     if (this.#totalSessions() >= this.#settings.maxSessions) {
       throw acp.RequestError.invalidRequest(
@@ -165,7 +172,7 @@ export class AcpConnectionState implements LifecycleHost {
       additionalDirectories,
       integration,
       cancellation: controller.handle(),
-      mcpServers: params.mcpServers,
+      mcpServers,
       mcpServerConfigs: mcpConfigs,
       clientCapabilities: client.capabilities,
       client,
@@ -259,6 +266,15 @@ export class AcpConnectionState implements LifecycleHost {
     this.#closing = true;
     await Promise.all([...this.#sessions.values()].map((s) => this.#closeSession(s, why)));
   }
+}
+
+/**
+ * The app is built from the SDK's `/unstable` entrypoint (a superset of stable v1); the client
+ * handle, which embedders also build from their own stable apps, takes the stable context. Both
+ * are the same connection object at run time; only the generated class declarations differ.
+ */
+function stableContext(context: AgentContext): StableAgentContext {
+  return context as unknown as StableAgentContext;
 }
 
 function checkDirectory(path: string, field: string): string {

@@ -1,6 +1,6 @@
 import { Readable, Writable } from "node:stream";
-import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
+import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk/unstable";
+import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import { ConfigError } from "../../core/index.js";
 import type { AcpAgentFactory } from "./factory.js";
@@ -12,6 +12,7 @@ import type { SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
 import { lifecycleSettings } from "./lifecycle.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
+import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
@@ -115,6 +116,7 @@ export class AcpHeadlessRuntimeBuilder {
   #modes: AcpModes | undefined;
   #models: AcpModelCatalog | undefined;
   #slashCommands = false;
+  #unstable: AcpUnstableFeatures = resolveUnstableFeatures(true);
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -196,6 +198,16 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /**
+   * The unstable ACP v1 methods (session/fork, set_title, status, archive …), served through the
+   * SDK's `/unstable` entrypoint. All on by default (advertised only where possible, e.g. the
+   * store-backed ones need `sessionStore`); `false` switches all off, an object single ones.
+   */
+  unstable(features: boolean | Partial<AcpUnstableFeatures>): this {
+    this.#unstable = resolveUnstableFeatures(features);
+    return this;
+  }
+
   build(): AcpHeadlessRuntime {
     if (!this.#integration) throw new ConfigError("AcpHeadlessRuntime.builder(): .integration(AcpIntegration) is required");
     if (!this.#factory) throw new ConfigError("AcpHeadlessRuntime.builder(): .agentFactory(factory) is required");
@@ -208,7 +220,7 @@ export class AcpHeadlessRuntimeBuilder {
       closeTimeoutMs: this.#closeTimeoutMs,
       mcpTransports: { ...this.#mcpTransports },
       authentication: this.#authentication,
-      lifecycle: lifecycleSettings({ store: this.#store, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands }),
+      lifecycle: lifecycleSettings({ store: this.#store, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands, unstable: this.#unstable }),
     });
   }
 }

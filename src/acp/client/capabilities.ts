@@ -1,7 +1,7 @@
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { CapabilityError } from "./errors.js";
 
-/** Gate for the capability-dependent agent methods (ACP v1 stable). */
+/** Gate for the capability-dependent agent methods (ACP v1, stable and unstable). */
 export function requireCapability(caps: acp.AgentCapabilities | undefined, method: string): void {
   const sc = caps?.sessionCapabilities;
   const gates: Record<string, [boolean, string]> = {
@@ -11,6 +11,11 @@ export function requireCapability(caps: acp.AgentCapabilities | undefined, metho
     "session/close": [sc?.close != null, "sessionCapabilities.close"],
     "session/delete": [sc?.delete != null, "sessionCapabilities.delete"],
     logout: [caps?.auth?.logout != null, "auth.logout"],
+    "session/fork": [sc?.fork != null, "sessionCapabilities.fork"],
+    "session/set_title": [sc?.title != null, "sessionCapabilities.title"],
+    "session/status": [sc?.status != null, "sessionCapabilities.status"],
+    "session/archive": [sc?.archive != null, "sessionCapabilities.archive"],
+    "session/unarchive": [sc?.archive != null, "sessionCapabilities.archive"],
   };
   const gate = gates[method];
   if (gate && !gate[0]) throw new CapabilityError(method, gate[1]);

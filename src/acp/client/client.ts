@@ -1,4 +1,4 @@
-import * as acp from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createStderrLogger, type Logger } from "../../core/logger.js";
 import { requireAdditionalDirectories, requireCapability, validateMcpServers } from "./capabilities.js";
 import { resolveTimeouts, validateConfig, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
@@ -144,6 +144,16 @@ export class AcpClient {
       throw error;
     }
     if (!response || typeof response.sessionId !== "string") throw new Error("the agent answered session/new without a sessionId");
+    return this.#adopt(response, { cwd, additionalDirectories, mcpServers }, options);
+  }
+
+  /** Registers a session the agent just created (new / fork) and delivers updates that raced ahead. */
+  #adopt(
+    response: { sessionId: string; modes?: acp.SessionModeState | null; configOptions?: acp.SessionConfigOption[] | null },
+    params: { cwd: string; additionalDirectories: string[]; mcpServers: acp.McpServer[] },
+    options: SessionOptions,
+  ): AcpSession {
+    const { cwd, additionalDirectories, mcpServers } = params;
     const session = this.#register({ sessionId: response.sessionId, cwd, additionalDirectories }, response);
     this.#sessionMcp.set(response.sessionId, mcpServers);
     if (options.onEvent) session.onEvent(options.onEvent);
@@ -173,11 +183,55 @@ export class AcpClient {
     return this.loadSession(sessionId, options);
   }
 
-  async listSessions(options: { cwd?: string; cursor?: string; signal?: AbortSignal } = {}): Promise<acp.ListSessionsResponse> {
+  /** `archived` (`exclude` by default, `include`, `only`) needs `sessionCapabilities.archive`. */
+  async listSessions(options: { cwd?: string; cursor?: string; archived?: acp.SessionArchiveFilter; signal?: AbortSignal } = {}): Promise<acp.ListSessionsResponse> {
     requireCapability(this.agentCapabilities, "session/list");
-    const response = await this.request(acp.methods.agent.session.list, { cwd: options.cwd ?? null, cursor: options.cursor ?? null }, { signal: options.signal });
+    if (options.archived !== undefined) requireCapability(this.agentCapabilities, "session/archive");
+    const params = { cwd: options.cwd ?? null, cursor: options.cursor ?? null, ...(options.archived !== undefined ? { archived: options.archived } : {}) };
+    const response = await this.request(acp.methods.agent.session.list, params, { signal: options.signal });
     if (!response || !Array.isArray(response.sessions)) throw new Error("the agent answered session/list without a sessions array");
     return response;
+  }
+
+  /**
+   * `session/fork` (unstable; needs `sessionCapabilities.fork`): a new session on the agent with
+   * the source's history; the source is untouched. The new session is open on this client.
+   */
+  async forkSession(sessionId: string, options: SessionOptions = {}): Promise<AcpSession> {
+    requireCapability(this.agentCapabilities, "session/fork");
+    const { cwd, additionalDirectories, mcpServers } = this.#sessionParams(options, "session/fork");
+    const response = await this.request(acp.methods.agent.session.fork, { sessionId, cwd, additionalDirectories, mcpServers }, { signal: options.signal });
+    if (!response || typeof response.sessionId !== "string") throw new Error("the agent answered session/fork without a sessionId");
+    return this.#adopt(response, { cwd, additionalDirectories, mcpServers }, options);
+  }
+
+  /** `session/set_title` (unstable; `sessionCapabilities.title`): resolves with the title the agent stored. */
+  async setSessionTitle(sessionId: string, title: string, options: RequestOptions = {}): Promise<string> {
+    requireCapability(this.agentCapabilities, "session/set_title");
+    const response = await this.request(acp.methods.agent.session.setTitle, { sessionId, title }, options);
+    const stored = typeof response?.title === "string" ? response.title : title;
+    this.#sessions.get(sessionId)?.receive({ sessionUpdate: "session_info_update", title: stored });
+    return stored;
+  }
+
+  /** `session/status` (unstable; `sessionCapabilities.status`): `open` (in the agent's memory) or `saved`. */
+  async sessionStatus(sessionId: string, options: RequestOptions = {}): Promise<acp.SessionStatusResponse> {
+    requireCapability(this.agentCapabilities, "session/status");
+    const response = await this.request(acp.methods.agent.session.status, { sessionId }, options);
+    if (!response || typeof response.status !== "string") throw new Error("the agent answered session/status without a status");
+    return response;
+  }
+
+  /** `session/archive` (unstable; `sessionCapabilities.archive`): hidden from the default list; an open session is closed. */
+  async archiveSession(sessionId: string, options: RequestOptions = {}): Promise<void> {
+    requireCapability(this.agentCapabilities, "session/archive");
+    await this.request(acp.methods.agent.session.archive, { sessionId }, options);
+    await this.#forget(sessionId);
+  }
+
+  async unarchiveSession(sessionId: string, options: RequestOptions = {}): Promise<void> {
+    requireCapability(this.agentCapabilities, "session/unarchive");
+    await this.request(acp.methods.agent.session.unarchive, { sessionId }, options);
   }
 
   /** `session/close` when advertised; always releases the session's host terminals. */
@@ -328,6 +382,9 @@ export class AcpClient {
       policy: this.policy,
       promptTimeoutMs: this.timeouts.promptMs,
       closeSession: (sessionId, options) => this.closeSession(sessionId, options),
+      forkSession: (sessionId, options) => this.forkSession(sessionId, options),
+      setSessionTitle: (sessionId, title, options) => this.setSessionTitle(sessionId, title, options),
+      sessionStatus: (sessionId, options) => this.sessionStatus(sessionId, options),
     };
   }
 

@@ -1,5 +1,5 @@
 import { isAbsolute } from "node:path";
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { ConfigError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { HostServices } from "./host-services.js";

@@ -1,4 +1,4 @@
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { PermissionResolution } from "./permissions.js";
 
 /** The client's view of one tool call: the `tool_call` merged with every later update. */

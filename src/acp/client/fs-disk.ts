@@ -2,7 +2,7 @@ import { constants as fsConstants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { lstat, mkdir, open, unlink } from "node:fs/promises";
 import { sep } from "node:path";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { errnoCode, refusal, throwIfAborted, shown } from "./host-common.js";
 import { isPathInside } from "../../tools/index.js";
 import { notFound, openedPath, type ResolvedHostPath } from "./host-paths.js";

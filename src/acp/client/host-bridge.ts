@@ -1,4 +1,4 @@
-import * as acp from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { HostServices, HostSessionInfo } from "./host-services.js";
 
 /** Exactly what the provided host services implement; nothing is offered by default. */

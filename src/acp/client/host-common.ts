@@ -1,4 +1,4 @@
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/logger.js";
 import { errorMessage } from "../../core/errors.js";
 import type { HostSessionInfo } from "./host-services.js";

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readlink, realpath } from "node:fs/promises";
 import { isAbsolute, resolve as resolvePath, sep } from "node:path";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { PathAccessError, resolvePathInRoots, type ResolvedPath } from "../../tools/index.js";
 import { refusal, shown } from "./host-common.js";
 

@@ -1,4 +1,4 @@
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 
 /** What a host service knows of the ACP session a request belongs to. */
 export interface HostSessionInfo {

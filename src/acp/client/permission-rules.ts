@@ -1,5 +1,5 @@
 import { isAbsolute, resolve, sep } from "node:path";
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import picomatch from "picomatch";
 
 export type PermissionAction = "allow" | "deny" | "ask";

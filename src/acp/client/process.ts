@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import * as acp from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/logger.js";
 import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
 import { AgentExitedError, AgentSpawnError } from "./errors.js";

@@ -1,4 +1,4 @@
-import * as acp from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import { StateError } from "../../core/errors.js";
 import { validatePromptBlocks } from "./capabilities.js";
 import { CapabilityError } from "./errors.js";
@@ -16,6 +16,18 @@ export interface SessionHost {
   readonly policy: ClientPermissionPolicy;
   readonly promptTimeoutMs: number;
   closeSession(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
+  forkSession(sessionId: string, options?: ForkOptions): Promise<AcpSession>;
+  setSessionTitle(sessionId: string, title: string, options?: RequestOptions): Promise<string>;
+  sessionStatus(sessionId: string, options?: RequestOptions): Promise<acp.SessionStatusResponse>;
+}
+
+/** Where a fork opens (defaults: the source's cwd and directories) — `AcpClient`'s `SessionOptions`. */
+export interface ForkOptions {
+  cwd?: string;
+  additionalDirectories?: string[];
+  mcpServers?: acp.McpServer[];
+  signal?: AbortSignal;
+  onEvent?: (event: AcpSessionEvent) => void;
 }
 
 export type PromptInput = string | acp.ContentBlock | acp.ContentBlock[];
@@ -59,6 +71,7 @@ export class AcpSession {
   #modes: acp.SessionModeState | undefined;
   #commands: acp.AvailableCommand[] = [];
   #configOptions: acp.SessionConfigOption[] | undefined;
+  #title: string | undefined;
   readonly #host: SessionHost;
   readonly #mapper = new ClientEventMapper();
   readonly #listeners = new Set<(event: AcpSessionEvent) => void>();
@@ -85,6 +98,26 @@ export class AcpSession {
 
   get configOptions(): acp.SessionConfigOption[] | undefined {
     return this.#configOptions;
+  }
+
+  /** The session's title, as the agent last reported it (`session_info_update`) or `setTitle` stored it. */
+  get title(): string | undefined {
+    return this.#title;
+  }
+
+  /** `session/fork`: a new session with this one's history (this one is untouched). */
+  fork(options: ForkOptions = {}): Promise<AcpSession> {
+    return this.#host.forkSession(this.sessionId, { cwd: this.info.cwd, additionalDirectories: this.info.additionalDirectories, ...options });
+  }
+
+  /** `session/set_title`: resolves with the title the agent stored (it may normalize it). */
+  setTitle(title: string, options: RequestOptions = {}): Promise<string> {
+    return this.#host.setSessionTitle(this.sessionId, title, options);
+  }
+
+  /** `session/status`: `open` or `saved` (no side effects on the agent). */
+  status(options: RequestOptions = {}): Promise<acp.SessionStatusResponse> {
+    return this.#host.sessionStatus(this.sessionId, options);
   }
 
   /** The agent's slash commands (`available_commands_update`). */
@@ -183,6 +216,7 @@ export class AcpSession {
     if (event.type === "mode_changed" && this.#modes) this.#modes = { ...this.#modes, currentModeId: event.modeId };
     if (event.type === "config_changed") this.#configOptions = event.configOptions;
     if (event.type === "commands") this.#commands = event.commands;
+    if (event.type === "session_info" && typeof event.title === "string") this.#title = event.title;
     this.#emit(event);
   }
 

@@ -1,4 +1,4 @@
-import type * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { ClientPermissionPolicy, type PermissionAnswer, type PermissionHandler, type PermissionQuestion } from "../client/permissions.js";
 
 /** The outer tool call a delegated permission question arises in. */
