@@ -1,4 +1,5 @@
 import type { ConformanceCheck, SpecReference } from "./types.js";
+import { unstableChecks } from "./steps-unstable.js";
 
 const ACP = "https://agentclientprotocol.com/protocol/v1";
 
@@ -313,6 +314,7 @@ export const conformanceChecks: readonly ConformanceCheck[] = [
     spec: ref("transports#stdio", "Practical rule: children the agent started (MCP servers, shells, wrapped CLIs) end with it; orphans keep files and ports busy."),
     fix: "Kill or await child processes (MCP servers, tool shells) before exiting; spawn long-lived helpers so they end with the agent.",
   },
+  ...unstableChecks,
 ];
 
 export function checkById(id: string): ConformanceCheck | undefined {

@@ -6,6 +6,7 @@ import { checkReopen, checkSessionMethods } from "./steps-lifecycle.js";
 import { checkMcp } from "./steps-mcp.js";
 import { checkPrompts } from "./steps-prompt.js";
 import { checkSessionErrors, checkSessionNew } from "./steps-session.js";
+import { checkUnstableSessions } from "./steps-unstable.js";
 import type { ConformanceOptions, ConformanceReport } from "./types.js";
 import type { WireAgent } from "./wire.js";
 
@@ -46,5 +47,6 @@ async function againstSession(run: RunType, agent: WireAgent): Promise<void> {
   await checkSessionErrors(run, agent);
   await checkPrompts(run, agent, run.sessionId);
   await checkMcp(run, agent);
+  await checkUnstableSessions(run, agent, run.sessionId);
   await checkSessionMethods(run, agent);
 }

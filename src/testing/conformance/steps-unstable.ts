@@ -1,0 +1,137 @@
+import type { Run } from "./run.js";
+import { newSession } from "./steps-session.js";
+import type { ConformanceCheck, SpecReference } from "./types.js";
+import { describeOutcome, type CallOutcome, type WireAgent } from "./wire.js";
+
+/**
+ * Checks of the unstable ACP v1 methods (schema.unstable.json of @agentclientprotocol/sdk 2.4).
+ * Each runs only when the agent advertises the method; one not advertised is skipped and named.
+ */
+const SCHEMA = "https://github.com/agentclientprotocol/agent-client-protocol/blob/main/schema/schema.unstable.json";
+
+function ref(section: string, text: string): SpecReference {
+  return { section: `unstable: ${section}`, url: SCHEMA, text };
+}
+
+export const unstableChecks: readonly ConformanceCheck[] = [
+  {
+    id: "unstable.session-fork",
+    group: "session",
+    severity: "must",
+    title: "session/fork (when advertised) answers a new session id that takes prompts; the source stays open",
+    spec: ref("ForkSessionRequest", "Creates a new session based on the context of an existing one … Only available if the Agent supports the session.fork capability. ForkSessionResponse: sessionId (required), modes?, configOptions?."),
+    fix: "Answer session/fork with {sessionId} of a new session (not the source's), or stop advertising sessionCapabilities.fork.",
+  },
+  {
+    id: "unstable.session-set-title",
+    group: "session",
+    severity: "must",
+    title: "session/set_title (when advertised) answers the stored title; an empty title gets -32602, an unknown session -32002",
+    spec: ref("SetSessionTitleRequest", "The Agent responds only after it has stored the title … rejects a title that is empty after normalization with -32602. A session that does not exist gets -32002."),
+    fix: "Store the title and answer {title}; validate it (-32602) and answer -32002 for unknown ids, or stop advertising sessionCapabilities.title.",
+  },
+  {
+    id: "unstable.session-status",
+    group: "session",
+    severity: "must",
+    title: "session/status (when advertised) reports open for a live session and -32002 for an unknown one",
+    spec: ref("SessionStatusRequest", "session/status MUST NOT have side effects … A session the Agent does not know gets -32002 with the requested sessionId in data. SessionStatus: open | saved."),
+    fix: "Answer {status: \"open\"} for sessions in memory, \"saved\" for stored ones, and -32002 (RequestError.sessionNotFound) otherwise.",
+  },
+  {
+    id: "unstable.session-archive",
+    group: "session",
+    severity: "must",
+    title: "session/archive (when advertised) hides the session from the default session/list; archived: \"only\" shows it; unarchive brings it back",
+    spec: ref("ArchiveSessionRequest", "Archiving hides the session from default session/list results. It keeps the session ID and saved history … Archiving an archived session succeeds. A session that does not exist gets -32002."),
+    fix: "Keep an archived flag per session, filter session/list by the archived parameter (default exclude), and answer -32002 for unknown ids.",
+  },
+];
+
+const UNKNOWN = "agentkit-check-no-such-session";
+
+/** The unstable session methods, each only when advertised. */
+export async function checkUnstableSessions(run: Run, agent: WireAgent, sessionId: string): Promise<void> {
+  const gated = async (id: string, capability: string, body: () => Promise<void>): Promise<void> => {
+    if (!run.wants(id)) return;
+    if (!run.advertises(capability)) return run.skip(id, `not advertised (${capability})`);
+    await body();
+  };
+  await gated("unstable.session-status", "sessionCapabilities.status", () => checkStatus(run, agent, sessionId));
+  await gated("unstable.session-set-title", "sessionCapabilities.title", () => checkTitle(run, agent, sessionId));
+  await gated("unstable.session-fork", "sessionCapabilities.fork", () => checkFork(run, agent, sessionId));
+  await gated("unstable.session-archive", "sessionCapabilities.archive", () => checkArchive(run, agent));
+}
+
+const isError = (outcome: CallOutcome, code: number): boolean => outcome.kind === "error" && outcome.code === code;
+const resultField = (outcome: CallOutcome, field: string): unknown => (outcome.kind === "result" && typeof outcome.value === "object" && outcome.value !== null ? (outcome.value as Record<string, unknown>)[field] : undefined);
+
+async function checkStatus(run: Run, agent: WireAgent, sessionId: string): Promise<void> {
+  const id = "unstable.session-status";
+  const live = await agent.call("session/status", { sessionId }, run.timeoutMs);
+  if (resultField(live, "status") !== "open") return run.fail(id, `session/status of the open session: ${describeOutcome(live)}; expected status "open"`);
+  const unknown = await agent.call("session/status", { sessionId: UNKNOWN }, run.timeoutMs);
+  if (!isError(unknown, -32002)) return run.fail(id, `session/status of an unknown id: ${describeOutcome(unknown)}; expected -32002`);
+  run.pass(id, "open for the live session, -32002 for an unknown id");
+}
+
+async function checkTitle(run: Run, agent: WireAgent, sessionId: string): Promise<void> {
+  const id = "unstable.session-set-title";
+  const set = await agent.call("session/set_title", { sessionId, title: "agentkit-acp check title" }, run.timeoutMs);
+  const title = resultField(set, "title");
+  if (typeof title !== "string" || title.length === 0) return run.fail(id, `session/set_title: ${describeOutcome(set)}; expected {title: string}`);
+  const empty = await agent.call("session/set_title", { sessionId, title: "   " }, run.timeoutMs);
+  if (!isError(empty, -32602)) return run.fail(id, `an empty title: ${describeOutcome(empty)}; expected -32602`);
+  const unknown = await agent.call("session/set_title", { sessionId: UNKNOWN, title: "x" }, run.timeoutMs);
+  if (!isError(unknown, -32002)) return run.fail(id, `an unknown session: ${describeOutcome(unknown)}; expected -32002`);
+  run.pass(id, `stored as ${JSON.stringify(title)}; empty → -32602, unknown → -32002`);
+}
+
+async function checkFork(run: Run, agent: WireAgent, sessionId: string): Promise<void> {
+  const id = "unstable.session-fork";
+  const fork = await agent.call("session/fork", { sessionId, cwd: run.cwd, mcpServers: [] }, run.timeoutMs);
+  const forkId = resultField(fork, "sessionId");
+  if (typeof forkId !== "string" || forkId.length === 0) return run.fail(id, `session/fork: ${describeOutcome(fork)}; expected {sessionId}`);
+  if (forkId === sessionId) return run.fail(id, "session/fork answered the source's own session id");
+  const unknown = await agent.call("session/fork", { sessionId: UNKNOWN, cwd: run.cwd }, run.timeoutMs);
+  await discard(run, agent, forkId);
+  if (!isError(unknown, -32002)) return run.fail(id, `session/fork of an unknown id: ${describeOutcome(unknown)}; expected -32002`);
+  run.pass(id, `forked into ${forkId}; an unknown source → -32002`);
+}
+
+async function checkArchive(run: Run, agent: WireAgent): Promise<void> {
+  const id = "unstable.session-archive";
+  const created = await newSession(run, agent);
+  if (created.sessionId === undefined) return run.skip(id, `no session to archive: ${describeOutcome(created.outcome)}`);
+  const target = created.sessionId;
+  try {
+    const archived = await agent.call("session/archive", { sessionId: target }, run.timeoutMs);
+    if (archived.kind !== "result") return run.fail(id, `session/archive: ${describeOutcome(archived)}`);
+    const again = await agent.call("session/archive", { sessionId: target }, run.timeoutMs);
+    if (again.kind !== "result") return run.fail(id, `archiving an archived session must succeed: ${describeOutcome(again)}`);
+    const unknown = await agent.call("session/archive", { sessionId: UNKNOWN }, run.timeoutMs);
+    if (!isError(unknown, -32002)) return run.fail(id, `session/archive of an unknown id: ${describeOutcome(unknown)}; expected -32002`);
+    if (!run.advertises("sessionCapabilities.list")) return run.pass(id, "archive answered (session/list not advertised: the filter is not checked)");
+    const listed = async (archivedFilter?: string): Promise<string[] | string> => {
+      const outcome = await agent.call("session/list", { cwd: run.cwd, ...(archivedFilter ? { archived: archivedFilter } : {}) }, run.timeoutMs);
+      const sessions = resultField(outcome, "sessions");
+      return Array.isArray(sessions) ? sessions.map((s) => String((s as { sessionId?: unknown }).sessionId)) : describeOutcome(outcome);
+    };
+    const hidden = await listed();
+    if (typeof hidden === "string" || hidden.includes(target)) return run.fail(id, `the default session/list still shows the archived session (${typeof hidden === "string" ? hidden : "listed"})`);
+    const only = await listed("only");
+    if (typeof only === "string" || !only.includes(target)) return run.fail(id, `session/list archived "only" misses the archived session (${typeof only === "string" ? only : "not listed"})`);
+    const back = await agent.call("session/unarchive", { sessionId: target }, run.timeoutMs);
+    const shown = await listed();
+    if (back.kind !== "result" || typeof shown === "string" || !shown.includes(target)) return run.fail(id, `after session/unarchive (${describeOutcome(back)}) the default list does not show the session`);
+    run.pass(id, "hidden by default, listed with archived: only, back after unarchive; unknown → -32002");
+  } finally {
+    await discard(run, agent, target);
+  }
+}
+
+/** Deletes (else closes) a session the check made, where the agent allows. */
+async function discard(run: Run, agent: WireAgent, sessionId: string): Promise<void> {
+  if (run.advertises("sessionCapabilities.delete")) await agent.call("session/delete", { sessionId }, run.timeoutMs);
+  else if (run.advertises("sessionCapabilities.close")) await agent.call("session/close", { sessionId }, run.timeoutMs);
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { bin, check, fixtureAgent, result, tempDir } from "./helpers.js";
+
+const UNSTABLE = ["unstable.session-status", "unstable.session-set-title", "unstable.session-fork", "unstable.session-archive"];
+const unstableAgent = new URL("../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
+
+describe("conformance: the unstable session methods", () => {
+  it("agentkit-acp serve advertises them all and passes each", async () => {
+    const report = await check({ command: process.execPath, args: [bin, "serve", "--model", "demo", "--log-level", "warn"], env: { AGENTKIT_STATE_DIR: tempDir() }, skipPrompts: true, only: UNSTABLE });
+    for (const id of UNSTABLE) expect(result(report, id).status, `${id}: ${result(report, id).detail}`).toBe("pass");
+  }, 120_000);
+
+  it("an agent that does not advertise them: each skipped, naming the capability", async () => {
+    const report = await check({ command: process.execPath, args: [fixtureAgent], skipPrompts: true, only: UNSTABLE });
+    for (const id of UNSTABLE) {
+      expect(result(report, id).status).toBe("skip");
+      expect(result(report, id).detail).toMatch(/^not advertised \(sessionCapabilities\.(status|title|fork|archive)\)$/);
+    }
+    expect(report.ok).toBe(true);
+  }, 120_000);
+
+  it("advertised but broken is a failure: an agent (official SDK, /unstable) that stores an empty title", async () => {
+    const report = await check({ command: process.execPath, args: [unstableAgent], skipPrompts: true, only: UNSTABLE });
+    expect(result(report, "unstable.session-set-title")).toMatchObject({ status: "fail", severity: "must" });
+    expect(result(report, "unstable.session-set-title").detail).toContain("expected -32602");
+    expect(report.summary.mustFailures).toEqual(["unstable.session-set-title"]);
+    for (const id of ["unstable.session-status", "unstable.session-fork", "unstable.session-archive"]) {
+      expect(result(report, id).status, `${id}: ${result(report, id).detail}`).toBe("pass");
+    }
+  }, 120_000);
+});
