@@ -29,6 +29,8 @@ export interface McpConnectOptions {
   cwd?: string;
   /** How this client introduces itself to servers. */
   clientInfo?: { name: string; version: string };
+  /** Aborting stops the start-up: every server is closed and `connect` rejects with an AbortError. */
+  signal?: AbortSignal;
 }
 
 export interface McpServerFailure {
@@ -82,6 +84,11 @@ export class McpToolSource {
         }
       }),
     );
+    if (options.signal?.aborted) {
+      const started = settled.flatMap((entry) => (entry.kind === "connected" ? [entry.connection] : []));
+      await Promise.allSettled([...started.map((c) => closeConnection(c)), ...shutdowns]);
+      throw abortError(options.signal);
+    }
     const connections: Connection[] = [];
     const tools: Tool[] = [];
     const failures: McpServerFailure[] = [];
@@ -142,8 +149,15 @@ async function connectOne(
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`did not start within ${timeoutMs} ms`)), timeoutMs);
   });
+  const { signal } = options;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(abortError(signal));
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+  });
   try {
-    const listed = await Promise.race([work, timeout]);
+    const listed = await Promise.race([work, timeout, aborted]);
     return { connection: { name: server.name, client, transport }, listed };
   } catch (error) {
     abort.abort();
@@ -154,7 +168,14 @@ async function connectOne(
     throw new Error(`${describe(server)} ${errorMessage(error)}${detail}`, { cause: error });
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
   }
+}
+
+function abortError(signal: AbortSignal | undefined): Error {
+  const error = new Error(`MCP server start-up was aborted${signal?.reason instanceof Error ? `: ${signal.reason.message}` : ""}`);
+  error.name = "AbortError";
+  return error;
 }
 
 async function listAllTools(client: Client, timeoutMs: number, signal: AbortSignal): Promise<McpTool[]> {

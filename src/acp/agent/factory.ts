@@ -39,6 +39,11 @@ export interface AcpAgentFactoryContext {
   /** cwd, additional directories, ACP session id and the request's `_meta`; passed to `agent.start`. */
   metadata: Record<string, unknown>;
   logger: Logger;
+  /**
+   * Aborted when the client cancels the request that opens this session (`$/cancel_request` on
+   * session/new, load, resume or fork): stop slow start-up work (e.g. MCP servers) and throw.
+   */
+  signal?: AbortSignal;
 }
 
 /** A session's agent plus cleanup (e.g. stopping its MCP servers) run on close. */

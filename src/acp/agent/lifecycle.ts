@@ -86,7 +86,7 @@ export interface LifecycleSessionView {
 
 /** What the connection offers the lifecycle handlers. */
 export interface LifecycleHost {
-  openSession(params: OpenSessionParams, restore: SessionRestore): Promise<LifecycleSessionView>;
+  openSession(params: OpenSessionParams, restore: SessionRestore, signal?: AbortSignal): Promise<LifecycleSessionView>;
   /** The open session or -32002. */
   session(acpSessionId: string): LifecycleSessionView;
   closeSession(acpSessionId: string, why: string): Promise<void>;
@@ -137,13 +137,13 @@ export class ConnectionLifecycle {
     const { store, modes, models } = this.#settings;
     if (store) {
       app
-        .onRequest(acp.methods.agent.session.load, ({ params }) => this.#restore(params, true))
-        .onRequest(acp.methods.agent.session.resume, ({ params }) => this.#restore(params, false))
+        .onRequest(acp.methods.agent.session.load, ({ params, signal }) => this.#restore(params, true, signal))
+        .onRequest(acp.methods.agent.session.resume, ({ params, signal }) => this.#restore(params, false, signal))
         .onRequest(acp.methods.agent.session.list, async ({ params }) => this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined, params.archived ?? undefined))
         .onRequest(acp.methods.agent.session.delete, ({ params }) => this.#delete(store, params.sessionId));
     }
     const { unstable } = this.#settings;
-    if (store && unstable.fork) app.onRequest(acp.methods.agent.session.fork, ({ params }) => this.#fork(store, params));
+    if (store && unstable.fork) app.onRequest(acp.methods.agent.session.fork, ({ params, signal }) => this.#fork(store, params, signal));
     if (store && unstable.title) app.onRequest(acp.methods.agent.session.setTitle, ({ params }) => this.#setTitleRequest(store, params.sessionId, params.title));
     if (store && unstable.archive) {
       app
@@ -190,6 +190,11 @@ export class ConnectionLifecycle {
     }
     setImmediate(() => this.#afterAnswer(session.handle));
     return prepared.controls.sessionState();
+  }
+
+  /** A new session whose session/new was cancelled: its stored header goes too. */
+  async discard(acpSessionId: string): Promise<void> {
+    await this.#settings.store?.delete(acpSessionId).catch((error: unknown) => this.#logger.warn("could not remove a cancelled session", { sessionId: acpSessionId, error: errorMessage(error) }));
   }
 
   /** Called when the connection closed a session (the file stays). */
@@ -288,7 +293,8 @@ export class ConnectionLifecycle {
     }
   }
 
-  async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
+  /** Load / resume; a cancelled request ($/cancel_request) leaves the session closed and answers -32800. */
+  async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean, signal?: AbortSignal): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
     const store = this.#settings.store!;
     const id = params.sessionId;
     return this.#locked(id, async () => {
@@ -298,11 +304,21 @@ export class ConnectionLifecycle {
       if (!loaded) throw sessionNotFound(id);
       const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(loaded.items) };
       const open: OpenSessionParams = { cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null };
-      const view = await this.#host.openSession(open, restore);
+      const view = await this.#host.openSession(open, restore, signal);
       await this.#moveIfNeeded(loaded, open);
       if (replay) {
-        for (const update of replayUpdates(restore.items, describeWith(view.driver))) view.handle.push(update);
+        let sent = 0;
+        for (const update of replayUpdates(restore.items, describeWith(view.driver))) {
+          if (signal?.aborted) break;
+          view.handle.push(update);
+          // Written in batches: a long history neither piles up in memory nor blocks a $/cancel_request.
+          if (++sent % 200 === 0) await view.handle.flush();
+        }
         await view.handle.flush();
+      }
+      if (signal?.aborted) {
+        await this.#host.closeSession(id, "the client cancelled the request");
+        throw signal.reason instanceof acp.RequestError ? signal.reason : acp.RequestError.requestCancelled({}, "the client cancelled the request");
       }
       return this.#states.get(id)!.controls.sessionState();
     });
@@ -338,7 +354,7 @@ export class ConnectionLifecycle {
   }
 
   /** session/fork: a new stored session with the source's transcript and mode/config, opened like resume. */
-  async #fork(store: SessionStore, params: ForkSessionRequest): Promise<ForkSessionResponse> {
+  async #fork(store: SessionStore, params: ForkSessionRequest, signal: AbortSignal): Promise<ForkSessionResponse> {
     const cwd = this.#host.checkDirectory(params.cwd, "cwd");
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => this.#host.checkDirectory(d, `additionalDirectories[${i}]`));
     // The stored transcript holds every committed item, also of a source open and running now.
@@ -349,7 +365,7 @@ export class ConnectionLifecycle {
     await store.create({ sessionId: id, cwd, additionalDirectories, metadata: source.header.metadata, forkedFrom: params.sessionId, ...(title !== undefined ? { title } : {}) }).catch(storeError);
     try {
       for (const item of source.items) await store.append(id, item);
-      const state = await this.#restore({ sessionId: id, cwd, additionalDirectories, mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null }, false);
+      const state = await this.#restore({ sessionId: id, cwd, additionalDirectories, mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null }, false, signal);
       return { sessionId: id, ...state };
     } catch (error) {
       await store.delete(id).catch(() => false);

@@ -78,6 +78,8 @@ export interface SessionMcpOptions {
   /** Bound on each server's start-up (connect + list tools). Default 10 000 ms. */
   startupTimeoutMs?: number;
   clientInfo?: { name: string; version: string };
+  /** Aborting (the client cancelled the request opening the session) stops the start-up. */
+  signal?: AbortSignal;
 }
 
 /** One session's MCP servers: their namespaced tools, the servers that were skipped, and `close()`. */
@@ -101,6 +103,7 @@ export async function startSessionMcpServers(configs: readonly McpServerConfig[]
     cwd: options.cwd,
     ...(options.startupTimeoutMs !== undefined ? { startupTimeoutMs: options.startupTimeoutMs } : {}),
     clientInfo: options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" },
+    ...(options.signal ? { signal: options.signal } : {}),
   });
 }
 

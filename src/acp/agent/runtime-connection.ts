@@ -75,7 +75,9 @@ export class AcpConnectionState implements LifecycleHost {
         this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {});
         return this.#initializeResponse();
       })
-      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(stableContext(client))))
+      .onRequest(acp.methods.agent.session.new, async ({ params, client, signal }) =>
+        this.#newSession(params, this.#client ?? new AcpClientHandle(stableContext(client)), undefined, signal),
+      )
       .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
         await this.#settings.authentication.authenticate(params.methodId);
         return {};
@@ -129,9 +131,9 @@ export class AcpConnectionState implements LifecycleHost {
   }
 
   // LifecycleHost: session/load and session/resume open stored sessions through #newSession.
-  async openSession(params: NewSessionRequest, restore: SessionRestore): Promise<LifecycleSessionView> {
+  async openSession(params: NewSessionRequest, restore: SessionRestore, signal?: AbortSignal): Promise<LifecycleSessionView> {
     if (!this.#client) throw acp.RequestError.invalidRequest(undefined, "initialize first");
-    await this.#newSession(params, this.#client, restore);
+    await this.#newSession(params, this.#client, restore, signal);
     return this.#session(restore.acpSessionId);
   }
 
@@ -149,7 +151,8 @@ export class AcpConnectionState implements LifecycleHost {
   }
 
   /** Opens a session: a new one, or (restore) a stored one under its id with its transcript. */
-  async #newSession(params: NewSessionRequest, client: AcpClientHandle, restore?: SessionRestore): Promise<NewSessionResponse> {
+  /** `signal`: the opening request's; when the client cancels it ($/cancel_request) nothing is left open and -32800 is answered. */
+  async #newSession(params: NewSessionRequest, client: AcpClientHandle, restore?: SessionRestore, signal?: AbortSignal): Promise<NewSessionResponse> {
     const { integration, logger } = this.#settings;
     const cwd = checkDirectory(params.cwd, "cwd");
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
@@ -178,6 +181,7 @@ export class AcpConnectionState implements LifecycleHost {
       client,
       metadata: { acpSessionId, cwd, additionalDirectories, ...(params._meta ? { acpMeta: params._meta } : {}) },
       logger,
+      ...(signal ? { signal } : {}),
     };
     const prepared = this.#lifecycle.prepare(acpSessionId, context.agentSessionId, restore);
     Object.assign(context, { transcriptObservers: prepared.transcriptObservers }, prepared.snapshot ? { snapshot: prepared.snapshot } : {});
@@ -185,8 +189,13 @@ export class AcpConnectionState implements LifecycleHost {
     try {
       started = startSessionAgent(await this.#settings.factory(context), context);
     } catch (error) {
+      if (signal?.aborted) throw cancelled(signal);
       logger.error("the agent factory failed", { error: errorMessage(error) });
       throw toRequestError(error, "could not create the session's agent");
+    }
+    if (signal?.aborted) {
+      await Promise.resolve(started.close?.()).catch((e: unknown) => logger.warn("session cleanup failed", { sessionId: acpSessionId, error: errorMessage(e) }));
+      throw cancelled(signal);
     }
     prepared.controls.attach(started.driver);
     const handle = integration.bindSession({
@@ -206,6 +215,11 @@ export class AcpConnectionState implements LifecycleHost {
       await this.#closeSession(opened, "the session could not be opened");
       logger.error("opening the session failed", { sessionId: acpSessionId, error: errorMessage(error) });
       throw toRequestError(error, "could not open the session");
+    }
+    if (signal?.aborted) {
+      await this.#closeSession(opened, "the client cancelled the request");
+      if (!restore) await this.#lifecycle.discard(acpSessionId);
+      throw cancelled(signal);
     }
     logger.info(restore ? "session restored" : "session opened", { sessionId: acpSessionId, cwd });
     warnings.announce(started.warnings);
@@ -275,6 +289,11 @@ export class AcpConnectionState implements LifecycleHost {
  */
 function stableContext(context: AgentContext): StableAgentContext {
   return context as unknown as StableAgentContext;
+}
+
+/** The answer to a request the client cancelled: -32800 (the SDK's reason), never an internal error. */
+function cancelled(signal: AbortSignal): Error {
+  return signal.reason instanceof acp.RequestError ? signal.reason : acp.RequestError.requestCancelled({}, "the client cancelled the request");
 }
 
 function checkDirectory(path: string, field: string): string {

@@ -46,6 +46,7 @@ export async function sessionMcpServers(
     logger,
     startupTimeoutMs: services.mcpStartupTimeoutMs,
     clientInfo: { name: "agentkit-acp", version: "serve" },
+    ...(context.signal ? { signal: context.signal } : {}),
   });
   if (configs.length > 0) {
     logger.info("MCP servers for the session", { sessionId: context.acpSessionId, started: configs.length - started.failures.length, failed: started.failures.length });

@@ -46,6 +46,14 @@ export const unstableChecks: readonly ConformanceCheck[] = [
     spec: ref("ArchiveSessionRequest", "Archiving hides the session from default session/list results. It keeps the session ID and saved history … Archiving an archived session succeeds. A session that does not exist gets -32002."),
     fix: "Keep an archived flag per session, filter session/list by the archived parameter (default exclude), and answer -32002 for unknown ids.",
   },
+  {
+    id: "rpc.cancel-request",
+    group: "json-rpc",
+    severity: "should",
+    title: "a session/new cancelled with $/cancel_request while an MCP server starts is still answered (a result or -32800) within the cancel bound",
+    spec: ref("CancelRequestNotification", "$/cancel_request asks the receiver to cancel a request it is handling; the request is still answered, with its result or with -32800 Request cancelled, so the sender is never left waiting."),
+    fix: "Honour the handler's AbortSignal (the SDK aborts it on $/cancel_request): stop slow work such as MCP server start-up, free what was started, and throw the signal's reason (-32800).",
+  },
 ];
 
 const UNKNOWN = "agentkit-check-no-such-session";
@@ -61,6 +69,36 @@ export async function checkUnstableSessions(run: Run, agent: WireAgent, sessionI
   await gated("unstable.session-set-title", "sessionCapabilities.title", () => checkTitle(run, agent, sessionId));
   await gated("unstable.session-fork", "sessionCapabilities.fork", () => checkFork(run, agent, sessionId));
   await gated("unstable.session-archive", "sessionCapabilities.archive", () => checkArchive(run, agent));
+  if (run.wants("rpc.cancel-request")) await checkCancelRequest(run, agent);
+}
+
+/** A stdio MCP server that never answers (node reading stdin): session/new cannot finish starting it. */
+function silentMcpServer(): { name: string; command: string; args: string[]; env: [] } {
+  return { name: "agentkit-check-silent", command: process.execPath, args: ["-e", "process.stdin.resume()"], env: [] };
+}
+
+async function checkCancelRequest(run: Run, agent: WireAgent): Promise<void> {
+  const id = "rpc.cancel-request";
+  const abort = new AbortController();
+  const params = { cwd: run.cwd, mcpServers: [silentMcpServer()] };
+  const answer = agent.connection.agent.request<{ sessionId?: unknown }>("session/new", params, { cancellationSignal: abort.signal }).then(
+    (value): CallOutcome => ({ kind: "result", value }),
+    (error: unknown): CallOutcome => ({ kind: "error", code: (error as { code?: number }).code, message: String((error as { message?: unknown }).message ?? error) }),
+  );
+  // Long enough for the agent to begin the request; an agent that answered already passes too.
+  await Promise.race([answer, new Promise((resolve) => setTimeout(resolve, 500))]);
+  abort.abort();
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([answer, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), run.cancelBoundMs)))]);
+  clearTimeout(timer);
+  if (outcome === undefined) return run.fail(id, `no answer within ${run.cancelBoundMs} ms of $/cancel_request`);
+  const sessionId = resultField(outcome, "sessionId");
+  if (typeof sessionId === "string") {
+    await discard(run, agent, sessionId);
+    return run.pass(id, "session/new answered with a session (it finished before the cancellation took effect)");
+  }
+  if (isError(outcome, -32800)) return run.pass(id, "answered -32800 Request cancelled");
+  run.warn(id, `answered ${describeOutcome(outcome)}; expected a result or -32800`);
 }
 
 const isError = (outcome: CallOutcome, code: number): boolean => outcome.kind === "error" && outcome.code === code;
