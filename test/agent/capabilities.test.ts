@@ -79,6 +79,10 @@ describe("initialize advertises exactly what is implemented, and each advertised
         await env.agent.request(acp.methods.agent.session.close, { sessionId });
         await expect(env.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "x" }] })).rejects.toMatchObject({ code: -32002 });
       },
+      "auth.status": async () => {
+        const status = (await env.agent.request("auth/status" as typeof acp.methods.agent.logout, {})) as unknown;
+        expect(status).toEqual({ state: "not_required" });
+      },
       "sessionCapabilities.status": async () => {
         // Unstable method: sent as the raw method name (the stable SDK client has no typed helper).
         const { sessionId } = await env.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
@@ -97,14 +101,16 @@ describe("initialize advertises exactly what is implemented, and each advertised
     const off = startInMemory({ scripts: [], store: new InMemorySessionStore(), unstable: false });
     const noFork = startInMemory({ scripts: [], store: new InMemorySessionStore(), unstable: { fork: false, archive: false } });
     cleanups.push(() => dir.remove(), () => off.close(), () => noFork.close());
-    const offCaps = advertised((await initialize(off.agent)).agentCapabilities!).filter((c) => c.startsWith("sessionCapabilities."));
+    const offAll = advertised((await initialize(off.agent)).agentCapabilities!);
+    expect(offAll.filter((c) => c.startsWith("auth."))).toEqual([]);
+    const offCaps = offAll.filter((c) => c.startsWith("sessionCapabilities."));
     expect(offCaps).toEqual(["sessionCapabilities.additionalDirectories", "sessionCapabilities.close", "sessionCapabilities.delete", "sessionCapabilities.list", "sessionCapabilities.resume"]);
     const { sessionId } = await off.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
     for (const method of ["session/status", "session/fork", "session/set_title", "session/archive"]) {
       await expect(off.agent.request(method as typeof acp.methods.agent.session.close, { sessionId, cwd: dir.path, title: "t" } as { sessionId: string })).rejects.toMatchObject({ code: -32601 });
     }
     const someCaps = advertised((await initialize(noFork.agent)).agentCapabilities!).filter((c) => /fork|archive|status|title/.test(c));
-    expect(someCaps).toEqual(["sessionCapabilities.status", "sessionCapabilities.title"]);
+    expect(someCaps).toEqual(["auth.status", "sessionCapabilities.status", "sessionCapabilities.title"]);
     expect(() => AcpHeadlessRuntime.builder().unstable({ forks: true } as never)).toThrow(/unknown unstable feature "forks"/);
   });
 
@@ -139,6 +145,7 @@ describe("initialize advertises exactly what is implemented, and each advertised
     // http/sse MCP servers are exercised against serve in test/services/mcp-servers.test.ts.
     // Durable sessions are exercised in depth in test/lifecycle/; here each one once.
     expect(advertised(init.agentCapabilities!)).toEqual([
+      "auth.status",
       "loadSession",
       "mcpCapabilities.http",
       "mcpCapabilities.sse",
@@ -153,7 +160,8 @@ describe("initialize advertises exactly what is implemented, and each advertised
       "sessionCapabilities.status",
       "sessionCapabilities.title",
     ]);
-    // fork, title, status and archive are exercised against serve in unstable-sessions.test.ts.
+    // fork, title, status and archive are exercised against serve in unstable-sessions.test.ts,
+    // auth.status (and logout, advertised with a key-needing model) in test/services/auth-status.test.ts.
 
     const one = await env.agent.request(acp.methods.agent.session.new, { cwd: join(dir.path, "ws"), mcpServers: [] });
     await env.agent.request(acp.methods.agent.session.prompt, {

@@ -94,6 +94,25 @@ describe("AcpClient / AcpSession unstable session methods", () => {
     expect((await client.sessionStatus(fork.sessionId)).status).toBe("saved");
   });
 
+  it("logout, auth/status and auth/status_update against the SDK-built agent", async () => {
+    const client = await start({ command: process.execPath, args: [unstableFixture], cwd: realpathSync(tempDir()), stderr: "ignore" });
+    expect(await client.authStatus()).toEqual({ state: "authenticated", accounts: [{ label: "fixture account", active: true }] });
+    const states: string[] = [];
+    let seen: () => void = () => undefined;
+    client.onAuthStatus((s) => {
+      states.push(s.state);
+      seen();
+    });
+    const twoUpdates = new Promise<void>((resolve) => (seen = () => states.length === 2 && resolve()));
+    const session = await client.newSession();
+    await client.logout();
+    await expect(session.prompt("x")).rejects.toMatchObject({ code: -32000 });
+    await client.authenticate("fixture-login");
+    await twoUpdates;
+    expect(states).toEqual(["unauthenticated", "authenticated"]);
+    expect((await session.prompt("y")).text).toBe("history: y");
+  });
+
   it("refuses the methods an agent does not advertise, naming the capability", async () => {
     const client = await start(fixtureConfig(["--minimal"]));
     const session = await client.newSession();
@@ -102,6 +121,7 @@ describe("AcpClient / AcpSession unstable session methods", () => {
     await expect(session.setTitle("x")).rejects.toThrow(/sessionCapabilities\.title/);
     await expect(session.status()).rejects.toThrow(/sessionCapabilities\.status/);
     await expect(client.archiveSession(session.sessionId)).rejects.toThrow(/sessionCapabilities\.archive/);
+    await expect(client.authStatus()).rejects.toThrow(/auth\.status/);
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { bin, check, fixtureAgent, result, tempDir } from "./helpers.js";
 
 const UNSTABLE = ["unstable.session-status", "unstable.session-set-title", "unstable.session-fork", "unstable.session-archive"];
-const ALL = [...UNSTABLE, "rpc.cancel-request"];
+const ALL = [...UNSTABLE, "unstable.auth-status", "rpc.cancel-request"];
 const unstableAgent = new URL("../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
 
 describe("conformance: the unstable session methods", () => {
@@ -10,6 +10,7 @@ describe("conformance: the unstable session methods", () => {
     const report = await check({ command: process.execPath, args: [bin, "serve", "--model", "demo", "--log-level", "warn"], env: { AGENTKIT_STATE_DIR: tempDir() }, skipPrompts: true, only: ALL });
     for (const id of UNSTABLE) expect(result(report, id).status, `${id}: ${result(report, id).detail}`).toBe("pass");
     expect(result(report, "rpc.cancel-request")).toMatchObject({ status: "pass", detail: "answered -32800 Request cancelled" });
+    expect(result(report, "unstable.auth-status")).toMatchObject({ status: "pass", detail: 'state "not_required", the same twice' });
   }, 120_000);
 
   it("an agent that does not advertise them: each skipped, naming the capability", async () => {

@@ -14,6 +14,16 @@ export interface AcpAuthentication {
   authenticate(methodId: string): void | Promise<void>;
   /** Why a prompt cannot run yet (sent with `-32000`), or `undefined` when it can. */
   promptBlocker(): string | undefined;
+  /** Answers `logout` (advertised as `auth.logout` when present): stop using the credential. */
+  logout?(): void | Promise<void>;
+  /** Answers the unstable `auth/status` (advertised as `auth.status` when present); no side effects. */
+  status?(): AcpAuthStatus;
+}
+
+/** The unstable `auth/status` answer (also sent as `auth/status_update` when it changes). */
+export interface AcpAuthStatus {
+  state: "authenticated" | "unauthenticated" | "not_required" | "unknown";
+  accounts?: { label: string; active?: boolean }[];
 }
 
 /** The id of the "API key from the environment" method. */
@@ -47,18 +57,30 @@ export function envApiKeyAuthentication(spec: string, options: EnvApiKeyAuthOpti
     name: `${envVar} from the environment`,
     description: `The model ${parsed.spec} needs an API key. ${howTo}`,
   };
-  const blocker = (): string | undefined => {
+  // After `logout` the key is not used (prompts answer -32000) until `authenticate` succeeds again.
+  let loggedOut = false;
+  const missing = (): string | undefined => {
     const now = status();
     return now.problem === undefined ? undefined : `${parsed.spec} needs an API key and ${envVar}${alternatives} is not set. ${howTo}`;
   };
+  const blocker = (): string | undefined =>
+    loggedOut ? `logged out: ${parsed.spec}'s key (${envVar}) is not used until the client authenticates again with method "${ENV_API_KEY_METHOD_ID}".` : missing();
   return {
     methods: [method],
     authenticate(methodId: string): void {
       if (methodId !== ENV_API_KEY_METHOD_ID) throw unknownMethod(methodId, [ENV_API_KEY_METHOD_ID]);
-      const problem = blocker();
+      const problem = missing();
       if (problem !== undefined) throw RequestError.authRequired({ authMethods: [ENV_API_KEY_METHOD_ID], envVar }, problem);
+      loggedOut = false;
     },
     promptBlocker: blocker,
+    logout(): void {
+      loggedOut = true;
+    },
+    status(): AcpAuthStatus {
+      const ok = blocker() === undefined;
+      return { state: ok ? "authenticated" : "unauthenticated", accounts: [{ label: `${envVar} (${parsed.spec})`, active: ok }] };
+    },
   };
 }
 
@@ -70,6 +92,7 @@ export function noAuthentication(): AcpAuthentication {
       throw unknownMethod(methodId, []);
     },
     promptBlocker: () => undefined,
+    status: () => ({ state: "not_required" }),
   };
 }
 

@@ -54,6 +54,10 @@ export class AcpConnectionState implements LifecycleHost {
   readonly #totalSessions: () => number;
   readonly #sessions = new Map<string, RuntimeSession>();
   #client: AcpClientHandle | undefined;
+  /** The SDK context from initialize, for unstable client notifications (auth/status_update). */
+  #context: AgentContext | undefined;
+  /** The auth status this connection last saw or sent (auth/status_update only on a change). */
+  #authState: string | undefined;
   #closing = false;
 
   constructor(settings: RuntimeSettings, totalSessions: () => number) {
@@ -73,6 +77,8 @@ export class AcpConnectionState implements LifecycleHost {
       .agent({ name: integration.name })
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
         this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {});
+        this.#context = client;
+        this.#authState = JSON.stringify(this.#authStatus());
         return this.#initializeResponse();
       })
       .onRequest(acp.methods.agent.session.new, async ({ params, client, signal }) =>
@@ -80,6 +86,7 @@ export class AcpConnectionState implements LifecycleHost {
       )
       .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
         await this.#settings.authentication.authenticate(params.methodId);
+        await this.#authChanged();
         return {};
       })
       .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
@@ -106,7 +113,34 @@ export class AcpConnectionState implements LifecycleHost {
       .onRequest(acp.methods.agent.session.close, async ({ params }) => {
         await this.#closeSession(this.#session(params.sessionId), "session/close");
       });
+    const { authentication } = this.#settings;
+    if (authentication.logout) {
+      app.onRequest(acp.methods.agent.logout, async () => {
+        await authentication.logout?.();
+        await this.#authChanged();
+        return {};
+      });
+    }
+    if (this.#authStatus() !== undefined) app.onRequest(acp.methods.agent.auth.status, () => ({ ...this.#authStatus()! }));
     return this.#lifecycle.register(app);
+  }
+
+  /** The unstable auth status, when the authentication reports one and the feature is on. */
+  #authStatus(): ReturnType<NonNullable<RuntimeSettings["authentication"]["status"]>> | undefined {
+    const { authentication, lifecycle } = this.#settings;
+    return lifecycle.unstable.authStatus ? authentication.status?.() : undefined;
+  }
+
+  /** auth/status_update after logout / authenticate, when the status differs from the last one. */
+  async #authChanged(): Promise<void> {
+    const status = this.#authStatus();
+    if (status === undefined || !this.#context) return;
+    const key = JSON.stringify(status);
+    if (key === this.#authState) return;
+    this.#authState = key;
+    await this.#context.notify(acp.methods.client.auth.statusUpdate, { ...status }).catch((error: unknown) => {
+      this.#settings.logger.debug("auth/status_update not sent", { error: errorMessage(error) });
+    });
   }
 
   #initializeResponse(): InitializeResponse {
@@ -118,6 +152,9 @@ export class AcpConnectionState implements LifecycleHost {
         promptCapabilities: { ...promptCapabilities },
         mcpCapabilities: { ...this.#settings.mcpTransports },
         sessionCapabilities: { close: {}, additionalDirectories: {}, ...this.#lifecycle.sessionCapabilities() },
+        ...(this.#settings.authentication.logout || this.#authStatus() !== undefined
+          ? { auth: { ...(this.#settings.authentication.logout ? { logout: {} } : {}), ...(this.#authStatus() !== undefined ? { status: {} } : {}) } }
+          : {}),
       },
       authMethods: this.#settings.authentication.methods.map((m) => ({ ...m })),
       agentInfo: { name: integration.name, version: integration.version },

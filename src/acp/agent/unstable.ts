@@ -14,16 +14,18 @@ export interface AcpUnstableFeatures {
   status: boolean;
   /** `session/archive` / `session/unarchive` and the `archived` filter of `session/list` (needs a store). */
   archive: boolean;
+  /** `auth/status` and `auth/status_update` (when the authentication reports a status). */
+  authStatus: boolean;
 }
 
-export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive"];
+export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus"];
 
 export function resolveUnstableFeatures(value: boolean | Partial<AcpUnstableFeatures> = true): AcpUnstableFeatures {
-  if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value };
+  if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value, authStatus: value };
   for (const key of Object.keys(value)) {
     if (!UNSTABLE_FEATURES.includes(key as keyof AcpUnstableFeatures)) throw new ConfigError(`unknown unstable feature "${key}" (known: ${UNSTABLE_FEATURES.join(", ")})`);
   }
-  return { fork: value.fork ?? true, title: value.title ?? true, status: value.status ?? true, archive: value.archive ?? true };
+  return { fork: value.fork ?? true, title: value.title ?? true, status: value.status ?? true, archive: value.archive ?? true, authStatus: value.authStatus ?? true };
 }
 
 /** Title given by a client: whitespace collapsed, at most 200 characters; undefined when empty. */

@@ -11,6 +11,7 @@ export function requireCapability(caps: acp.AgentCapabilities | undefined, metho
     "session/close": [sc?.close != null, "sessionCapabilities.close"],
     "session/delete": [sc?.delete != null, "sessionCapabilities.delete"],
     logout: [caps?.auth?.logout != null, "auth.logout"],
+    "auth/status": [caps?.auth?.status != null, "auth.status"],
     "session/fork": [sc?.fork != null, "sessionCapabilities.fork"],
     "session/set_title": [sc?.title != null, "sessionCapabilities.title"],
     "session/status": [sc?.status != null, "sessionCapabilities.status"],

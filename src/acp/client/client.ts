@@ -55,6 +55,7 @@ export class AcpClient {
   readonly #early = new Map<string, acp.SessionUpdate[]>();
   #earlyCount = 0;
   readonly #lifecycle = new Set<(event: ClientLifecycleEvent) => void>();
+  readonly #authListeners = new Set<(status: acp.AuthStatusUpdateNotification) => void>();
 
   private constructor(config: AcpAgentConfig, policy: ClientPermissionPolicy) {
     this.config = config;
@@ -258,6 +259,20 @@ export class AcpClient {
     await this.request(acp.methods.agent.logout, {}, options);
   }
 
+  /** `auth/status` (unstable; `auth.status`): the agent's authentication state, without changing it. */
+  async authStatus(options: RequestOptions = {}): Promise<acp.AuthStatusResponse> {
+    requireCapability(this.agentCapabilities, "auth/status");
+    const response = await this.request(acp.methods.agent.auth.status, {}, options);
+    if (!response || typeof response.state !== "string") throw new Error("the agent answered auth/status without a state");
+    return response;
+  }
+
+  /** `auth/status_update` notifications (the agent's authentication state changed). */
+  onAuthStatus(listener: (status: acp.AuthStatusUpdateNotification) => void): () => void {
+    this.#authListeners.add(listener);
+    return () => this.#authListeners.delete(listener);
+  }
+
   /** The typed raw request (no capability checks): an escape hatch for methods not wrapped here. */
   async request<M extends acp.AgentRequestMethod>(method: M, params: acp.AgentRequestParamsByMethod[M], options: RequestOptions = {}): Promise<acp.AgentRequestResponsesByMethod[M]> {
     const link = await this.#current();
@@ -291,6 +306,9 @@ export class AcpClient {
   async #connect(): Promise<Link> {
     const app = acp.client({ name: "agentkit-acp" });
     app.onNotification(acp.methods.client.session.update, ({ params }) => this.#route(params));
+    app.onNotification(acp.methods.client.auth.statusUpdate, ({ params }) => {
+      for (const listener of this.#authListeners) listener(params);
+    });
     app.onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
       const session = this.#sessions.get(params.sessionId);
       if (!session) throw acp.RequestError.sessionNotFound(params.sessionId);

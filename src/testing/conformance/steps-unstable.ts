@@ -47,6 +47,14 @@ export const unstableChecks: readonly ConformanceCheck[] = [
     fix: "Keep an archived flag per session, filter session/list by the archived parameter (default exclude), and answer -32002 for unknown ids.",
   },
   {
+    id: "unstable.auth-status",
+    group: "initialize",
+    severity: "must",
+    title: "auth/status (when advertised) answers a state, never -32000, and the same state twice (no side effects)",
+    spec: ref("AuthStatusRequest", "Queries the agent's current authentication state without changing it. Agents MUST NOT reject it with auth_required (-32000). AuthState: authenticated | unauthenticated | not_required | unknown."),
+    fix: "Answer auth/status with {state} from what is configured, without checking credentials against a server and without -32000; or stop advertising auth.status.",
+  },
+  {
     id: "rpc.cancel-request",
     group: "json-rpc",
     severity: "should",
@@ -69,7 +77,18 @@ export async function checkUnstableSessions(run: Run, agent: WireAgent, sessionI
   await gated("unstable.session-set-title", "sessionCapabilities.title", () => checkTitle(run, agent, sessionId));
   await gated("unstable.session-fork", "sessionCapabilities.fork", () => checkFork(run, agent, sessionId));
   await gated("unstable.session-archive", "sessionCapabilities.archive", () => checkArchive(run, agent));
+  await gated("unstable.auth-status", "auth.status", () => checkAuthStatus(run, agent));
   if (run.wants("rpc.cancel-request")) await checkCancelRequest(run, agent);
+}
+
+async function checkAuthStatus(run: Run, agent: WireAgent): Promise<void> {
+  const id = "unstable.auth-status";
+  const first = await agent.call("auth/status", {}, run.timeoutMs);
+  const state = resultField(first, "state");
+  if (typeof state !== "string" || state.length === 0) return run.fail(id, `auth/status: ${describeOutcome(first)}; expected {state}`);
+  const second = await agent.call("auth/status", {}, run.timeoutMs);
+  if (resultField(second, "state") !== state) return run.fail(id, `a second auth/status changed the answer: ${describeOutcome(second)} after state "${state}"`);
+  run.pass(id, `state "${state}", the same twice`);
 }
 
 /** A stdio MCP server that never answers (node reading stdin): session/new cannot finish starting it. */
