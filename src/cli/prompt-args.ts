@@ -30,6 +30,8 @@ export interface PromptArgs {
   /** Archive / un-archive this session instead of prompting. */
   archive: string | undefined;
   unarchive: string | undefined;
+  /** `--provider ID=URL` / `ID=off`: providers/set or providers/disable before the session starts. */
+  providers: { providerId: string; baseUrl: string | undefined }[];
   json: boolean;
   /** Show the agent's stderr (hidden by default; its last lines still appear in error reports). */
   verbose: boolean;
@@ -61,6 +63,9 @@ Options:
                          the original stays as it was
   --list                 list the agent's sessions (id, last update, title) and exit
   --archived include|only  with --list: also / only archived sessions
+  --provider ID=URL      route the agent's provider ID (see providers/list; ours is "main") to
+                         URL first (providers/set, same protocol); ID=off disables it
+                         (providers/disable); repeatable
   --archive ID           archive a session (hidden from --list) and exit
   --unarchive ID         bring an archived session back and exit
   --add-dir DIR          another workspace root for the session (repeatable; the agent must
@@ -86,7 +91,7 @@ Exit codes:
 `;
 
 export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs {
-  const args: PromptArgs = { help: false, agent: "self", cwd, permissions: undefined, session: undefined, fork: undefined, list: false, archived: undefined, archive: undefined, unarchive: undefined, json: false, verbose: false, text: undefined, extra: new Map() };
+  const args: PromptArgs = { help: false, agent: "self", cwd, permissions: undefined, session: undefined, fork: undefined, list: false, archived: undefined, archive: undefined, unarchive: undefined, providers: [], json: false, verbose: false, text: undefined, extra: new Map() };
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -134,6 +139,15 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
       case "--unarchive":
         args.unarchive = value();
         break;
+      case "--provider": {
+        const spec = value();
+        const eq = spec.indexOf("=");
+        if (eq <= 0 || eq === spec.length - 1) throw new UsageError(`--provider needs ID=URL or ID=off, got "${spec}"`);
+        const target = spec.slice(eq + 1);
+        if (target !== "off" && !/^https?:\/\/./.test(target)) throw new UsageError(`--provider ${spec.slice(0, eq)}: "${target}" is not an http(s) URL or "off"`);
+        args.providers.push({ providerId: spec.slice(0, eq), baseUrl: target === "off" ? undefined : target });
+        break;
+      }
       case "--json":
         args.json = true;
         break;

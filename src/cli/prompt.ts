@@ -1,5 +1,6 @@
 import {
   AcpClient,
+  CapabilityError,
   ClientClosedError,
   ClientPermissionPolicy,
   agentLaunch,
@@ -103,6 +104,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   process.on("SIGINT", onInterrupt);
   try {
     client = await AcpClient.start(config, policy);
+    await applyProviders(client, args.providers);
     session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd });
@@ -124,13 +126,31 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${session.sessionId} (continue with --session ${session.sessionId})\n`);
     return exitCodeFor(result?.stopReason ?? "end_turn");
   } catch (error) {
-    const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : EXIT.error;
+    // A flag the agent cannot serve (--fork, --provider … without the capability) is a usage error.
+    const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError || error instanceof CapabilityError ? EXIT.usage : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
     process.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
     return code;
   } finally {
     process.off("SIGINT", onInterrupt);
     await client?.close();
+  }
+}
+
+/** `--provider`: providers/set keeps the provider's current protocol (else its first supported one). */
+async function applyProviders(client: AcpClient, wanted: PromptArgs["providers"]): Promise<void> {
+  if (wanted.length === 0) return;
+  const known = await client.listProviders();
+  for (const { providerId, baseUrl } of wanted) {
+    const info = known.find((p) => p.providerId === providerId);
+    if (!info) throw new UsageError(`--provider: the agent has no provider "${providerId}" (it has: ${known.map((p) => p.providerId).join(", ") || "none"})`);
+    if (baseUrl === undefined) {
+      await client.disableProvider(providerId);
+      continue;
+    }
+    const apiType = info.current?.apiType ?? info.supported[0];
+    if (apiType === undefined) throw new UsageError(`--provider: provider "${providerId}" names no protocol it supports`);
+    await client.setProvider(providerId, { apiType, baseUrl });
   }
 }
 

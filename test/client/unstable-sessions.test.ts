@@ -113,6 +113,20 @@ describe("AcpClient / AcpSession unstable session methods", () => {
     expect((await session.prompt("y")).text).toBe("history: y");
   });
 
+  it("providers/list, set and disable against the SDK-built agent", async () => {
+    const client = await start({ command: process.execPath, args: [unstableFixture], cwd: realpathSync(tempDir()), stderr: "ignore" });
+    expect((await client.listProviders()).map((p) => [p.providerId, p.current?.baseUrl ?? null])).toEqual([
+      ["main", "https://api.example.test/v1"],
+      ["extra", null],
+    ]);
+    await client.setProvider("extra", { apiType: "anthropic", baseUrl: "https://gw.example.test" });
+    await client.setProvider("main", { apiType: "openai", baseUrl: "https://gw2.example.test/v1", headers: { authorization: "Bearer x" } });
+    expect((await client.listProviders()).map((p) => p.current?.baseUrl)).toEqual(["https://gw2.example.test/v1", "https://gw.example.test"]);
+    await client.disableProvider("extra");
+    expect((await client.listProviders())[1]?.current ?? null).toBeNull();
+    await expect(client.disableProvider("main")).rejects.toMatchObject({ code: -32602 });
+  });
+
   it("refuses the methods an agent does not advertise, naming the capability", async () => {
     const client = await start(fixtureConfig(["--minimal"]));
     const session = await client.newSession();
@@ -122,6 +136,7 @@ describe("AcpClient / AcpSession unstable session methods", () => {
     await expect(session.status()).rejects.toThrow(/sessionCapabilities\.status/);
     await expect(client.archiveSession(session.sessionId)).rejects.toThrow(/sessionCapabilities\.archive/);
     await expect(client.authStatus()).rejects.toThrow(/auth\.status/);
+    await expect(client.listProviders()).rejects.toThrow(/providers/);
   });
 });
 

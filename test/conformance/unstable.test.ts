@@ -13,6 +13,17 @@ describe("conformance: the unstable session methods", () => {
     expect(result(report, "unstable.auth-status")).toMatchObject({ status: "pass", detail: 'state "not_required", the same twice' });
   }, 120_000);
 
+  it("providers/list against serve with a remote provider", async () => {
+    const report = await check({
+      command: process.execPath,
+      args: [bin, "serve", "--model", "openai-compatible:m", "--base-url", "http://127.0.0.1:9/v1", "--log-level", "warn"],
+      env: { AGENTKIT_STATE_DIR: tempDir() },
+      skipPrompts: true,
+      only: ["unstable.providers-list"],
+    });
+    expect(result(report, "unstable.providers-list")).toMatchObject({ status: "pass", detail: "1 provider(s): main" });
+  }, 120_000);
+
   it("an agent that does not advertise them: each skipped, naming the capability", async () => {
     const report = await check({ command: process.execPath, args: [fixtureAgent], skipPrompts: true, only: UNSTABLE });
     for (const id of UNSTABLE) {
@@ -23,10 +34,11 @@ describe("conformance: the unstable session methods", () => {
   }, 120_000);
 
   it("advertised but broken is a failure: an agent (official SDK, /unstable) that stores an empty title", async () => {
-    const report = await check({ command: process.execPath, args: [unstableAgent], skipPrompts: true, only: UNSTABLE });
+    const report = await check({ command: process.execPath, args: [unstableAgent], skipPrompts: true, only: [...UNSTABLE, "unstable.providers-list"] });
     expect(result(report, "unstable.session-set-title")).toMatchObject({ status: "fail", severity: "must" });
     expect(result(report, "unstable.session-set-title").detail).toContain("expected -32602");
     expect(report.summary.mustFailures).toEqual(["unstable.session-set-title"]);
+    expect(result(report, "unstable.providers-list")).toMatchObject({ status: "pass", detail: "2 provider(s): main, extra" });
     for (const id of ["unstable.session-status", "unstable.session-fork", "unstable.session-archive"]) {
       expect(result(report, id).status, `${id}: ${result(report, id).detail}`).toBe("pass");
     }

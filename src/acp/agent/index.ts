@@ -19,7 +19,11 @@ export type { ClientOperationsChoice, ClientTerminalCommandRunnerOptions } from 
 export { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers } from "./mcp-servers.js";
 export type { AcpMcpTransports, SessionMcpOptions, SessionMcpServers } from "./mcp-servers.js";
 export { ENV_API_KEY_METHOD_ID, envApiKeyAuthentication, noAuthentication } from "./auth.js";
-export type { AcpAuthentication, EnvApiKeyAuthOptions } from "./auth.js";
+export type { AcpAuthentication, AcpAuthStatus, EnvApiKeyAuthOptions } from "./auth.js";
+export { MAIN_PROVIDER_ID, modelSpecProviders } from "./providers.js";
+export type { AcpProviderConfig, AcpProviderInfo, AcpProviders } from "./providers.js";
+export { UNSTABLE_FEATURES } from "./unstable.js";
+export type { AcpUnstableFeatures } from "./unstable.js";
 export { SessionWarnings } from "./session-warnings.js";
 export { DurableApprovalMemory } from "./durable-approval-memory.js";
 export { AcpModes, defaultModes } from "./modes.js";

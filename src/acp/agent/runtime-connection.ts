@@ -16,6 +16,7 @@ import type { AcceptedContent } from "./input.js";
 import type { LifecycleHost, LifecycleSessionView, LifecycleSettings, SessionRestore } from "./lifecycle.js";
 import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
+import type { AcpProviders } from "./providers.js";
 import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
@@ -32,6 +33,8 @@ export interface RuntimeSettings {
   authentication: AcpAuthentication;
   /** Store, modes, model choices, slash commands (see lifecycle.ts). */
   lifecycle: LifecycleSettings;
+  /** The unstable providers/* methods (advertised when set and the feature is on). */
+  providers: AcpProviders | undefined;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -121,8 +124,26 @@ export class AcpConnectionState implements LifecycleHost {
         return {};
       });
     }
+    const providers = this.#providers();
+    if (providers) {
+      app
+        .onRequest(acp.methods.agent.providers.list, () => ({ providers: providers.list() }))
+        .onRequest(acp.methods.agent.providers.set, async ({ params }) => {
+          await providers.set(params.providerId, { apiType: params.apiType, baseUrl: params.baseUrl, headers: params.headers ?? {} });
+          this.#settings.logger.info("provider configured", { providerId: params.providerId, apiType: params.apiType, baseUrl: params.baseUrl });
+          return {};
+        })
+        .onRequest(acp.methods.agent.providers.disable, async ({ params }) => {
+          await providers.disable(params.providerId);
+          return {};
+        });
+    }
     if (this.#authStatus() !== undefined) app.onRequest(acp.methods.agent.auth.status, () => ({ ...this.#authStatus()! }));
     return this.#lifecycle.register(app);
+  }
+
+  #providers(): AcpProviders | undefined {
+    return this.#settings.lifecycle.unstable.providers ? this.#settings.providers : undefined;
   }
 
   /** The unstable auth status, when the authentication reports one and the feature is on. */
@@ -152,6 +173,7 @@ export class AcpConnectionState implements LifecycleHost {
         promptCapabilities: { ...promptCapabilities },
         mcpCapabilities: { ...this.#settings.mcpTransports },
         sessionCapabilities: { close: {}, additionalDirectories: {}, ...this.#lifecycle.sessionCapabilities() },
+        ...(this.#providers() ? { providers: {} } : {}),
         ...(this.#settings.authentication.logout || this.#authStatus() !== undefined
           ? { auth: { ...(this.#settings.authentication.logout ? { logout: {} } : {}), ...(this.#authStatus() !== undefined ? { status: {} } : {}) } }
           : {}),

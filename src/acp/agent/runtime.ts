@@ -13,6 +13,7 @@ import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
 import { lifecycleSettings } from "./lifecycle.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
+import type { AcpProviders } from "./providers.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
@@ -117,6 +118,7 @@ export class AcpHeadlessRuntimeBuilder {
   #models: AcpModelCatalog | undefined;
   #slashCommands = false;
   #unstable: AcpUnstableFeatures = resolveUnstableFeatures(true);
+  #providers: AcpProviders | undefined;
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -208,6 +210,12 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /** The unstable `providers/list` / `set` / `disable` (e.g. `modelSpecProviders(spec, baseUrl)`). */
+  providers(providers: AcpProviders): this {
+    this.#providers = providers;
+    return this;
+  }
+
   build(): AcpHeadlessRuntime {
     if (!this.#integration) throw new ConfigError("AcpHeadlessRuntime.builder(): .integration(AcpIntegration) is required");
     if (!this.#factory) throw new ConfigError("AcpHeadlessRuntime.builder(): .agentFactory(factory) is required");
@@ -221,6 +229,7 @@ export class AcpHeadlessRuntimeBuilder {
       mcpTransports: { ...this.#mcpTransports },
       authentication: this.#authentication,
       lifecycle: lifecycleSettings({ store: this.#store, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands, unstable: this.#unstable }),
+      providers: this.#providers,
     });
   }
 }

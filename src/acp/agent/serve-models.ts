@@ -1,8 +1,9 @@
 import { basename } from "node:path";
 import type { Logger } from "../../core/index.js";
 import type { ModelAdapter } from "../../model/index.js";
-import { createModelAdapter, credentialStatus, hasCredentials, parseModelSpec, pickDefaultModelSpec } from "../../model/index.js";
+import { createModelAdapter, credentialStatus, hasCredentials, parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../../model/index.js";
 import { envApiKeyAuthentication, type AcpAuthentication } from "./auth.js";
+import { modelSpecProviders, type AcpProviders } from "./providers.js";
 import type { AcpModelChoice, AcpModelOptions } from "./config-options.js";
 
 /** Where the models of a served session come from. */
@@ -15,6 +16,8 @@ export interface ServeModelSource {
   create(): ModelAdapter;
   /** `env-api-key` for providers that need a key; nothing for demo, local and scripted models. */
   authentication: AcpAuthentication;
+  /** providers/* routing of the model's provider (base URL, headers); none for demo and scripted. */
+  providers?: AcpProviders;
 }
 
 /**
@@ -58,17 +61,27 @@ function primarySource(inputs: ServeModelInputs, env: NodeJS.ProcessEnv, logger:
   const custom = inputs.model === undefined ? undefined : inputs.resolver?.(inputs.model);
   if (custom) return custom;
   const choice = inputs.model === undefined ? pickDefaultModelSpec(env) : { spec: inputs.model, reason: "--model / AGENTKIT_MODEL" };
-  const make = (): ModelAdapter => createModelAdapter({ spec: choice.spec, ...(inputs.baseUrl ? { baseUrl: inputs.baseUrl } : {}), env, logger });
+  const parsed = parseModelSpec(choice.spec);
+  const providers = parsed.provider === "demo" ? undefined : modelSpecProviders(choice.spec, resolveBaseUrl(parsed, inputs.baseUrl, env));
+  const routing = (): string => JSON.stringify(providers?.current() ?? null);
+  const make = (): ModelAdapter => {
+    const route = providers?.current();
+    const baseUrl = route?.baseUrl ?? inputs.baseUrl;
+    return createModelAdapter({ spec: choice.spec, ...(baseUrl ? { baseUrl } : {}), ...(route ? { headers: route.headers } : {}), env, logger });
+  };
   let adapter = make();
   let keyed = hasCredentials(choice.spec, { env });
+  let routed = routing();
   return {
     label: `${adapter.id} (${choice.reason})`,
     create: () => {
-      // Built without a key: once the environment has one (authenticate re-checks it), rebuild.
-      if (!keyed && hasCredentials(choice.spec, { env })) [adapter, keyed] = [make(), true];
+      // Built without a key: once the environment has one (authenticate re-checks it), rebuild;
+      // likewise after providers/set changed the route (sessions opened from now on use it).
+      if ((!keyed && hasCredentials(choice.spec, { env })) || routing() !== routed) [adapter, keyed, routed] = [make(), hasCredentials(choice.spec, { env }), routing()];
       return adapter;
     },
     authentication: envApiKeyAuthentication(choice.spec),
+    ...(providers ? { providers } : {}),
   };
 }
 

@@ -71,7 +71,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .build();
   const probe = models.primary.create();
   const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule] });
-  const runtime = AcpHeadlessRuntime.builder()
+  const builder = AcpHeadlessRuntime.builder()
     .integration(integration)
     .maxSessions(options.maxSessions ?? 32)
     .logger(logger)
@@ -84,9 +84,9 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .sessionStore(state.sessions)
     .modes({ initial: initialMode })
     .models(models.options)
-    .slashCommands()
-    .agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services))
-    .build();
+    .slashCommands();
+  if (models.primary.providers) builder.providers(models.primary.providers);
+  const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services)).build();
   return { runtime, state, model: models.primary };
 }
 

@@ -16,16 +16,18 @@ export interface AcpUnstableFeatures {
   archive: boolean;
   /** `auth/status` and `auth/status_update` (when the authentication reports a status). */
   authStatus: boolean;
+  /** `providers/list`, `set`, `disable` (when the runtime has `.providers(…)`). */
+  providers: boolean;
 }
 
-export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus"];
+export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus", "providers"];
 
 export function resolveUnstableFeatures(value: boolean | Partial<AcpUnstableFeatures> = true): AcpUnstableFeatures {
-  if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value, authStatus: value };
+  if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value, authStatus: value, providers: value };
   for (const key of Object.keys(value)) {
     if (!UNSTABLE_FEATURES.includes(key as keyof AcpUnstableFeatures)) throw new ConfigError(`unknown unstable feature "${key}" (known: ${UNSTABLE_FEATURES.join(", ")})`);
   }
-  return { fork: value.fork ?? true, title: value.title ?? true, status: value.status ?? true, archive: value.archive ?? true, authStatus: value.authStatus ?? true };
+  return { fork: value.fork ?? true, title: value.title ?? true, status: value.status ?? true, archive: value.archive ?? true, authStatus: value.authStatus ?? true, providers: value.providers ?? true };
 }
 
 /** Title given by a client: whitespace collapsed, at most 200 characters; undefined when empty. */

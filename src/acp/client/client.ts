@@ -267,6 +267,26 @@ export class AcpClient {
     return response;
   }
 
+  /** `providers/list` (unstable; `providers`): the agent's configurable LLM providers. */
+  async listProviders(options: RequestOptions = {}): Promise<acp.ProviderInfo[]> {
+    requireCapability(this.agentCapabilities, "providers/list");
+    const response = await this.request(acp.methods.agent.providers.list, {}, options);
+    if (!response || !Array.isArray(response.providers)) throw new Error("the agent answered providers/list without a providers array");
+    return response.providers;
+  }
+
+  /** `providers/set`: replaces one provider's routing (protocol, base URL, headers). */
+  async setProvider(providerId: string, config: { apiType: string; baseUrl: string; headers?: Record<string, string> }, options: RequestOptions = {}): Promise<void> {
+    requireCapability(this.agentCapabilities, "providers/set");
+    await this.request(acp.methods.agent.providers.set, { providerId, apiType: config.apiType, baseUrl: config.baseUrl, ...(config.headers ? { headers: config.headers } : {}) }, options);
+  }
+
+  /** `providers/disable` (a provider listed as `required` cannot be disabled). */
+  async disableProvider(providerId: string, options: RequestOptions = {}): Promise<void> {
+    requireCapability(this.agentCapabilities, "providers/disable");
+    await this.request(acp.methods.agent.providers.disable, { providerId }, options);
+  }
+
   /** `auth/status_update` notifications (the agent's authentication state changed). */
   onAuthStatus(listener: (status: acp.AuthStatusUpdateNotification) => void): () => void {
     this.#authListeners.add(listener);

@@ -55,6 +55,14 @@ export const unstableChecks: readonly ConformanceCheck[] = [
     fix: "Answer auth/status with {state} from what is configured, without checking credentials against a server and without -32000; or stop advertising auth.status.",
   },
   {
+    id: "unstable.providers-list",
+    group: "initialize",
+    severity: "must",
+    title: "providers/list (when advertised) lists providers with providerId, supported protocols and required",
+    spec: ref("ListProvidersResponse", "providers: ProviderInfo[] {providerId, supported: LlmProtocol[], required: boolean, current?: {apiType, baseUrl} | null (null = disabled)}. providers/set and providers/disable change agent state and are not run by the check."),
+    fix: "Answer providers/list with {providers: [{providerId, supported, required, current}]}, or stop advertising providers.",
+  },
+  {
     id: "rpc.cancel-request",
     group: "json-rpc",
     severity: "should",
@@ -78,7 +86,18 @@ export async function checkUnstableSessions(run: Run, agent: WireAgent, sessionI
   await gated("unstable.session-fork", "sessionCapabilities.fork", () => checkFork(run, agent, sessionId));
   await gated("unstable.session-archive", "sessionCapabilities.archive", () => checkArchive(run, agent));
   await gated("unstable.auth-status", "auth.status", () => checkAuthStatus(run, agent));
+  await gated("unstable.providers-list", "providers", () => checkProviders(run, agent));
   if (run.wants("rpc.cancel-request")) await checkCancelRequest(run, agent);
+}
+
+async function checkProviders(run: Run, agent: WireAgent): Promise<void> {
+  const id = "unstable.providers-list";
+  const outcome = await agent.call("providers/list", {}, run.timeoutMs);
+  const providers = resultField(outcome, "providers");
+  if (!Array.isArray(providers)) return run.fail(id, `providers/list: ${describeOutcome(outcome)}; expected {providers: []}`);
+  const bad = providers.findIndex((p: { providerId?: unknown; supported?: unknown; required?: unknown } | null) => typeof p?.providerId !== "string" || !Array.isArray(p.supported) || typeof p.required !== "boolean");
+  if (bad >= 0) return run.fail(id, `providers[${bad}] lacks providerId / supported / required: ${JSON.stringify(providers[bad])}`);
+  run.pass(id, `${providers.length} provider(s): ${providers.map((p: { providerId: string }) => p.providerId).join(", ")}`);
 }
 
 async function checkAuthStatus(run: Run, agent: WireAgent): Promise<void> {
