@@ -169,7 +169,7 @@ describe("agentkit-acp prompt: --fork, --list, --archive / --unarchive, --archiv
     expect(only.stdout).toMatch(new RegExp(`^${sessionId}  \\S+  plan the trip \\[archived\\]\\n$`));
     expect((await runCli([...agent, "--unarchive", sessionId], dir)).code).toBe(0);
     expect((await runCli([...agent, "--list"], dir)).stdout.trim().split("\n")).toHaveLength(2);
-  });
+  }, 180_000); // eight CLI runs, each starting serve on a busy machine
 
   it("usage errors exit 2 and say what to fix", async () => {
     const dir = realpathSync(tempDir());
