@@ -16,6 +16,7 @@ import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
 import { runSessionAction } from "./prompt-sessions.js";
+import { declineForms, terminalForm } from "./prompt-form.js";
 
 export { EXIT, exitCodeFor } from "./prompt-args.js";
 
@@ -98,6 +99,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   const config: AcpAgentConfig = {
     ...agentConfig(args.agent, args.cwd, flow.agentEnv),
     ...host,
+    // Agent questions (ask_user): a form on the terminal, or declined with the reason when there is none.
+    elicitation: interactive ? terminalForm(process.stdin, process.stderr, onInterrupt) : declineForms,
     stderr: args.verbose ? "inherit" : "ignore",
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
   };

@@ -1,6 +1,8 @@
 import type {
   AgentContext,
   ClientCapabilities,
+  CreateElicitationRequest,
+  CreateElicitationResponse,
   CreateTerminalRequest,
   ReadTextFileRequest,
   ReadTextFileResponse,
@@ -43,6 +45,17 @@ export class AcpClientHandle {
 
   get canWriteFiles(): boolean {
     return this.#capabilities.fs?.writeTextFile === true;
+  }
+
+  /** The client advertised `elicitation.form` (it can show a form and return the answers). */
+  get canElicitForms(): boolean {
+    return this.#capabilities.elicitation?.form != null;
+  }
+
+  /** Sends `elicitation/create`; aborting `signal` sends `$/cancel_request` and stops waiting. */
+  async elicit(params: CreateElicitationRequest, signal?: AbortSignal): Promise<CreateElicitationResponse> {
+    if (params.mode === "form" && !this.canElicitForms) throw new StateError("the ACP client did not advertise elicitation.form");
+    return this.#context.request(methods.client.elicitation.create, params, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
   }
 
   get hasTerminal(): boolean {

@@ -30,6 +30,8 @@ export { AcpModes, defaultModes } from "./modes.js";
 export type { AcpModeDefinition, AcpModesOptions } from "./modes.js";
 export { AcpModelCatalog, MODEL_CONFIG_ID, THINKING_CONFIG_ID, configOptionsFor, thinkingLevels } from "./config-options.js";
 export type { AcpModelChoice, AcpModelOptions, SessionConfigValues } from "./config-options.js";
+export { ASK_USER_TOOL_NAME, askUserRule, askUserSchema, askUserTool } from "./ask-user-tool.js";
+export type { AskUserInput } from "./ask-user-tool.js";
 export { PLAN_TOOL_NAME, planTool, planToolRule, planUpdateFor } from "./plan-tool.js";
 export type { PlanToolInput } from "./plan-tool.js";
 export { INTERRUPTED_TOOL_TEXT, repairDanglingToolCalls, replayUpdates } from "./replay.js";

@@ -3,6 +3,7 @@ import { ConfigError } from "../../core/index.js";
 import type { PermissionPolicy, PermissionRule } from "../../tools/index.js";
 import { permissionPolicyForMode } from "../../tools/index.js";
 import { planToolRule } from "./plan-tool.js";
+import { askUserRule } from "./ask-user-tool.js";
 
 /** One session mode: what the editor shows, and the permission policy the session runs under. */
 export interface AcpModeDefinition {
@@ -28,7 +29,7 @@ export interface AcpModesOptions {
  * Paths outside the session's roots are refused in every mode.
  */
 export function defaultModes(rules: PermissionRule[] = []): AcpModeDefinition[] {
-  const withRules = [planToolRule, ...rules];
+  const withRules = [planToolRule, askUserRule, ...rules];
   return [
     { id: "ask", name: "Ask", description: "Reads run; edits and commands ask first", policy: permissionPolicyForMode("ask", { rules: withRules }) },
     {

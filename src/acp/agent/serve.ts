@@ -6,6 +6,7 @@ import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools
 import { AcpIntegration } from "./integration.js";
 import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
 import { planTool, planToolRule } from "./plan-tool.js";
+import { askUserRule, askUserTool } from "./ask-user-tool.js";
 import { AcpHeadlessRuntime } from "./runtime.js";
 import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
 import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
@@ -70,7 +71,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .logger(logger)
     .build();
   const probe = models.primary.create();
-  const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule] });
+  const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule, askUserRule] });
   const builder = AcpHeadlessRuntime.builder()
     .integration(integration)
     .maxSessions(options.maxSessions ?? 32)
@@ -108,7 +109,9 @@ async function sessionAgent(
   const mcp = await sessionMcpServers(context, services, logger);
   const ops = sessionOperations(context, services);
   logger.debug("session tools", { sessionId: context.acpSessionId, tools: ops.label });
-  const tools = new ToolRegistry([...builtinTools(), planTool()]).with(mcp.tools);
+  // ask_user only where the client can show a form (elicitation.form).
+  const ask = context.client.canElicitForms ? [askUserTool(context.client, context.acpSessionId)] : [];
+  const tools = new ToolRegistry([...builtinTools(), planTool(), ...ask]).with(mcp.tools);
   const builder = Agent.builder()
     .model(model.create())
     .tools(tools)

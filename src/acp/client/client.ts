@@ -335,9 +335,18 @@ export class AcpClient {
       return session.handlePermission(params, signal);
     });
     registerHostHandlers(app, this.config.hostServices, (id) => this.#sessions.get(id)?.info);
+    const elicitation = this.config.elicitation;
+    if (elicitation) {
+      app.onRequest(acp.methods.client.elicitation.create, async ({ params, signal }) => {
+        if (params.mode !== "form") throw acp.RequestError.invalidParams({ mode: params.mode }, `elicitation mode "${params.mode}" is not supported by this client (form only)`);
+        if ("sessionId" in params && typeof params.sessionId === "string" && !this.#sessions.has(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
+        return elicitation(params, signal);
+      });
+    }
     const link = new Link(this.config, this.timeouts, this.logger, app);
     try {
-      await link.initialize(this.config, this.timeouts, hostCapabilities(this.config.hostServices));
+      const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation: { form: {} } } : {}) };
+      await link.initialize(this.config, this.timeouts, capabilities);
     } catch (error) {
       await link.close(error instanceof Error ? error : new Error(String(error)));
       throw error;

@@ -35,6 +35,8 @@ export interface AcpRecoveryOptions {
 }
 
 /** How to launch and talk to one ACP agent. */
+export type AcpElicitationHandler = (request: acp.CreateElicitationRequest, signal: AbortSignal) => Promise<acp.CreateElicitationResponse>;
+
 export interface AcpAgentConfig {
   /** The executable (looked up on PATH). Use with `args`; or give `shellLine` instead. */
   command?: string;
@@ -53,6 +55,12 @@ export interface AcpAgentConfig {
   additionalDirectories?: string[];
   /** File-system / terminal services offered to the agent; nothing is offered by default. */
   hostServices?: HostServices;
+  /**
+   * Answers the agent's `elicitation/create` in form mode (advertised as `elicitation.form` only
+   * when set): show `request.message` and the form of `request.requestedSchema`, return accept
+   * with the answers, decline or cancel. `signal` aborts when the agent withdraws the question.
+   */
+  elicitation?: AcpElicitationHandler;
   timeouts?: AcpTimeouts;
   stderr?: StderrMode;
   /** How many stderr lines to keep for error reports (default 40). */

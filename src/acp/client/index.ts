@@ -7,7 +7,7 @@ export {
   type PromptOptions,
   type PromptStream,
 } from "./session.js";
-export type { AcpAgentConfig, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
+export type { AcpAgentConfig, AcpElicitationHandler, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
 export { describeCommand } from "./config.js";
 export type {
   AcpSessionEvent,
