@@ -1,4 +1,4 @@
-import { AcpClient, CapabilityError, type AcpAgentConfig } from "../acp/client/index.js";
+import { AcpClient, type AcpAgentConfig } from "../acp/client/index.js";
 import { EXIT, type PromptArgs } from "./prompt-args.js";
 import { describeFailure } from "./prompt-render.js";
 
@@ -36,7 +36,7 @@ export async function runSessionAction(args: PromptArgs, config: AcpAgentConfig)
     return EXIT.endTurn;
   } catch (error) {
     process.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
-    return error instanceof CapabilityError ? EXIT.usage : EXIT.error;
+    return EXIT.error;
   } finally {
     await client?.close();
   }

@@ -1,6 +1,5 @@
 import {
   AcpClient,
-  CapabilityError,
   ClientClosedError,
   ClientPermissionPolicy,
   agentLaunch,
@@ -129,8 +128,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${session.sessionId} (continue with --session ${session.sessionId})\n`);
     return exitCodeFor(result?.stopReason ?? "end_turn");
   } catch (error) {
-    // A flag the agent cannot serve (--fork, --provider … without the capability) is a usage error.
-    const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError || error instanceof CapabilityError ? EXIT.usage : EXIT.error;
+    // A bad --provider value found once the agent answered is a usage error; a missing capability is an error (1), as for --add-dir.
+    const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
     process.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
     return code;

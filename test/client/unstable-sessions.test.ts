@@ -180,7 +180,7 @@ describe("agentkit-acp prompt: --fork, --list, --archive / --unarchive, --archiv
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("--fork and --session exclude each other");
     const unsupported = await runCli(["prompt", "--agent", `"${process.execPath}" "${fixtureConfig().args![0]}" --minimal`, "--list"], dir);
-    expect(unsupported.code).toBe(2);
+    expect(unsupported.code).toBe(1); // a capability the agent lacks is an error, as for --add-dir
     expect(unsupported.stderr).toContain("sessionCapabilities.list");
   });
 });

@@ -70,7 +70,7 @@ describe("providers/list, set, disable (serve)", () => {
     await expect(agent.request(acp.methods.agent.providers.disable, { providerId: "main" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("required") });
   });
 
-  it("prompt --provider main=URL routes the turn; bad values and agents without providers are usage errors", async () => {
+  it("prompt --provider main=URL routes the turn; bad values are usage errors, an agent without providers an error", async () => {
     const configured = await mock("configured");
     const routed = await mock("routed");
     const ws = new Workspace("agentkit-providers-");
@@ -90,7 +90,7 @@ describe("providers/list, set, disable (serve)", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no provider "nope" (it has: main)');
     const demo = await runPrompt(["--agent", `"${process.execPath}" "${bin}" serve --model demo`, "--provider", "main=http://127.0.0.1:9", "hi"], ws, {});
-    expect(demo.code).toBe(2);
+    expect(demo.code).toBe(1); // the agent lacks the capability: an error, as for --add-dir
     expect(demo.stderr).toContain("providers");
   });
 });
