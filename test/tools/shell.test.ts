@@ -79,7 +79,9 @@ describe("LocalCommandRunner", () => {
     await waitFor(() => pids.every((pid) => !isAlive(pid)), `pids ${pids.join(", ")} to end`);
   });
 
-  it("on cancel resolves within 200 ms with the output so far and leaves no process behind", async () => {
+  // The bounds below are generous for a loaded 2-core machine; each stays well under the
+  // kill grace period, so a runner that waited for the group to die would fail them.
+  it("on cancel resolves promptly with the output so far and leaves no process behind", async () => {
     const controller = new AbortController();
     const watch = pidsFromOutput(3);
     const running = runner.run(request(spawnsChildren, { signal: controller.signal, onOutput: watch.onOutput }));
@@ -88,14 +90,14 @@ describe("LocalCommandRunner", () => {
     const cancelledAt = performance.now();
     controller.abort();
     const result = await running;
-    expect(performance.now() - cancelledAt).toBeLessThan(200);
+    expect(performance.now() - cancelledAt).toBeLessThan(1_000);
     expect(result.output).toContain(`pid:${pids[0]}`);
     expect(result.timedOut).toBe(false);
     await waitFor(() => pids.every((pid) => !isAlive(pid)), `pids ${pids.join(", ")} to end`);
   });
 
   it("escalates to SIGKILL for children that ignore SIGTERM, still resolving promptly", async () => {
-    const quick = new LocalCommandRunner({ killGraceMs: 300 });
+    const quick = new LocalCommandRunner({ killGraceMs: 3_000 });
     const controller = new AbortController();
     const watch = pidsFromOutput(2);
     const running = quick.run(request("trap '' TERM; echo pid:$$; sleep 100 & echo pid:$!; wait", { signal: controller.signal, onOutput: watch.onOutput }));
@@ -103,7 +105,7 @@ describe("LocalCommandRunner", () => {
     const cancelledAt = performance.now();
     controller.abort();
     await running;
-    expect(performance.now() - cancelledAt).toBeLessThan(200);
+    expect(performance.now() - cancelledAt).toBeLessThan(1_500);
     await waitFor(() => pids.every((pid) => !isAlive(pid)), `pids ${pids.join(", ")} to be killed`);
   });
 
@@ -190,7 +192,7 @@ describe("shell tool", () => {
     const cancelledAt = performance.now();
     ctx.controller.abort();
     const result = await running;
-    expect(performance.now() - cancelledAt).toBeLessThan(200);
+    expect(performance.now() - cancelledAt).toBeLessThan(1_000);
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/\[cancelled; the command and its child processes were killed\]$/);
     expect(result.data).toMatchObject({ cancelled: true });
