@@ -177,9 +177,10 @@ export class AcpHeadlessRuntimeBuilder {
   /**
    * Session leases: a session is open on one instance at a time (load/resume/prompt/delete of a
    * session another instance holds answer -32600 "active on another instance"). Default with a
-   * store: in-process leases; instances sharing a store share leases (e.g. `PostgresSessionLeases`).
+   * store: in-process leases (also when `undefined` is passed); instances sharing a store share
+   * leases (e.g. `PostgresSessionLeases`).
    */
-  sessionLeases(leases: SessionLeases): this {
+  sessionLeases(leases: SessionLeases | undefined): this {
     this.#leases = leases;
     return this;
   }

@@ -1,7 +1,8 @@
 import pg from "pg";
 import type { Logger } from "../../core/index.js";
-import { AgentKitError, createStderrLogger, errorMessage } from "../../core/index.js";
+import { createStderrLogger, errorMessage } from "../../core/index.js";
 import { migrate } from "./migrations.js";
+import { PostgresStoreError, parsePostgresUrl, redact } from "./url.js";
 
 export interface PostgresDatabaseOptions {
   /** `postgres://user:password@host:port/database` (or `postgresql://`); libpq query parameters such as `sslmode` work. */
@@ -15,18 +16,6 @@ export interface PostgresDatabaseOptions {
   /** Bound on each query, measured by the client (default 30 s). */
   queryTimeoutMs?: number;
   logger?: Logger;
-}
-
-export type PostgresStoreErrorCode = "invalid_store_url" | "store_unavailable" | "store_schema_too_new";
-
-/** Start-up and availability failures of the PostgreSQL store, each saying what to fix. */
-export class PostgresStoreError extends AgentKitError {
-  override readonly code: PostgresStoreErrorCode;
-  constructor(code: PostgresStoreErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-    this.name = "PostgresStoreError";
-    this.code = code;
-  }
 }
 
 /** Counts of what this instance sent, for benchmarks (writes per turn) and tests. */
@@ -48,34 +37,6 @@ export type Row = Record<string, unknown>;
 export type Query = <R extends Row = Row>(text: string, values?: unknown[]) => Promise<QueryResult<R>>;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** Checks a store URL before connecting; the message says what a good one looks like. */
-export function parsePostgresUrl(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new PostgresStoreError("invalid_store_url", `store URL ${JSON.stringify(redact(url))} is not a URL; use postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
-  }
-  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    throw new PostgresStoreError("invalid_store_url", `store URL must start with postgres:// or postgresql://, got ${JSON.stringify(parsed.protocol)}; use postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
-  }
-  if (parsed.hostname === "" && !parsed.searchParams.has("host")) {
-    throw new PostgresStoreError("invalid_store_url", `store URL ${JSON.stringify(redact(url))} names no host; use postgres://USER:PASSWORD@HOST:PORT/DATABASE`);
-  }
-  return parsed;
-}
-
-/** The URL without its password, for messages and logs. */
-export function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ":***@");
-  }
-}
 
 /**
  * A connection pool plus the schema: `open` connects (bounded), creates and migrates the tables

@@ -7,8 +7,10 @@ import type { PostgresSessionLeasesOptions } from "./leases.js";
 import { PostgresSessionLeases } from "./leases.js";
 import { PostgresSessionStore } from "./session-store.js";
 
-export { PostgresDatabase, PostgresStoreError, parsePostgresUrl, redact as redactStoreUrl } from "./database.js";
-export type { PostgresDatabaseOptions, PostgresStoreErrorCode, PostgresStoreStats } from "./database.js";
+export { PostgresDatabase } from "./database.js";
+export type { PostgresDatabaseOptions, PostgresStoreStats, Query, QueryResult, Row } from "./database.js";
+export { PostgresStoreError, parsePostgresUrl, redact as redactStoreUrl } from "./url.js";
+export type { PostgresStoreErrorCode } from "./url.js";
 export { PostgresSessionStore, sessionKey } from "./session-store.js";
 export type { PostgresSessionStoreOptions } from "./session-store.js";
 export { PostgresApprovalMemoryStore } from "./approval-store.js";

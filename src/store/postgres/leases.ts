@@ -49,6 +49,8 @@ export class PostgresSessionLeases implements SessionLeases {
   #lastRenewal = performance.now();
   #renewing = false;
   #closed = false;
+  /** Releases still on their way to the database; `close` waits for them. */
+  readonly #releasing = new Set<Promise<void>>();
 
   constructor(db: PostgresDatabase, options: PostgresSessionLeasesOptions = {}) {
     this.#db = db;
@@ -106,6 +108,7 @@ export class PostgresSessionLeases implements SessionLeases {
     if (this.#closed) return;
     this.#closed = true;
     clearInterval(this.#timer);
+    await Promise.all(this.#releasing);
     const tokens = [...this.#held.values()].map((h) => h.token);
     for (const held of this.#held.values()) held.lease.end();
     this.#held.clear();
@@ -117,9 +120,15 @@ export class PostgresSessionLeases implements SessionLeases {
 
   async #release(sessionId: SessionId, lease: LeaseState, token: string): Promise<void> {
     if (this.#held.get(sessionId)?.lease === lease) this.#held.delete(sessionId);
-    await this.#db.query(`DELETE FROM ${this.#table} WHERE session_id = $1 AND token = $2`, [sessionKey(sessionId), token], true).catch((error: unknown) => {
-      this.#logger.warn("could not release a session lease (it expires on its own)", { sessionId, error: errorMessage(error) });
-    });
+    const deleting = this.#db
+      .query(`DELETE FROM ${this.#table} WHERE session_id = $1 AND token = $2`, [sessionKey(sessionId), token], true)
+      .then(
+        () => undefined,
+        (error: unknown) => this.#logger.warn("could not release a session lease (it expires on its own)", { sessionId, error: errorMessage(error) }),
+      );
+    this.#releasing.add(deleting);
+    await deleting;
+    this.#releasing.delete(deleting);
   }
 
   /** Drops leases past their local deadline, then renews the rest (one renewal in flight at a time). */

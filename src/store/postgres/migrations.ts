@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { PostgresStoreError } from "./database.js";
+import { PostgresStoreError } from "./url.js";
 
 /**
  * The schema, as numbered steps. A step is never edited once released: changes are new steps.
