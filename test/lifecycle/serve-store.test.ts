@@ -44,6 +44,19 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
     expect(r.stdout).toBe("");
   });
 
+  it("stdio serve without --store never loads the PostgreSQL driver", () => {
+    const dist = new URL("../../dist/", import.meta.url).href;
+    const probe = `import { createRequire } from "node:module";
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes("/node_modules/pg/"));
+      await import("${dist}cli/serve-run.js");
+      const before = loaded();
+      await import("${dist}store/postgres/index.js");
+      process.stdout.write(JSON.stringify([before, loaded()]));`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", probe], { encoding: "utf8", timeout: 30_000 });
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual([false, true]);
+  });
+
   it.runIf(pg.url)("a database that does not exist: exit 2 saying to create it", () => {
     const url = new URL(pg.url!);
     url.pathname = "/agentkit_missing_db";

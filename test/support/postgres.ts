@@ -45,10 +45,15 @@ export async function testPostgres(): Promise<TestPostgres> {
   return record.url ? { url: record.url } : { reason: record.reason ?? "unknown" };
 }
 
-/** Skips with a printed reason: `const pg = await postgresOrSkip("store contract");` then `describe.skipIf(!pg.url)`. */
+/** CI sets this: no PostgreSQL is then a failure, not a skip. */
+export const TEST_PG_REQUIRED_ENV = "AGENTKIT_TEST_PG_REQUIRED";
+
+/** Skips with a printed reason: `const pg = await postgresOrSkip("store contract");` then `describe.runIf(pg.url)`. */
 export async function postgresOrSkip(what: string): Promise<TestPostgres> {
   const found = await testPostgres();
-  if (!found.url) process.stderr.write(`[postgres] skipping ${what}: ${found.reason}\n`);
+  if (found.url) return found;
+  if (process.env[TEST_PG_REQUIRED_ENV] === "1") throw new Error(`${what} need PostgreSQL (${TEST_PG_REQUIRED_ENV}=1): ${found.reason}`);
+  process.stderr.write(`[postgres] skipping ${what}: ${found.reason}\n`);
   return found;
 }
 
