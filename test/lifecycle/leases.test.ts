@@ -6,6 +6,7 @@ import { Agent } from "../../src/loop/index.js";
 import type { SessionLeases, SessionStore } from "../../src/store/index.js";
 import { JsonlSessionStore } from "../../src/store/index.js";
 import type { PostgresStore } from "../../src/store/postgres/index.js";
+import type { ModelRequest } from "../../src/model/index.js";
 import { ScriptedModel, script } from "../../src/testing/index.js";
 import { ToolRegistry, builtinTools } from "../../src/tools/index.js";
 import { initialize } from "../agent/fixtures.js";
@@ -26,7 +27,7 @@ async function instance(store: SessionStore, leases?: SessionLeases) {
     .sessionStore(store)
     .agentFactory((ctx) =>
       Agent.builder()
-        .model(new ScriptedModel([(request: { items: unknown[] }) => script.text(`seen ${request.items.length} items`)], { onExhausted: "repeat-last" }))
+        .model(new ScriptedModel([reply], { onExhausted: "repeat-last" }))
         .tools(new ToolRegistry(builtinTools()))
         .observer(ctx.integration)
         .cancellation(ctx.cancellation)
@@ -46,6 +47,15 @@ async function instance(store: SessionStore, leases?: SessionLeases) {
   });
   await initialize(connection.agent);
   return { agent: connection.agent, client, runtime };
+}
+
+/** "use a tool" → one list_dir call, then a text answer; anything else → how many items the model was sent. */
+function reply(request: ModelRequest) {
+  const last = request.items.at(-1);
+  const lastText = last?.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+  if (last?.role === "user" && lastText === "use a tool") return script.toolCall("list_dir", { path: "." });
+  if (last?.role === "tool") return script.text("listed");
+  return script.text(`seen ${request.items.length} items`);
 }
 
 const elsewhere = { code: -32600, data: { reason: SESSION_ACTIVE_ELSEWHERE } };
@@ -98,7 +108,13 @@ describe("session leases through the runtime", () => {
       const after = sb.stats();
       expect(after.items - before.items).toBe(2); // the user's item and the assistant's
       expect(after.writes - before.writes).toBe(2);
-      process.stderr.write(`[leases] PostgreSQL writes for a plain turn: ${after.writes - before.writes} (${after.items - before.items} items)\n`);
+      // A turn with one tool call: user, assistant (the call), tool result, assistant.
+      await b.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "use a tool" }] });
+      const tool = sb.stats();
+      expect(textOf(b.client.updates(sessionId), "agent_message_chunk")).toMatch(/listed$/);
+      expect(tool.items - after.items).toBe(4);
+      expect(tool.writes - after.writes).toBe(4);
+      process.stderr.write(`[leases] PostgreSQL writes per turn: plain ${after.writes - before.writes}, with one tool call ${tool.writes - after.writes}\n`);
     });
   });
 });
