@@ -98,10 +98,10 @@ export class PostgresDatabase {
     return `"${this.schema}".${name}`;
   }
 
-  /** One statement on any pooled connection; `write` counts it in `stats().writes`. */
-  async query<R extends Row = Row>(text: string, values: unknown[] = [], write = false): Promise<QueryResult<R>> {
+  /** One statement on any pooled connection; `write` counts it in `stats().writes`; `timeoutMs` overrides the query bound. */
+  async query<R extends Row = Row>(text: string, values: unknown[] = [], write = false, timeoutMs?: number): Promise<QueryResult<R>> {
     this.#stats.queries++;
-    const result = await this.#pool.query<R>(text, values);
+    const result = await this.#pool.query<R>(timeoutMs === undefined ? { text, values } : ({ text, values, query_timeout: timeoutMs } as pg.QueryConfig));
     if (write) this.#stats.writes++;
     return result;
   }

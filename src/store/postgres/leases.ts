@@ -65,7 +65,11 @@ export class PostgresSessionLeases implements SessionLeases {
     this.#timer.unref();
   }
 
-  async acquire(sessionId: SessionId): Promise<LeaseAttempt> {
+  acquire(sessionId: SessionId): Promise<LeaseAttempt> {
+    return this.#acquire(sessionId, 3);
+  }
+
+  async #acquire(sessionId: SessionId, attempts: number): Promise<LeaseAttempt> {
     const token = randomUUID();
     const started = performance.now();
     const { rows } = await this.#db.query<{ token: string }>(
@@ -80,8 +84,9 @@ export class PostgresSessionLeases implements SessionLeases {
     );
     if (rows.length === 0) {
       const holder = await this.holderOf(sessionId);
-      // Freed between the two statements: try once more rather than report a holder that is gone.
-      return holder ? { acquired: false, ...holder } : this.acquire(sessionId);
+      // Freed between the two statements: try again rather than report a holder that is gone.
+      if (holder || attempts <= 1) return { acquired: false, ...(holder ?? { holder: "unknown" }) };
+      return this.#acquire(sessionId, attempts - 1);
     }
     this.#held.get(sessionId)?.lease.end();
     const deadline = { validUntil: started + this.ttlMs - this.#margin };
@@ -158,6 +163,7 @@ export class PostgresSessionLeases implements SessionLeases {
            RETURNING l.token`,
         [batch.map(([, h]) => h.token), this.ttlMs],
         true,
+        this.#renewMs, // a stuck renewal gives way to the next one instead of outliving the leases
       );
       renewed = new Set(rows.map((r) => r.token));
     } catch (error) {
