@@ -148,6 +148,26 @@ describe.runIf(pg.url)("on PostgreSQL", () => {
     expect((await other.holderOf("busy"))!.holder).toBe(other.holder);
   });
 
+  it("fences writes: once another instance has taken the session over, the old holder's writes fail and leave nothing", async () => {
+    const scope = schemaScope(url);
+    scopes.push(scope);
+    const [a, b] = [await scope.open(), await scope.open()];
+    const item = (id: string) => ({ id, role: "user" as const, parts: [{ type: "text" as const, text: id }], createdAt: "2025-01-01T00:00:00.000Z" });
+    await a.sessions.create({ sessionId: "f", cwd: "/w" });
+    const held = await a.leases.acquire("f");
+    expect(held.acquired).toBe(true);
+    await a.sessions.append("f", item("a1"));
+    // A's lease runs out behind its back (its renewals never arrived), and B takes the session.
+    await a.db.query(`UPDATE ${a.db.table("agentkit_leases")} SET expires_at = now() - interval '1 second'`);
+    expect((await b.leases.acquire("f")).acquired).toBe(true);
+    await expect(a.sessions.append("f", item("a2"))).rejects.toMatchObject({ code: "session_lease_lost" });
+    await expect(a.sessions.updateHeader("f", { title: "late" })).rejects.toMatchObject({ code: "session_lease_lost" });
+    await b.sessions.append("f", item("b1"));
+    const loaded = (await b.sessions.load("f"))!;
+    expect(loaded.items.map((i) => i.id)).toEqual(["a1", "b1"]);
+    expect(loaded.header.title).toBeUndefined();
+  });
+
   it("a holder cut off from the database gives the session up before anyone else can take it", { timeout: 60_000 }, async () => {
     const target = new URL(url);
     const proxy = await startTcpProxy(target.hostname, Number(target.port));

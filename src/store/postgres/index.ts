@@ -11,7 +11,7 @@ export { PostgresDatabase } from "./database.js";
 export type { PostgresDatabaseOptions, PostgresStoreStats, Query, QueryResult, Row } from "./database.js";
 export { PostgresStoreError, parsePostgresUrl, redact as redactStoreUrl } from "./url.js";
 export type { PostgresStoreErrorCode } from "./url.js";
-export { PostgresSessionStore, sessionKey } from "./session-store.js";
+export { PostgresSessionStore, leaseLost, sessionKey } from "./session-store.js";
 export type { PostgresSessionStoreOptions } from "./session-store.js";
 export { PostgresApprovalMemoryStore } from "./approval-store.js";
 export { PostgresSessionLeases, DEFAULT_LEASE_TTL_MS } from "./leases.js";
@@ -47,7 +47,8 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
   const leases = new PostgresSessionLeases(db, { ...options.leases, logger });
   return {
     db,
-    sessions: new PostgresSessionStore(db, options.clock ? { clock: options.clock } : {}),
+    // Writes to a session this instance leased are fenced by the lease (see PostgresSessionStore).
+    sessions: new PostgresSessionStore(db, { fence: (id) => leases.fenceToken(id), ...(options.clock ? { clock: options.clock } : {}) }),
     approvals: new PostgresApprovalMemoryStore(db),
     leases,
     ready: () => db.ready(),

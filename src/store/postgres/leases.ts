@@ -49,6 +49,11 @@ export class PostgresSessionLeases implements SessionLeases {
   #lastRenewal = performance.now();
   #renewing = false;
   #closed = false;
+  /**
+   * The token of this instance's latest lease per session, kept after a loss (until release or
+   * a new acquisition): the session store writes only while the database still shows it.
+   */
+  readonly #fences = new Map<SessionId, string>();
   /** Releases still on their way to the database; `close` waits for them. */
   readonly #releasing = new Set<Promise<void>>();
 
@@ -97,7 +102,16 @@ export class PostgresSessionLeases implements SessionLeases {
     );
     // The same object as `deadline`: renewals move the deadline the lease checks.
     this.#held.set(sessionId, Object.assign(deadline, { lease, token }));
+    this.#fences.set(sessionId, token);
     return { acquired: true, lease };
+  }
+
+  /**
+   * The lease token writes to this session must be fenced with, if this instance has taken the
+   * session's lease (undefined: it has not, and writes are not fenced).
+   */
+  fenceToken(sessionId: SessionId): string | undefined {
+    return this.#fences.get(sessionId);
   }
 
   async holderOf(sessionId: SessionId): Promise<LeaseHolder | undefined> {
@@ -117,6 +131,7 @@ export class PostgresSessionLeases implements SessionLeases {
     const tokens = [...this.#held.values()].map((h) => h.token);
     for (const held of this.#held.values()) held.lease.end();
     this.#held.clear();
+    this.#fences.clear();
     if (tokens.length === 0) return;
     await this.#db.query(`DELETE FROM ${this.#table} WHERE token = ANY($1::text[])`, [tokens], true).catch((error: unknown) => {
       this.#logger.warn("could not release session leases (they expire on their own)", { error: errorMessage(error) });
@@ -125,6 +140,7 @@ export class PostgresSessionLeases implements SessionLeases {
 
   async #release(sessionId: SessionId, lease: LeaseState, token: string): Promise<void> {
     if (this.#held.get(sessionId)?.lease === lease) this.#held.delete(sessionId);
+    if (this.#fences.get(sessionId) === token) this.#fences.delete(sessionId);
     const deleting = this.#db
       .query(`DELETE FROM ${this.#table} WHERE session_id = $1 AND token = $2`, [sessionKey(sessionId), token], true)
       .then(

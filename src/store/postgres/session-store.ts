@@ -19,6 +19,13 @@ import type { PostgresDatabase } from "./database.js";
 export interface PostgresSessionStoreOptions {
   /** Source of `createdAt` / `updatedAt` times (tests pin it). */
   clock?: () => Date;
+  /**
+   * Fencing: the lease token this instance holds for a session (e.g. `leases.fenceToken`).
+   * Writes to a session with a token commit only while that lease is still current in the
+   * database, so a write delayed past a lost lease can never land in a session another
+   * instance has taken over (it fails with `session_lease_lost`).
+   */
+  fence?: (sessionId: SessionId) => string | undefined;
 }
 
 /** The key a session is stored under: UTF-16BE bytes, so `bytea` order is JavaScript string order. */
@@ -55,6 +62,8 @@ interface Settle {
 export class PostgresSessionStore implements SessionStore {
   readonly #db: PostgresDatabase;
   readonly #clock: () => Date;
+  readonly #fence: (sessionId: SessionId) => string | undefined;
+  readonly #leases: string;
   readonly #queues = new Map<SessionId, Pending[]>();
   readonly #sessions: string;
   readonly #items: string;
@@ -62,6 +71,8 @@ export class PostgresSessionStore implements SessionStore {
   constructor(db: PostgresDatabase, options: PostgresSessionStoreOptions = {}) {
     this.#db = db;
     this.#clock = options.clock ?? (() => new Date());
+    this.#fence = options.fence ?? (() => undefined);
+    this.#leases = db.table("agentkit_leases");
     this.#sessions = db.table("agentkit_sessions");
     this.#items = db.table("agentkit_items");
   }
@@ -137,6 +148,16 @@ export class PostgresSessionStore implements SessionStore {
     return (result.rowCount ?? 0) > 0;
   }
 
+  /** SQL: true when no fence token is given (parameter `param`) or that lease is still current. */
+  #fenced(param: string): string {
+    return `(${param}::text IS NULL OR EXISTS (SELECT 1 FROM ${this.#leases} l WHERE l.session_id = $1 AND l.token = ${param} AND l.expires_at > now()))`;
+  }
+
+  async #whyNotWritten(sessionId: SessionId, token: string | null): Promise<AgentKitError> {
+    if (token !== null && (await this.exists(sessionId))) return leaseLost(sessionId);
+    return notFound(sessionId);
+  }
+
   #now(): string {
     return this.#clock().toISOString();
   }
@@ -180,33 +201,40 @@ export class PostgresSessionStore implements SessionStore {
 
   async #writeItems(sessionId: SessionId, batch: Array<Extract<Pending, { kind: "item" }>>): Promise<void> {
     const n = batch.length;
+    const token = this.#fence(sessionId) ?? null;
     const result = await this.#db
       .query(
         `WITH s AS (
-           UPDATE ${this.#sessions} SET item_count = item_count + $2, updated_at = $3 WHERE id = $1 RETURNING item_count
+           UPDATE ${this.#sessions} SET item_count = item_count + $2, updated_at = $3 WHERE id = $1 AND ${this.#fenced("$6")} RETURNING item_count
          )
          INSERT INTO ${this.#items} (session_id, seq, at, item)
          SELECT $1, s.item_count - $2 + i.ord, i.at, i.item
            FROM s, unnest($4::timestamptz[], $5::json[]) WITH ORDINALITY AS i(at, item, ord)`,
-        [sessionKey(sessionId), n, batch[n - 1]!.at, batch.map((p) => p.at), batch.map((p) => p.json)],
+        [sessionKey(sessionId), n, batch[n - 1]!.at, batch.map((p) => p.at), batch.map((p) => p.json), token],
         true,
       )
       .catch(translate);
-    if (result.rowCount !== n) throw notFound(sessionId);
+    if (result.rowCount !== n) throw await this.#whyNotWritten(sessionId, token);
     this.#db.countItems(n);
   }
 
   async #writePatch(sessionId: SessionId, patch: SessionHeaderPatch, at: string): Promise<void> {
     await this.#db
       .transaction(async (query) => {
-        const { rows } = await query<HeaderRow>(`SELECT header, cwd, updated_at FROM ${this.#sessions} WHERE id = $1 FOR UPDATE`, [sessionKey(sessionId)]);
+        const token = this.#fence(sessionId) ?? null;
+        const { rows } = await query<HeaderRow>(`SELECT header, cwd, updated_at FROM ${this.#sessions} WHERE id = $1 AND ${this.#fenced("$2")} FOR UPDATE`, [sessionKey(sessionId), token]);
         const row = rows[0];
-        if (!row) throw notFound(sessionId);
+        if (!row) throw await this.#whyNotWritten(sessionId, token);
         const { cwd, updatedAt, ...stored } = applyPatch(headerOf(row), patch, at);
         await query(`UPDATE ${this.#sessions} SET header = $2, cwd = $3, updated_at = $4 WHERE id = $1`, [sessionKey(sessionId), json(stored), cwd, updatedAt]);
       })
       .catch(translate);
   }
+}
+
+/** The lease was lost (another instance may run the session now): nothing was written. */
+export function leaseLost(sessionId: SessionId): AgentKitError {
+  return new AgentKitError("session_lease_lost", `this instance no longer holds the lease on session ${JSON.stringify(sessionId)}; nothing was written`);
 }
 
 function headerOf(row: HeaderRow): SessionHeader {
