@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import type { LogLevel } from "../core/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
+import { parsePostgresUrl } from "../store/postgres/url.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
 import { UsageError } from "./usage.js";
@@ -30,6 +31,8 @@ export interface ServeOptions {
   stateDir: string | undefined;
   /** false with --no-persist. */
   persist: boolean;
+  /** --store or AGENTKIT_STORE_URL: a postgres:// URL; undefined → files under the state dir. */
+  storeUrl: string | undefined;
   /** false with --no-approval-memory. */
   approvalMemory: boolean;
   clearApprovalMemory: boolean;
@@ -69,6 +72,11 @@ Options:
                            ~/.local/state/agentkit-acp)
   --no-persist             keep sessions and approvals in memory only (nothing is written;
                            sessions cannot be loaded after a restart)
+  --store URL              keep sessions, remembered approvals and session leases in PostgreSQL:
+                           postgres://USER:PASSWORD@HOST:PORT/DATABASE (default:
+                           AGENTKIT_STORE_URL, else files under the state directory). Tables are
+                           created/migrated at start; instances sharing a database share
+                           sessions, and a session is open on one instance at a time
   --no-approval-memory     do not offer "always allow / always reject"; remember nothing
   --clear-approval-memory  forget every remembered approval at start-up, then serve
   --max-sessions N         open sessions allowed at once (default 32)
@@ -83,6 +91,7 @@ Options:
 Environment:
   AGENTKIT_MODEL           model spec when --model is not given
   AGENTKIT_BASE_URL        base URL when --base-url is not given
+  AGENTKIT_STORE_URL       PostgreSQL store URL when --store, --state-dir and --no-persist are not given
   ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, AGENTKIT_API_KEY   provider keys
 
 Testing only: --model scripted:FILE.json plays a fixed JSON script instead of a model
@@ -108,6 +117,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         models: { type: "string", multiple: true },
         "state-dir": { type: "string" },
         "no-persist": { type: "boolean" },
+        store: { type: "string" },
         "no-approval-memory": { type: "boolean" },
         "clear-approval-memory": { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -132,6 +142,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   if (stateDir !== undefined && stateDir.trim() === "") throw new UsageError("--state-dir needs a directory");
   const model = nonEmpty(values.model as string | undefined) ?? nonEmpty(env.AGENTKIT_MODEL);
   if (values.model !== undefined && nonEmpty(values.model as string) === undefined) throw new UsageError("--model needs a value such as anthropic:claude-sonnet-4-5 or demo");
+  const storeUrl = storeUrlFrom(values, env);
   const baseUrl = nonEmpty(values["base-url"] as string | undefined);
   if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw new UsageError(`--base-url must be a URL such as http://127.0.0.1:11434/v1 (got "${baseUrl}")`);
   return {
@@ -147,9 +158,28 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     models: splitModelSpecs((values.models as string[] | undefined) ?? []),
     stateDir: stateDir === undefined ? undefined : resolve(stateDir),
     persist: values["no-persist"] !== true,
+    storeUrl,
     approvalMemory: values["no-approval-memory"] !== true,
     clearApprovalMemory: values["clear-approval-memory"] === true,
   };
+}
+
+/** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */
+function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const flag = values.store as string | undefined;
+  if (flag !== undefined) {
+    if (values["no-persist"] === true) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");
+    if (values["state-dir"] !== undefined) throw new UsageError("--store and --state-dir exclude each other: sessions go to PostgreSQL or to files, not both");
+  }
+  const url = nonEmpty(flag) ?? (values["no-persist"] === true || values["state-dir"] !== undefined ? undefined : nonEmpty(env.AGENTKIT_STORE_URL));
+  if (flag !== undefined && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
+  if (url === undefined) return undefined;
+  try {
+    parsePostgresUrl(url);
+  } catch (error) {
+    throw new UsageError(`${flag !== undefined ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
+  }
+  return url;
 }
 
 /** `--models a,b --models c` → ["a", "b", "c"] (trimmed, empty entries dropped). */

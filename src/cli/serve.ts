@@ -38,11 +38,16 @@ async function serveWith(options: ServeOptions): Promise<number> {
   try {
     served = await createServeRuntime({ ...options, serveModels: models, logger, env: process.env });
   } catch (error) {
+    // A store URL that does not work is a configuration mistake (exit 2, saying what to fix).
+    if (options.storeUrl !== undefined) {
+      process.stderr.write(`agentkit-acp serve: cannot use the session store: ${errorMessage(error)}\n`);
+      return 2;
+    }
     process.stderr.write(`agentkit-acp serve: cannot use the state directory: ${errorMessage(error)}\n`);
     return 1;
   }
   const { runtime, state } = served;
-  logger.info(state.stateDir === undefined ? "sessions are kept in memory only (--no-persist)" : `sessions and approvals are kept in ${state.stateDir}`);
+  logger.info(state.description);
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -59,6 +64,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   logger.info("the ACP connection closed; exiting");
   // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.
   setTimeout(() => process.exit(0), 2_000).unref();
+  await state.close(); // gives back this instance's session leases at once rather than letting them expire
   return 0;
 }
 

@@ -5,7 +5,7 @@ import { SessionStoreError } from "./types.js";
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 1000;
 
-interface CursorPosition {
+export interface CursorPosition {
   updatedAt: string;
   sessionId: string;
 }
@@ -32,29 +32,48 @@ function decodeCursor(cursor: string): CursorPosition {
   throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
 }
 
-/**
- * Keyset pagination: the cursor is the (updatedAt, sessionId) of the last entry returned, so a
- * page never repeats or skips sessions that did not change, even when others are added or removed.
- */
-export function paginate(all: SessionSummary[], options: ListSessionsOptions = {}): ListSessionsResult {
+/** Validated list options: what a store needs to fetch one page itself (e.g. in SQL). */
+export interface PageQuery {
+  limit: number;
+  /** Normalized absolute cwd filter. */
+  cwd?: string;
+  /** Return only entries strictly after this position (in list order). */
+  after?: CursorPosition;
+}
+
+export function pageQuery(options: ListSessionsOptions = {}): PageQuery {
   const limit = options.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
     throw new SessionStoreError("invalid_argument", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
   }
-  let rows = all;
+  const query: PageQuery = { limit };
   if (options.cwd !== undefined) {
     if (!isAbsolute(options.cwd)) throw new SessionStoreError("invalid_argument", "cwd filter must be an absolute path");
-    const cwd = resolve(options.cwd);
-    rows = rows.filter((s) => s.cwd === cwd);
+    query.cwd = resolve(options.cwd);
   }
-  rows = [...rows].sort(compare);
-  if (options.cursor !== undefined) {
-    const after = decodeCursor(options.cursor);
-    rows = rows.filter((s) => compare(s, after) > 0);
-  }
+  if (options.cursor !== undefined) query.after = decodeCursor(options.cursor);
+  return query;
+}
+
+/** The page from up to `limit + 1` rows in list order (the extra row only says more follow). */
+export function pageOf(rows: SessionSummary[], limit: number): ListSessionsResult {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const result: ListSessionsResult = { sessions: page };
   if (rows.length > limit && last) result.nextCursor = encodeCursor(last);
   return result;
+}
+
+/**
+ * Keyset pagination: the cursor is the (updatedAt, sessionId) of the last entry returned, so a
+ * page never repeats or skips sessions that did not change, even when others are added or removed.
+ */
+export function paginate(all: SessionSummary[], options: ListSessionsOptions = {}): ListSessionsResult {
+  const query = pageQuery(options);
+  let rows = all;
+  if (query.cwd !== undefined) rows = rows.filter((s) => s.cwd === query.cwd);
+  rows = [...rows].sort(compare);
+  const after = query.after;
+  if (after !== undefined) rows = rows.filter((s) => compare(s, after) > 0);
+  return pageOf(rows, query.limit);
 }

@@ -13,7 +13,7 @@ export const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathnam
 /** Env without provider keys, so nothing can reach a real provider. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const key of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "AGENTKIT_API_KEY", "AGENTKIT_MODEL", "AGENTKIT_BASE_URL"]) delete env[key];
+  for (const key of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "AGENTKIT_API_KEY", "AGENTKIT_MODEL", "AGENTKIT_BASE_URL", "AGENTKIT_STORE_URL"]) delete env[key];
   return { ...env, ...extra };
 }
 

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { TEST_PG_RUN_DIR_ENV, stopSharedPostgres } from "./postgres.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const lock = `${root}/dist/.build-lock`;
@@ -34,11 +35,14 @@ function withLock(fn: () => void): void {
 // Tests spawn the compiled CLI (dist/); an incremental build keeps it in step with src/.
 // tsc emits even with type errors (the typecheck script reports those), so one area's
 // unfinished types never block another area's tests.
-export default function setup(): () => void {
+export default function setup(): () => Promise<void> {
   // `serve` persists sessions and approvals by default: tests (and the serve processes they
   // spawn, which inherit the env) write to a throwaway state dir, never the user's.
   const stateDir = mkdtempSync(join(tmpdir(), "agentkit-test-state-"));
   process.env.AGENTKIT_STATE_DIR = stateDir;
+  // The PostgreSQL tests start one shared cluster on first use (test/support/postgres.ts); it is stopped below.
+  const pgRunDir = mkdtempSync(join(tmpdir(), "agentkit-test-pg-run-"));
+  process.env[TEST_PG_RUN_DIR_ENV] = pgRunDir;
   withLock(() => {
     const r = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
       cwd: root,
@@ -46,5 +50,8 @@ export default function setup(): () => void {
     });
     if (r.status !== 0) process.stderr.write(`[global-setup] tsc reported errors (build emitted anyway):\n${r.stdout.slice(0, 4000)}\n`);
   });
-  return () => rmSync(stateDir, { recursive: true, force: true });
+  return async () => {
+    rmSync(stateDir, { recursive: true, force: true });
+    await stopSharedPostgres(pgRunDir);
+  };
 }

@@ -80,6 +80,7 @@ export class AcpConnectionState implements LifecycleHost {
         return {};
       })
       .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
+        if (!this.#sessions.has(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#session(params.sessionId);
         this.#requireAuthentication();
         await session.warnings.beforePrompt();

@@ -8,7 +8,7 @@ import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
-import type { SessionStore } from "../../store/index.js";
+import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
 import { lifecycleSettings } from "./lifecycle.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
@@ -112,6 +112,7 @@ export class AcpHeadlessRuntimeBuilder {
   #mcpTransports: AcpMcpTransports = { http: false, sse: false };
   #authentication: AcpAuthentication = noAuthentication();
   #store: SessionStore | undefined;
+  #leases: SessionLeases | undefined;
   #modes: AcpModes | undefined;
   #models: AcpModelCatalog | undefined;
   #slashCommands = false;
@@ -174,6 +175,16 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
   /**
+   * Session leases: a session is open on one instance at a time (load/resume/prompt/delete of a
+   * session another instance holds answer -32600 "active on another instance"). Default with a
+   * store: in-process leases (also when `undefined` is passed); instances sharing a store share
+   * leases (e.g. `PostgresSessionLeases`).
+   */
+  sessionLeases(leases: SessionLeases | undefined): this {
+    this.#leases = leases;
+    return this;
+  }
+  /**
    * Session modes (`session/set_mode`, `current_mode_update`): each mode's permission policy
    * replaces the agent's for the session, from the next tool call on. Default set: ask,
    * auto-edit, read-only (see `defaultModes`).
@@ -208,7 +219,7 @@ export class AcpHeadlessRuntimeBuilder {
       closeTimeoutMs: this.#closeTimeoutMs,
       mcpTransports: { ...this.#mcpTransports },
       authentication: this.#authentication,
-      lifecycle: lifecycleSettings({ store: this.#store, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands }),
+      lifecycle: lifecycleSettings({ store: this.#store, leases: this.#leases, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands }),
     });
   }
 }

@@ -43,8 +43,9 @@ export interface ServeRuntime {
 /**
  * Builds exactly the agent `agentkit-acp serve` runs: built-in tools plus the plan tool, the
  * client's fs/terminal when offered, per-session MCP servers, durable sessions and approvals,
- * modes, model choices and slash commands. Throws when the models cannot be configured or the
- * state directory cannot be made.
+ * modes, model choices and slash commands. Throws when the models cannot be configured, the
+ * state directory cannot be made, or the PostgreSQL store (`storeUrl`) cannot be used
+ * (`PostgresStoreError`). Call `state.close()` when done (it gives back the session leases).
  */
 export async function createServeRuntime(options: ServeRuntimeOptions = {}): Promise<ServeRuntime> {
   const env = options.env ?? process.env;
@@ -57,6 +58,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
       persist: options.persist ?? true,
       approvalMemory: options.approvalMemory ?? true,
       clearApprovalMemory: options.clearApprovalMemory ?? false,
+      storeUrl: options.storeUrl,
     },
     env,
     logger,
@@ -82,6 +84,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .authentication(models.primary.authentication)
     // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
     .sessionStore(state.sessions)
+    .sessionLeases(state.leases)
     .modes({ initial: initialMode })
     .models(models.options)
     .slashCommands()
