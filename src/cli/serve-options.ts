@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { LogLevel } from "../core/index.js";
+import type { ModelTimeouts } from "../model/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
 import { parsePostgresUrl } from "../store/postgres/url.js";
@@ -36,6 +37,10 @@ export interface ServeOptions {
   /** false with --no-approval-memory. */
   approvalMemory: boolean;
   clearApprovalMemory: boolean;
+  /** --model-timeout, --model-connect-timeout, --model-first-byte-timeout, --model-idle-timeout (ms). */
+  modelTimeouts: ModelTimeouts;
+  /** --coalesce-ms: merge consecutive text/thought chunks within this window (0 = off). */
+  coalesceMs: number;
 }
 
 export const serveHelp = `Usage: agentkit-acp serve [options]
@@ -85,6 +90,15 @@ Options:
                            they are used when offered (unsaved buffers, the editor's terminal)
   --mcp-startup-timeout MS bound on each MCP server's start-up from session/new (default 10000);
                            a server that fails or hangs is skipped with a warning
+  --model-timeout MS       budget for getting a model reply going, retries included
+                           (default 120000); then the turn ends with an error naming the bound
+  --model-connect-timeout MS     request sent → response headers (default 30000)
+  --model-first-byte-timeout MS  response headers → first streamed data (default 90000)
+  --model-idle-timeout MS  longest silence between two streamed chunks (default 90000)
+  --coalesce-ms MS         merge consecutive text/thought chunks of one message for up to MS
+                           (default 0 = one update per model delta); fewer, larger updates
+                           for fast models; tool calls, plans and permission requests are
+                           never held back
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -120,6 +134,11 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         store: { type: "string" },
         "no-approval-memory": { type: "boolean" },
         "clear-approval-memory": { type: "boolean" },
+        "model-timeout": { type: "string" },
+        "model-connect-timeout": { type: "string" },
+        "model-first-byte-timeout": { type: "string" },
+        "model-idle-timeout": { type: "string" },
+        "coalesce-ms": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -145,8 +164,24 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const storeUrl = storeUrlFrom(values, env);
   const baseUrl = nonEmpty(values["base-url"] as string | undefined);
   if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw new UsageError(`--base-url must be a URL such as http://127.0.0.1:11434/v1 (got "${baseUrl}")`);
+  const ms = (flag: string, min: number): number | undefined => {
+    const text = values[flag] as string | undefined;
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text) || Number(text) < min) {
+      throw new UsageError(`--${flag} must be ${min > 0 ? "a positive" : "a non-negative"} number of milliseconds (got "${text}")`);
+    }
+    return Number(text);
+  };
+  const modelTimeouts: ModelTimeouts = {
+    totalMs: ms("model-timeout", 1),
+    connectMs: ms("model-connect-timeout", 1),
+    firstByteMs: ms("model-first-byte-timeout", 1),
+    idleMs: ms("model-idle-timeout", 1),
+  };
   return {
     help: values.help === true,
+    modelTimeouts,
+    coalesceMs: ms("coalesce-ms", 0) ?? 0,
     model,
     baseUrl,
     approve: approve as ApproveMode,

@@ -25,7 +25,11 @@ async function serveWith(options: ServeOptions): Promise<number> {
   const logger = createStderrLogger(options.logLevel);
   let models: ServeModels;
   try {
-    models = serveModels({ model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver }, process.env, logger);
+    models = serveModels(
+      { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
+      process.env,
+      logger,
+    );
   } catch (error) {
     process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
     return 2;

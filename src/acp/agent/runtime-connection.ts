@@ -203,6 +203,9 @@ export class AcpConnectionState implements LifecycleHost {
     }
     logger.info(restore ? "session restored" : "session opened", { sessionId: acpSessionId, cwd });
     warnings.announce(started.warnings);
+    // After this answer is written (setImmediate runs after the write's microtasks), load the
+    // model's libraries so the first prompt does not wait for them; start-up itself stays lazy.
+    setImmediate(() => started.driver.model.preload?.());
     return { sessionId: acpSessionId, ...state };
   }
 

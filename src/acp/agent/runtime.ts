@@ -1,6 +1,7 @@
-import { Readable, Writable } from "node:stream";
+import { Readable, type Writable } from "node:stream";
 import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk";
 import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { batchedWritable } from "./batched-output.js";
 import type { Logger } from "../../core/index.js";
 import { ConfigError } from "../../core/index.js";
 import type { AcpAgentFactory } from "./factory.js";
@@ -84,7 +85,7 @@ export class AcpHeadlessRuntime {
   async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream } = {}): Promise<void> {
     const input = (io.input ?? process.stdin) as Readable;
     const output = (io.output ?? process.stdout) as Writable;
-    const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>);
+    const stream = ndJsonStream(batchedWritable(output), Readable.toWeb(input) as ReadableStream<Uint8Array>);
     await this.serve(stream).closed;
   }
 

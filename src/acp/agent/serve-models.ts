@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import type { Logger } from "../../core/index.js";
-import type { ModelAdapter } from "../../model/index.js";
+import type { ModelAdapter, ModelTimeouts } from "../../model/index.js";
 import { createModelAdapter, credentialStatus, hasCredentials, parseModelSpec, pickDefaultModelSpec } from "../../model/index.js";
 import { envApiKeyAuthentication, type AcpAuthentication } from "./auth.js";
 import type { AcpModelChoice, AcpModelOptions } from "./config-options.js";
@@ -30,6 +30,8 @@ export interface ServeModelInputs {
   models?: string[];
   baseUrl?: string | undefined;
   resolver?: ServeModelResolver | undefined;
+  /** Time bounds of every model call (defaults: see `ModelTimeouts`). */
+  timeouts?: ModelTimeouts | undefined;
 }
 
 /** The starting model and the `model` config option of a served agent. */
@@ -58,7 +60,7 @@ function primarySource(inputs: ServeModelInputs, env: NodeJS.ProcessEnv, logger:
   const custom = inputs.model === undefined ? undefined : inputs.resolver?.(inputs.model);
   if (custom) return custom;
   const choice = inputs.model === undefined ? pickDefaultModelSpec(env) : { spec: inputs.model, reason: "--model / AGENTKIT_MODEL" };
-  const make = (): ModelAdapter => createModelAdapter({ spec: choice.spec, ...(inputs.baseUrl ? { baseUrl: inputs.baseUrl } : {}), env, logger });
+  const make = (): ModelAdapter => createModelAdapter({ spec: choice.spec, ...(inputs.baseUrl ? { baseUrl: inputs.baseUrl } : {}), timeouts: inputs.timeouts, env, logger });
   let adapter = make();
   let keyed = hasCredentials(choice.spec, { env });
   return {
@@ -80,7 +82,7 @@ function extraChoice(spec: string, inputs: ServeModelInputs, env: NodeJS.Process
     logger.warn(`--models ${spec} is not offered: ${credentials.problem}`);
     return undefined;
   }
-  const adapter = createModelAdapter({ spec, ...(inputs.baseUrl ? { baseUrl: inputs.baseUrl } : {}), env, logger });
+  const adapter = createModelAdapter({ spec, ...(inputs.baseUrl ? { baseUrl: inputs.baseUrl } : {}), timeouts: inputs.timeouts, env, logger });
   return { id: spec, name: nameFor(spec), create: () => adapter };
 }
 

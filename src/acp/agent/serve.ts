@@ -24,6 +24,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   mode?: PermissionMode | undefined;
   /** Default 32. */
   maxSessions?: number;
+  /** Merge text/thought chunks for up to this many ms (`AcpIntegration.builder().coalesceMs`); default 0 (off). */
+  coalesceMs?: number;
   /** Models built beforehand with `serveModels` (so configuration errors surface first); else built here. */
   serveModels?: ServeModels;
   logger?: Logger;
@@ -70,6 +72,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .approvalResolver(approvalResolverFor(approve, state.offerAlways))
     .approvalMemory(state.approvalMemory)
     .logger(logger)
+    .coalesceMs(options.coalesceMs ?? 0)
     .build();
   const probe = models.primary.create();
   const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule] });

@@ -4,31 +4,61 @@ import { errorMessage } from "../../core/index.js";
 
 export type UpdateSink = (update: SessionUpdate) => Promise<void>;
 
+type TextChunk = Extract<SessionUpdate, { sessionUpdate: "agent_message_chunk" | "agent_thought_chunk" }> & { content: { type: "text" } };
+
 /**
  * Bridges the synchronous observer to async `session/update` sends: updates are sent in order, and `flushed()` resolves once everything queued so far is written — the
  * prompt handler awaits it before answering, so every update of a turn precedes the response.
+ *
+ * With `coalesceMs` > 0, consecutive text chunks of one message (same kind and messageId) that
+ * have not been sent yet are merged into one: while earlier updates are still being written,
+ * and for at most `coalesceMs` after the first held chunk when the output is idle. Any other
+ * update is queued behind them and starts sending at once, so tool calls, plans and
+ * permission requests (which `flushed()` first) are never held back or reordered, and the
+ * client assembles the same text.
  */
 export class UpdateQueue {
   readonly #sink: UpdateSink;
   readonly #logger: Logger;
+  readonly #coalesceMs: number;
   #pending: SessionUpdate[] = [];
   #draining: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
   #failed = false;
 
-  constructor(sink: UpdateSink, logger: Logger) {
+  constructor(sink: UpdateSink, logger: Logger, options: { coalesceMs?: number } = {}) {
     this.#sink = sink;
     this.#logger = logger;
+    this.#coalesceMs = options.coalesceMs ?? 0;
   }
 
   push(update: SessionUpdate): void {
     if (this.#failed) return;
+    if (this.#coalesceMs > 0 && isTextChunk(update)) {
+      const last = this.#pending.at(-1);
+      if (last !== undefined && isTextChunk(last) && last.sessionUpdate === update.sessionUpdate && last.messageId === update.messageId) {
+        this.#pending[this.#pending.length - 1] = { ...last, content: { ...last.content, text: last.content.text + update.content.text } };
+        return;
+      }
+      this.#pending.push(update);
+      // Idle output: hold it for the window; a drain in progress picks it up anyway.
+      if (this.#draining === undefined) this.#timer ??= setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      return;
+    }
     this.#pending.push(update);
-    this.#draining ??= this.#drain();
+    this.#startDrain();
   }
 
   /** Resolves when every update pushed so far has been written (or dropped after a send failure). */
   async flushed(): Promise<void> {
+    if (this.#pending.length > 0) this.#startDrain();
     while (this.#draining) await this.#draining;
+  }
+
+  #startDrain(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#draining ??= this.#drain();
   }
 
   async #drain(): Promise<void> {
@@ -50,4 +80,8 @@ export class UpdateQueue {
       this.#draining = undefined;
     }
   }
+}
+
+function isTextChunk(update: SessionUpdate): update is TextChunk {
+  return (update.sessionUpdate === "agent_message_chunk" || update.sessionUpdate === "agent_thought_chunk") && update.content.type === "text";
 }

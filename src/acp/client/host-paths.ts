@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readlink, realpath } from "node:fs/promises";
 import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk";
-import { PathAccessError, resolvePathInRoots, type ResolvedPath } from "../../tools/index.js";
+import { PathAccessError, resolvePathInRoots, type ResolvedPath } from "../../tools/paths.js";
 import { refusal, shown } from "./host-common.js";
 
 // Path confinement for the client's host services: the syntax a host path must have (absolute,
