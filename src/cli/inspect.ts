@@ -1,0 +1,303 @@
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { agentPresets } from "../acp/client/index.js";
+import { Analyzer, DriveController, PageServer, PortInUseError, readTrace, redactMessage, replayTrace, startTap, TraceWriter, type Direction, type StatusInfo, type TapLaunch, type TraceHeader } from "../inspect/index.js";
+import { agentConfig } from "./prompt.js";
+
+export const inspectHelp = `Usage:
+  agentkit-acp inspect [options] -- AGENT_CMD [ARGS…]   tap: relay an editor ↔ agent, show and record it
+  agentkit-acp inspect [options] --agent AGENT          drive: the page is the client
+  agentkit-acp inspect [options] --open FILE            view a saved trace
+  agentkit-acp inspect [options] --replay FILE --agent AGENT
+                                                        send a trace's client messages again, show the differences
+
+The page's URL (with its access token) is printed on stderr; stdout carries only the relayed protocol.
+
+Options:
+  --port P          listen on this port (default: a random free port)
+  --host H          listen on this address (default 127.0.0.1; anything else exposes the traffic)
+  --trace FILE      write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)
+  --no-redact       keep secrets (MCP env/header values, authenticate params) in the page and trace
+  --agent AGENT     a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line
+  --cwd DIR         drive mode: default session cwd; all modes: the agent's working directory
+  --verbose         drive/replay: show the agent's stderr
+  -h, --help        show this help
+
+Exit codes: 0 ok; 1 the agent could not be started (or a replay differs); 2 usage error or port in use.
+Tap mode exits when either side ends (the agent's process group is ended); the other modes run until Ctrl-C.
+`;
+
+interface InspectArgs {
+  port: number;
+  host: string;
+  trace: string | undefined;
+  redact: boolean;
+  agent: string | undefined;
+  cwd: string;
+  open: string | undefined;
+  replay: string | undefined;
+  verbose: boolean;
+  command: string[] | undefined;
+}
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): InspectArgs | "help" {
+  const args: InspectArgs = { port: 0, host: "127.0.0.1", trace: undefined, redact: true, agent: undefined, cwd: process.cwd(), open: undefined, replay: undefined, verbose: false, command: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(`${arg} needs a value`);
+      return next;
+    };
+    switch (arg) {
+      case "-h":
+      case "--help":
+        return "help";
+      case "--port": {
+        const v = value();
+        const port = Number(v);
+        if (!/^\d+$/.test(v) || port > 65535) throw new UsageError(`--port must be a number 0–65535, got "${v}"`);
+        args.port = port;
+        break;
+      }
+      case "--host":
+        args.host = value();
+        break;
+      case "--trace":
+        args.trace = resolve(value());
+        break;
+      case "--no-redact":
+        args.redact = false;
+        break;
+      case "--agent":
+        args.agent = value();
+        break;
+      case "--cwd": {
+        const dir = value();
+        args.cwd = isAbsolute(dir) ? dir : resolve(dir);
+        break;
+      }
+      case "--open":
+        args.open = resolve(value());
+        break;
+      case "--replay":
+        args.replay = resolve(value());
+        break;
+      case "--verbose":
+        args.verbose = true;
+        break;
+      case "--":
+        args.command = argv.slice(i + 1);
+        i = argv.length;
+        break;
+      default:
+        throw new UsageError(`unknown option ${arg}`);
+    }
+  }
+  const modes = [args.command !== undefined, args.open !== undefined, args.replay !== undefined, args.agent !== undefined && args.replay === undefined].filter(Boolean).length;
+  if (modes !== 1) throw new UsageError("choose one mode: `-- AGENT_CMD …` (tap), --agent (drive), --open FILE (view) or --replay FILE --agent AGENT");
+  if (args.command?.length === 0) throw new UsageError("no agent command after --");
+  if (args.replay !== undefined && args.agent === undefined) throw new UsageError("--replay needs --agent AGENT");
+  return args;
+}
+
+const say = (text: string): void => void process.stderr.write(`agentkit-acp inspect: ${text}\n`);
+
+/** Resolves on the first SIGINT/SIGTERM (a human ends the page-serving modes). */
+function untilSignal(): Promise<void> {
+  return new Promise((done) => {
+    process.once("SIGINT", () => done());
+    process.once("SIGTERM", () => done());
+  });
+}
+
+function launchFor(agent: string, cwd: string): TapLaunch {
+  const preset = agentPresets()[agent];
+  return preset ? { command: preset.command, args: preset.args, cwd } : { shellLine: agent, cwd };
+}
+
+export async function runInspect(argv: string[]): Promise<number> {
+  let args: InspectArgs;
+  try {
+    const parsed = parseArgs(argv);
+    if (parsed === "help") {
+      process.stdout.write(inspectHelp);
+      return 0;
+    }
+    args = parsed;
+  } catch (e) {
+    say(`${e instanceof Error ? e.message : String(e)}\nRun \`agentkit-acp inspect --help\` for the options.`);
+    return 2;
+  }
+  const analyzer = new Analyzer();
+  const mode: StatusInfo["mode"] = args.command ? "tap" : args.open ? "view" : args.replay ? "replay" : "drive";
+  const agentName = args.command?.join(" ") ?? args.agent ?? "";
+  let server: PageServer;
+  try {
+    server = await PageServer.start({ analyzer, host: args.host, port: args.port, status: { mode, agent: agentName, state: "starting" }, drive: (action, body) => drive(action, body) });
+  } catch (e) {
+    if (e instanceof PortInUseError) {
+      say(`${e.message}: choose another with --port, or leave --port out for a free one`);
+      return 2;
+    }
+    say(`cannot start the page server: ${e instanceof Error ? e.message : String(e)}`);
+    return 2;
+  }
+  say(`page ${server.url}`);
+  let drive: (action: string, body: Record<string, unknown>) => Promise<unknown> = () => Promise.reject(new Error("only drive mode takes actions"));
+
+  if (mode === "view") {
+    try {
+      const read = readTrace(args.open as string);
+      for (const w of read.warnings) {
+        say(`warning: ${args.open}: ${w}`);
+        analyzer.note({ ts: Date.now(), note: { level: "warning", text: w } });
+      }
+      for (const l of read.lines) {
+        if ("note" in l) analyzer.note(l);
+        else analyzer.add(l.ts, l.from, l.message);
+      }
+      server.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: args.open });
+    } catch (e) {
+      say(`cannot read ${args.open}: ${e instanceof Error ? e.message : String(e)}`);
+      await server.close();
+      return 2;
+    }
+    await untilSignal();
+    await server.close();
+    return 0;
+  }
+
+  const tracePath = args.trace ?? join(tmpdir(), `agentkit-inspect-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}.jsonl`);
+  const header: TraceHeader = { agentkitInspect: 1, startedAt: Date.now(), mode: mode === "drive" ? "drive" : mode === "replay" ? "replay" : "tap", agent: agentName, redacted: args.redact };
+  let trace: TraceWriter;
+  try {
+    trace = new TraceWriter(tracePath, header);
+  } catch (e) {
+    say(`cannot write the trace ${tracePath}: ${e instanceof Error ? e.message : String(e)}`);
+    await server.close();
+    return 2;
+  }
+  say(`trace ${tracePath}`);
+  server.setStatus({ trace: tracePath });
+  const record = (ts: number, from: Direction, message: unknown): void => {
+    const m = args.redact ? redactMessage(message) : message;
+    trace.message(ts, from, m);
+    analyzer.add(ts, from, m);
+  };
+  const fail = (text: string): void => {
+    say(text);
+    const note = { ts: Date.now(), note: { level: "error" as const, text } };
+    trace.note(note);
+    analyzer.note(note);
+    server.setStatus({ state: "failed", detail: text });
+  };
+  const finish = async (code: number): Promise<number> => {
+    trace.close();
+    await server.close();
+    return code;
+  };
+
+  if (mode === "tap") {
+    const [command, ...rest] = args.command as string[];
+    const tap = startTap({ command, args: rest, cwd: args.cwd, input: process.stdin, output: process.stdout, onMessage: record });
+    server.setStatus({ state: "running" });
+    const stop = (): void => void tap.stop();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    const end = await tap.done;
+    const sawAgent = analyzer.entries.some((e) => e.from === "agent");
+    if (end.spawnError || (end.endedBy === "agent" && !sawAgent && end.code !== 0)) {
+      fail(end.spawnError ? `the agent could not be started: ${command}: ${end.spawnError.message}` : `the agent exited (${end.signal ?? `code ${end.code}`}) before sending anything: ${args.command?.join(" ")}`);
+      process.stdout.end();
+      // The page keeps saying why until the editor lets go of us (bounded).
+      await new Promise<void>((done) => {
+        const t = setTimeout(done, 30_000);
+        process.stdin.once("close", () => (clearTimeout(t), done())).once("end", () => (clearTimeout(t), done())).resume();
+        if (process.stdin.readableEnded) {
+          clearTimeout(t);
+          done();
+        }
+      });
+      return finish(1);
+    }
+    server.setStatus({ state: "ended", detail: `ended by the ${end.endedBy}` });
+    process.stdout.end();
+    return finish(end.endedBy === "client" ? 0 : (end.code ?? 1));
+  }
+
+  if (mode === "replay") {
+    let read;
+    try {
+      read = readTrace(args.replay as string);
+    } catch (e) {
+      say(`cannot read ${args.replay}: ${e instanceof Error ? e.message : String(e)}`);
+      return finish(2);
+    }
+    for (const w of read.warnings) say(`warning: ${args.replay}: ${w}`);
+    server.setStatus({ state: "running" });
+    const result = await replayTrace({ ...launchFor(args.agent as string, args.cwd), lines: read.lines, onMessage: record });
+    server.setReplay(result.diff);
+    if (result.error) fail(result.error);
+    else {
+      server.setStatus({ state: "ended", detail: `${result.differences} differing line(s)` });
+      say(result.differences === 0 ? "replay: the agent answered the same (ids and timestamps ignored)" : `replay: ${result.differences} differing message line(s); the page shows the diff`);
+    }
+    await untilSignal();
+    return finish(result.error || result.differences > 0 ? 1 : 0);
+  }
+
+  // Drive mode.
+  const controller = new DriveController({
+    config: { ...agentConfig(args.agent as string, args.cwd, undefined), stderr: args.verbose ? "inherit" : "ignore" },
+    onMessage: record,
+    onAsks: (asks) => server.setAsks(asks),
+  });
+  drive = async (action, body) => {
+    const str = (k: string): string => {
+      const v = body[k];
+      if (typeof v !== "string" || v === "") throw new Error(`"${k}" is required`);
+      return v;
+    };
+    const opt = (k: string): string | undefined => (typeof body[k] === "string" && body[k] !== "" ? (body[k] as string) : undefined);
+    switch (action) {
+      case "new":
+        return { sessionId: await controller.newSession(opt("cwd")) };
+      case "load":
+        return { sessionId: await controller.loadSession(str("sessionId"), opt("cwd")) };
+      case "prompt":
+        return controller.prompt(str("sessionId"), str("text"));
+      case "cancel":
+        return controller.cancel(str("sessionId"));
+      case "permission":
+        return controller.answer(str("key"), str("optionId"));
+      case "mode":
+        return controller.setMode(str("sessionId"), str("modeId"));
+      case "config":
+        return controller.setConfigOption(str("sessionId"), str("configId"), typeof body.value === "boolean" ? body.value : str("value"));
+      default:
+        throw new Error(`unknown action ${action}`);
+    }
+  };
+  let failed = false;
+  try {
+    const client = await controller.start();
+    client.onLifecycle((e) => {
+      if (e.type === "agent_exited") {
+        const text = `the agent ended: ${e.error.message}`;
+        say(text);
+        analyzer.note({ ts: Date.now(), note: { level: "error", text } });
+        server.setStatus({ state: "ended", detail: text });
+      }
+    });
+    server.setStatus({ state: "running", drive: { cwd: args.cwd, loadSession: controller.canLoad } });
+  } catch (e) {
+    failed = true;
+    fail(`the agent could not be started: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  await untilSignal();
+  await controller.close().catch(() => undefined);
+  return finish(failed ? 1 : 0);
+}
