@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { agentPresets } from "../acp/client/index.js";
-import { Analyzer, DriveController, PageServer, PortInUseError, readTrace, redactMessage, replayTrace, startTap, TraceWriter, type Direction, type StatusInfo, type TapLaunch, type TraceHeader } from "../inspect/index.js";
+import { Analyzer, DriveController, PageServer, PortInUseError, readTrace, redactMessage, replayTrace, startRecordingWorker, startTap, TraceWriter, type Direction, type Recorder, type StatusInfo, type TapLaunch, type TraceHeader } from "../inspect/index.js";
 import { agentConfig } from "./prompt.js";
 
 export const inspectHelp = `Usage:
@@ -118,6 +118,59 @@ function launchFor(agent: string, cwd: string): TapLaunch {
   return preset ? { command: preset.command, args: preset.args, cwd } : { shellLine: agent, cwd };
 }
 
+/** Tap mode: the relay runs here; recording, analysis and the page run on a worker thread. */
+async function runTap(args: InspectArgs, argv: string[], tracePath: string, header: TraceHeader): Promise<number> {
+  const [command = "", ...rest] = argv;
+  let recorder: Recorder;
+  try {
+    recorder = await startRecordingWorker({ host: args.host, port: args.port, tracePath, header, redact: args.redact, status: { mode: "tap", agent: argv.join(" "), state: "starting", trace: tracePath } });
+  } catch (e) {
+    say(e instanceof PortInUseError ? `${e.message}: choose another with --port, or leave --port out for a free one` : `cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    return 2;
+  }
+  say(`page ${recorder.url}`);
+  say(`trace ${tracePath}`);
+  let sawAgent = false;
+  const tap = startTap({
+    command,
+    args: rest,
+    cwd: args.cwd,
+    input: process.stdin,
+    output: process.stdout,
+    onLine: (ts, from, line) => {
+      if (from === "agent") sawAgent = true;
+      recorder.line(ts, from, line);
+    },
+  });
+  recorder.setStatus({ state: "running" });
+  const stop = (): void => void tap.stop();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const end = await tap.done;
+  process.stdout.end();
+  if (end.spawnError || (end.endedBy === "agent" && !sawAgent && end.code !== 0)) {
+    const text = end.spawnError ? `the agent could not be started: ${command}: ${end.spawnError.message}` : `the agent exited (${end.signal ?? `code ${end.code}`}) before sending anything: ${argv.join(" ")}`;
+    say(text);
+    recorder.note({ ts: Date.now(), note: { level: "error", text } });
+    recorder.setStatus({ state: "failed", detail: text });
+    // The page keeps saying why until the editor lets go of us (bounded).
+    await new Promise<void>((done) => {
+      const t = setTimeout(done, 30_000);
+      const finish = (): void => {
+        clearTimeout(t);
+        done();
+      };
+      if (process.stdin.readableEnded) return finish();
+      process.stdin.once("close", finish).once("end", finish).resume();
+    });
+    await recorder.close();
+    return 1;
+  }
+  recorder.setStatus({ state: "ended", detail: `ended by the ${end.endedBy}` });
+  await recorder.close();
+  return end.endedBy === "client" ? 0 : (end.code ?? 1);
+}
+
 export async function runInspect(argv: string[]): Promise<number> {
   let args: InspectArgs;
   try {
@@ -134,6 +187,9 @@ export async function runInspect(argv: string[]): Promise<number> {
   const analyzer = new Analyzer();
   const mode: StatusInfo["mode"] = args.command ? "tap" : args.open ? "view" : args.replay ? "replay" : "drive";
   const agentName = args.command?.join(" ") ?? args.agent ?? "";
+  const tracePath = args.trace ?? join(tmpdir(), `agentkit-inspect-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}.jsonl`);
+  const header: TraceHeader = { agentkitInspect: 1, startedAt: Date.now(), mode: mode === "drive" ? "drive" : mode === "replay" ? "replay" : "tap", agent: agentName, redacted: args.redact };
+  if (mode === "tap") return runTap(args, args.command as string[], tracePath, header);
   let server: PageServer;
   try {
     server = await PageServer.start({ analyzer, host: args.host, port: args.port, status: { mode, agent: agentName, state: "starting" }, drive: (action, body) => drive(action, body) });
@@ -170,8 +226,6 @@ export async function runInspect(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const tracePath = args.trace ?? join(tmpdir(), `agentkit-inspect-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}.jsonl`);
-  const header: TraceHeader = { agentkitInspect: 1, startedAt: Date.now(), mode: mode === "drive" ? "drive" : mode === "replay" ? "replay" : "tap", agent: agentName, redacted: args.redact };
   let trace: TraceWriter;
   try {
     trace = new TraceWriter(tracePath, header);
@@ -199,34 +253,6 @@ export async function runInspect(argv: string[]): Promise<number> {
     await server.close();
     return code;
   };
-
-  if (mode === "tap") {
-    const [command, ...rest] = args.command as string[];
-    const tap = startTap({ command, args: rest, cwd: args.cwd, input: process.stdin, output: process.stdout, onMessage: record });
-    server.setStatus({ state: "running" });
-    const stop = (): void => void tap.stop();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    const end = await tap.done;
-    const sawAgent = analyzer.entries.some((e) => e.from === "agent");
-    if (end.spawnError || (end.endedBy === "agent" && !sawAgent && end.code !== 0)) {
-      fail(end.spawnError ? `the agent could not be started: ${command}: ${end.spawnError.message}` : `the agent exited (${end.signal ?? `code ${end.code}`}) before sending anything: ${args.command?.join(" ")}`);
-      process.stdout.end();
-      // The page keeps saying why until the editor lets go of us (bounded).
-      await new Promise<void>((done) => {
-        const t = setTimeout(done, 30_000);
-        process.stdin.once("close", () => (clearTimeout(t), done())).once("end", () => (clearTimeout(t), done())).resume();
-        if (process.stdin.readableEnded) {
-          clearTimeout(t);
-          done();
-        }
-      });
-      return finish(1);
-    }
-    server.setStatus({ state: "ended", detail: `ended by the ${end.endedBy}` });
-    process.stdout.end();
-    return finish(end.endedBy === "client" ? 0 : (end.code ?? 1));
-  }
 
   if (mode === "replay") {
     let read;

@@ -1,5 +1,6 @@
 import { PassThrough } from "node:stream";
 import { settledWithin } from "../tools/process-group.js";
+import { parseLine } from "./lines.js";
 import { startTap, type TapLaunch } from "./tap.js";
 import { diffLines } from "./diff.js";
 import type { Direction, ReplayDiffLine, TraceLine, TraceMessage } from "./types.js";
@@ -63,7 +64,8 @@ export async function replayTrace(options: ReplayOptions): Promise<ReplayResult>
     ...options,
     input,
     output,
-    onMessage: (ts, from, message) => {
+    onLine: (ts, from, line) => {
+      const message = parseLine(line);
       options.onMessage(ts, from, message);
       if (from !== "agent") return;
       got.push(message);

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../tools/process-group.js";
-import { LineSplitter, parseLine } from "./lines.js";
+import { LineSplitter } from "./lines.js";
 import type { Direction } from "./types.js";
 
 export interface TapLaunch {
@@ -17,8 +17,8 @@ export interface TapOptions extends TapLaunch {
   /** The editor's side: what it writes (our stdin) and where the agent's answers go (our stdout). */
   input: Readable;
   output: Writable;
-  /** One call per whole line seen, after the line's bytes were forwarded. `message` is the parsed JSON or the raw text. */
-  onMessage: (ts: number, from: Direction, message: unknown) => void;
+  /** One call per whole line seen, after the line's bytes were forwarded (keep it cheap: it runs on the relay's thread). */
+  onLine: (ts: number, from: Direction, line: string) => void;
   /** After the editor's EOF, how long the agent may take to exit before its group is ended (default 2 000 ms). */
   exitGraceMs?: number;
 }
@@ -54,7 +54,7 @@ export function startTap(options: TapOptions): Tap {
   let spawnError: Error | undefined;
   const grace = options.exitGraceMs ?? 2_000;
 
-  const report = (from: Direction) => new LineSplitter((line) => options.onMessage(Date.now(), from, parseLine(line)));
+  const report = (from: Direction) => new LineSplitter((line) => options.onLine(Date.now(), from, line));
   const fromClient = report("client");
   const fromAgent = report("agent");
 

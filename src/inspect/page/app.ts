@@ -172,10 +172,15 @@ function render(): void {
   }
   renderSessions(sessions);
   renderDrive(current);
+  // Follow a streaming turn unless the reader scrolled up.
+  const follow = [convEl, listEl].map((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 40);
   clear(convEl, renderConversation(current, terminals, state.asks, { answer: (a, optionId) => void post("permission", { key: a.key, optionId }), jump: (seq) => (setView("messages"), select(seq, true)) }));
   renderMessages();
   renderTiming();
   renderReplay();
+  [convEl, listEl].forEach((el, i) => {
+    if (follow[i] && !(el === listEl && state.selected !== undefined)) el.scrollTop = el.scrollHeight;
+  });
 }
 
 function renderSessions(sessions: SessionView[]): void {

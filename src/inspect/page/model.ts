@@ -89,6 +89,8 @@ export function buildSessions(entries: Entry[]): { sessions: SessionView[]; term
     return s;
   };
   const tools = new Map<string, ToolItem>();
+  /** Sessions with a prompt open at this point (agents often echo the prompt as user chunks). */
+  const turnOpen = new Set<string>();
   const plans = new Map<string, ConvItem & { type: "plan" }>();
   const appendText = (s: SessionView, type: "user" | "agent" | "thought", text: string, seq: number): void => {
     const last = s.items[s.items.length - 1];
@@ -108,6 +110,7 @@ export function buildSessions(entries: Entry[]): { sessions: SessionView[]; term
     if (e.kind === "request" && e.method === "session/prompt" && e.sessionId) {
       const s = session(e.sessionId);
       s.promptInFlight = e.pairSeq === undefined;
+      turnOpen.add(e.sessionId);
       plans.delete(e.sessionId);
       const prompt = Array.isArray(params.prompt) ? params.prompt : [];
       s.items.push({ type: "user", text: prompt.map(blockText).join(""), seq: e.seq });
@@ -118,7 +121,7 @@ export function buildSessions(entries: Entry[]): { sessions: SessionView[]; term
       const u = params.update;
       switch (u.sessionUpdate) {
         case "user_message_chunk":
-          appendText(s, "user", blockText(u.content), e.seq);
+          if (!turnOpen.has(e.sessionId)) appendText(s, "user", blockText(u.content), e.seq);
           break;
         case "agent_message_chunk":
           appendText(s, "agent", blockText(u.content), e.seq);
@@ -187,6 +190,7 @@ export function buildSessions(entries: Entry[]): { sessions: SessionView[]; term
     } else if (e.kind === "response" && e.method === "session/prompt" && e.sessionId) {
       const s = session(e.sessionId);
       s.promptInFlight = false;
+      turnOpen.delete(e.sessionId);
       if (result) s.items.push({ type: "stop", seq: e.seq, stopReason: str(result.stopReason) ?? "?", latencyMs: e.latencyMs });
       else s.items.push({ type: "error", seq: e.seq, text: isObject(m.error) ? `${String(m.error.code)} ${String(m.error.message)}` : "error" });
     } else if (e.kind === "response" && (e.method === "session/new" || e.method === "session/load" || e.method === "session/resume") && e.sessionId && result) {
