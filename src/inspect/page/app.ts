@@ -273,6 +273,14 @@ function renderMessages(): void {
   );
 }
 
+/** CSP forbids style attributes; CSSOM custom properties are fine. */
+function bar(widthPct: number, humanPct: number): HTMLElement {
+  const el = h("div", { class: "bar" });
+  el.style.setProperty("--w", `${widthPct.toFixed(1)}%`);
+  el.style.setProperty("--h", `${humanPct.toFixed(1)}%`);
+  return el;
+}
+
 function renderTiming(): void {
   if (state.view !== "timing") return;
   const turns = turnTimings(state.entries).filter((t) => !state.session || t.sessionId === state.session);
@@ -300,7 +308,7 @@ function renderTiming(): void {
                 h("td", {}, ms(t.longestGapMs)),
                 h("td", {}, ms(t.humanMs)),
                 h("td", {}, t.stopReason ?? "running"),
-                h("td", { class: "bar-cell" }, h("div", { class: "bar", style: `--w:${(((t.durationMs ?? 0) / longest) * 100).toFixed(1)}%;--h:${(t.durationMs ? (t.humanMs / t.durationMs) * 100 : 0).toFixed(1)}%` })),
+                h("td", { class: "bar-cell", title: "duration; the waiting-on-human part first" }, bar(((t.durationMs ?? 0) / longest) * 100, t.durationMs ? (t.humanMs / t.durationMs) * 100 : 0)),
               ),
             ),
           ),
