@@ -111,8 +111,14 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       await page.locator("#cancel").click();
       await page.locator(".stop", { hasText: "turn ended: cancelled" }).waitFor({ timeout: T });
       await shot(page, "drive");
-      const state = await p.state();
+      // Switch mode and model through the session's selects.
+      await page.locator('select[aria-label="mode"]').selectOption("code");
+      await page.locator(".meta", { hasText: "mode → code" }).waitFor({ timeout: T });
+      await page.locator('select[aria-label="Model"]').selectOption("large");
+      const state = await p.waitState((s) => s.entries.some((e) => e.kind === "response" && e.method === "session/set_config_option"));
       expect(state.entries.some((e) => e.from === "client" && e.method === "session/cancel")).toBe(true);
+      expect(state.entries.find((e) => e.kind === "request" && e.method === "session/set_mode")?.message).toMatchObject({ params: { modeId: "code" } });
+      expect(state.entries.find((e) => e.kind === "request" && e.method === "session/set_config_option")?.message).toMatchObject({ params: { configId: "model", value: "large" } });
     } finally {
       expect(await p.stop()).toBe(0);
     }
