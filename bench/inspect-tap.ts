@@ -52,8 +52,13 @@ const t: number[] = [];
 for (let i = 0; i < 20; i++) await Promise.all([direct.roundTrip(), tapped.roundTrip()]); // warm-up
 for (let i = 0; i < total; i++) {
   // Alternate, so load on the machine hits both alike.
-  if (i % 2 === 0) d.push(await direct.roundTrip()), t.push(await tapped.roundTrip());
-  else t.push(await tapped.roundTrip()), d.push(await direct.roundTrip());
+  if (i % 2 === 0) {
+    d.push(await direct.roundTrip());
+    t.push(await tapped.roundTrip());
+  } else {
+    t.push(await tapped.roundTrip());
+    d.push(await direct.roundTrip());
+  }
 }
 await direct.close();
 await tapped.close();
