@@ -1,7 +1,22 @@
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { agentPresets } from "../acp/client/index.js";
-import { Analyzer, DriveController, PageServer, PortInUseError, readTrace, redactMessage, replayTrace, startRecordingWorker, startTap, TraceWriter, type Direction, type Recorder, type StatusInfo, type TapLaunch, type TraceHeader } from "../inspect/index.js";
+import {
+  DriveController,
+  PortInUseError,
+  readTrace,
+  replayTrace,
+  startRecording,
+  startRecordingWorker,
+  startTap,
+  type DriveAction,
+  type ReadTrace,
+  type Recorder,
+  type RecorderOptions,
+  type StatusInfo,
+  type TapLaunch,
+  type TraceHeader,
+} from "../inspect/index.js";
 import { agentConfig } from "./prompt.js";
 
 export const inspectHelp = `Usage:
@@ -119,17 +134,17 @@ function launchFor(agent: string, cwd: string): TapLaunch {
 }
 
 /** Tap mode: the relay runs here; recording, analysis and the page run on a worker thread. */
-async function runTap(args: InspectArgs, argv: string[], tracePath: string, header: TraceHeader): Promise<number> {
+async function runTap(args: InspectArgs, argv: string[], options: RecorderOptions): Promise<number> {
   const [command = "", ...rest] = argv;
   let recorder: Recorder;
   try {
-    recorder = await startRecordingWorker({ host: args.host, port: args.port, tracePath, header, redact: args.redact, status: { mode: "tap", agent: argv.join(" "), state: "starting", trace: tracePath } });
+    recorder = await startRecordingWorker(options);
   } catch (e) {
     say(e instanceof PortInUseError ? `${e.message}: choose another with --port, or leave --port out for a free one` : `cannot start: ${e instanceof Error ? e.message : String(e)}`);
     return 2;
   }
   say(`page ${recorder.url}`);
-  say(`trace ${tracePath}`);
+  say(`trace ${options.trace?.path ?? ""}`);
   let sawAgent = false;
   const tap = startTap({
     command,
@@ -184,141 +199,91 @@ export async function runInspect(argv: string[]): Promise<number> {
     say(`${e instanceof Error ? e.message : String(e)}\nRun \`agentkit-acp inspect --help\` for the options.`);
     return 2;
   }
-  const analyzer = new Analyzer();
   const mode: StatusInfo["mode"] = args.command ? "tap" : args.open ? "view" : args.replay ? "replay" : "drive";
-  const agentName = args.command?.join(" ") ?? args.agent ?? "";
+  const agent = args.command?.join(" ") ?? args.agent ?? "";
   const tracePath = args.trace ?? join(tmpdir(), `agentkit-inspect-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}.jsonl`);
-  const header: TraceHeader = { agentkitInspect: 1, startedAt: Date.now(), mode: mode === "drive" ? "drive" : mode === "replay" ? "replay" : "tap", agent: agentName, redacted: args.redact };
-  if (mode === "tap") return runTap(args, args.command as string[], tracePath, header);
-  let server: PageServer;
+  const trace = mode === "view" ? undefined : { path: tracePath, header: { agentkitInspect: 1, startedAt: Date.now(), mode, agent, redacted: args.redact } satisfies TraceHeader };
+  const options: RecorderOptions = { host: args.host, port: args.port, redact: args.redact, status: { mode, agent, state: "starting", ...(trace ? { trace: trace.path } : {}) }, ...(trace ? { trace } : {}) };
+  if (mode === "tap") return runTap(args, args.command as string[], options);
+
+  let drive: DriveAction = () => Promise.reject(new Error("only drive mode takes actions"));
+  let recorder: Recorder;
   try {
-    server = await PageServer.start({ analyzer, host: args.host, port: args.port, status: { mode, agent: agentName, state: "starting" }, drive: (action, body) => drive(action, body) });
+    recorder = await startRecording({ ...options, drive: (action, body) => drive(action, body) });
   } catch (e) {
-    if (e instanceof PortInUseError) {
-      say(`${e.message}: choose another with --port, or leave --port out for a free one`);
-      return 2;
-    }
-    say(`cannot start the page server: ${e instanceof Error ? e.message : String(e)}`);
+    say(e instanceof PortInUseError ? `${e.message}: choose another with --port, or leave --port out for a free one` : `cannot start: ${e instanceof Error ? e.message : String(e)}`);
     return 2;
   }
-  say(`page ${server.url}`);
-  let drive: (action: string, body: Record<string, unknown>) => Promise<unknown> = () => Promise.reject(new Error("only drive mode takes actions"));
-
-  if (mode === "view") {
-    try {
-      const read = readTrace(args.open as string);
-      for (const w of read.warnings) {
-        say(`warning: ${args.open}: ${w}`);
-        analyzer.note({ ts: Date.now(), note: { level: "warning", text: w } });
-      }
-      for (const l of read.lines) {
-        if ("note" in l) analyzer.note(l);
-        else analyzer.add(l.ts, l.from, l.message);
-      }
-      server.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: args.open });
-    } catch (e) {
-      say(`cannot read ${args.open}: ${e instanceof Error ? e.message : String(e)}`);
-      await server.close();
-      return 2;
-    }
-    await untilSignal();
-    await server.close();
-    return 0;
-  }
-
-  let trace: TraceWriter;
-  try {
-    trace = new TraceWriter(tracePath, header);
-  } catch (e) {
-    say(`cannot write the trace ${tracePath}: ${e instanceof Error ? e.message : String(e)}`);
-    await server.close();
-    return 2;
-  }
-  say(`trace ${tracePath}`);
-  server.setStatus({ trace: tracePath });
-  const record = (ts: number, from: Direction, message: unknown): void => {
-    const m = args.redact ? redactMessage(message) : message;
-    trace.message(ts, from, m);
-    analyzer.add(ts, from, m);
-  };
+  say(`page ${recorder.url}`);
+  if (trace) say(`trace ${trace.path}`);
   const fail = (text: string): void => {
     say(text);
-    const note = { ts: Date.now(), note: { level: "error" as const, text } };
-    trace.note(note);
-    analyzer.note(note);
-    server.setStatus({ state: "failed", detail: text });
+    recorder.note({ ts: Date.now(), note: { level: "error", text } });
+    recorder.setStatus({ state: "failed", detail: text });
   };
   const finish = async (code: number): Promise<number> => {
-    trace.close();
-    await server.close();
+    await recorder.close();
     return code;
   };
+  const open = (file: string): ReadTrace | undefined => {
+    try {
+      const read = readTrace(file);
+      for (const w of read.warnings) {
+        say(`warning: ${file}: ${w}`);
+        recorder.note({ ts: Date.now(), note: { level: "warning", text: w } });
+      }
+      return read;
+    } catch (e) {
+      say(`cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    }
+  };
+
+  if (mode === "view") {
+    const read = open(args.open as string);
+    if (!read) return finish(2);
+    for (const l of read.lines) {
+      if ("note" in l) recorder.note(l);
+      else recorder.message(l.ts, l.from, l.message);
+    }
+    recorder.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: args.open });
+    await untilSignal();
+    return finish(0);
+  }
 
   if (mode === "replay") {
-    let read;
-    try {
-      read = readTrace(args.replay as string);
-    } catch (e) {
-      say(`cannot read ${args.replay}: ${e instanceof Error ? e.message : String(e)}`);
-      return finish(2);
-    }
-    for (const w of read.warnings) say(`warning: ${args.replay}: ${w}`);
-    server.setStatus({ state: "running" });
-    const result = await replayTrace({ ...launchFor(args.agent as string, args.cwd), lines: read.lines, onMessage: record });
-    server.setReplay(result.diff);
+    const read = open(args.replay as string);
+    if (!read) return finish(2);
+    recorder.setStatus({ state: "running" });
+    const result = await replayTrace({ ...launchFor(args.agent as string, args.cwd), lines: read.lines, onMessage: (ts, from, m) => recorder.message(ts, from, m) });
+    recorder.setReplay(result.diff);
     if (result.error) fail(result.error);
     else {
-      server.setStatus({ state: "ended", detail: `${result.differences} differing line(s)` });
+      recorder.setStatus({ state: "ended", detail: `${result.differences} differing line(s)` });
       say(result.differences === 0 ? "replay: the agent answered the same (ids and timestamps ignored)" : `replay: ${result.differences} differing message line(s); the page shows the diff`);
     }
     await untilSignal();
     return finish(result.error || result.differences > 0 ? 1 : 0);
   }
 
-  // Drive mode.
+  // Drive mode: this package's client does the work; the page posts actions.
   const controller = new DriveController({
     config: { ...agentConfig(args.agent as string, args.cwd, undefined), stderr: args.verbose ? "inherit" : "ignore" },
-    onMessage: record,
-    onAsks: (asks) => server.setAsks(asks),
+    onMessage: (ts, from, m) => recorder.message(ts, from, m),
+    onAsks: (asks) => recorder.setAsks(asks),
   });
-  drive = async (action, body) => {
-    const str = (k: string): string => {
-      const v = body[k];
-      if (typeof v !== "string" || v === "") throw new Error(`"${k}" is required`);
-      return v;
-    };
-    const opt = (k: string): string | undefined => (typeof body[k] === "string" && body[k] !== "" ? (body[k] as string) : undefined);
-    switch (action) {
-      case "new":
-        return { sessionId: await controller.newSession(opt("cwd")) };
-      case "load":
-        return { sessionId: await controller.loadSession(str("sessionId"), opt("cwd")) };
-      case "prompt":
-        return controller.prompt(str("sessionId"), str("text"));
-      case "cancel":
-        return controller.cancel(str("sessionId"));
-      case "permission":
-        return controller.answer(str("key"), str("optionId"));
-      case "mode":
-        return controller.setMode(str("sessionId"), str("modeId"));
-      case "config":
-        return controller.setConfigOption(str("sessionId"), str("configId"), typeof body.value === "boolean" ? body.value : str("value"));
-      default:
-        throw new Error(`unknown action ${action}`);
-    }
-  };
+  drive = (action, body) => driveAction(controller, action, body);
   let failed = false;
   try {
     const client = await controller.start();
     client.onLifecycle((e) => {
-      if (e.type === "agent_exited") {
-        const text = `the agent ended: ${e.error.message}`;
-        say(text);
-        analyzer.note({ ts: Date.now(), note: { level: "error", text } });
-        server.setStatus({ state: "ended", detail: text });
-      }
+      if (e.type !== "agent_exited") return;
+      const text = `the agent ended: ${e.error.message}`;
+      say(text);
+      recorder.note({ ts: Date.now(), note: { level: "error", text } });
+      recorder.setStatus({ state: "ended", detail: text });
     });
-    server.setStatus({ state: "running", drive: { cwd: args.cwd, loadSession: controller.canLoad } });
+    recorder.setStatus({ state: "running", drive: { cwd: args.cwd, loadSession: controller.canLoad } });
   } catch (e) {
     failed = true;
     fail(`the agent could not be started: ${e instanceof Error ? e.message : String(e)}`);
@@ -326,4 +291,32 @@ export async function runInspect(argv: string[]): Promise<number> {
   await untilSignal();
   await controller.close().catch(() => undefined);
   return finish(failed ? 1 : 0);
+}
+
+/** The page's drive-mode actions (`POST /api/<action>`). */
+async function driveAction(controller: DriveController, action: string, body: Record<string, unknown>): Promise<unknown> {
+  const str = (k: string): string => {
+    const v = body[k];
+    if (typeof v !== "string" || v === "") throw new Error(`"${k}" is required`);
+    return v;
+  };
+  const opt = (k: string): string | undefined => (typeof body[k] === "string" && body[k] !== "" ? (body[k] as string) : undefined);
+  switch (action) {
+    case "new":
+      return { sessionId: await controller.newSession(opt("cwd")) };
+    case "load":
+      return { sessionId: await controller.loadSession(str("sessionId"), opt("cwd")) };
+    case "prompt":
+      return controller.prompt(str("sessionId"), str("text"));
+    case "cancel":
+      return controller.cancel(str("sessionId"));
+    case "permission":
+      return controller.answer(str("key"), str("optionId"));
+    case "mode":
+      return controller.setMode(str("sessionId"), str("modeId"));
+    case "config":
+      return controller.setConfigOption(str("sessionId"), str("configId"), typeof body.value === "boolean" ? body.value : str("value"));
+    default:
+      throw new Error(`unknown action ${action}`);
+  }
 }

@@ -2,9 +2,16 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { startRecording, type Recorder, type RecorderOptions } from "./recorder.js";
 import { PortInUseError } from "./server.js";
-import type { Direction, StatusInfo, TraceNote } from "./types.js";
+import type { Direction, PendingAsk, ReplayDiffLine, StatusInfo, TraceNote } from "./types.js";
 
-type ToWorker = { type: "line"; ts: number; from: Direction; line: string } | { type: "note"; note: TraceNote } | { type: "status"; status: Partial<StatusInfo> } | { type: "close" };
+type ToWorker =
+  | { type: "line"; ts: number; from: Direction; line: string }
+  | { type: "message"; ts: number; from: Direction; message: unknown }
+  | { type: "note"; note: TraceNote }
+  | { type: "status"; status: Partial<StatusInfo> }
+  | { type: "asks"; asks: PendingAsk[] }
+  | { type: "replay"; diff: ReplayDiffLine[] }
+  | { type: "close" };
 
 const port = parentPort;
 if (port) {
@@ -18,8 +25,11 @@ if (port) {
   port.on("message", (m: ToWorker) => {
     if (!recorder) return;
     if (m.type === "line") recorder.line(m.ts, m.from, m.line);
+    else if (m.type === "message") recorder.message(m.ts, m.from, m.message);
     else if (m.type === "note") recorder.note(m.note);
     else if (m.type === "status") recorder.setStatus(m.status);
+    else if (m.type === "asks") recorder.setAsks(m.asks);
+    else if (m.type === "replay") recorder.setReplay(m.diff);
     else void recorder.close().then(() => port.postMessage({ type: "closed" }));
   });
 }

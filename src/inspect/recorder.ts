@@ -2,54 +2,61 @@ import { Worker } from "node:worker_threads";
 import { Analyzer } from "./analyze.js";
 import { parseLine } from "./lines.js";
 import { redactMessage } from "./redact.js";
-import { PageServer, PortInUseError } from "./server.js";
+import { PageServer, PortInUseError, type DriveAction } from "./server.js";
 import { TraceWriter } from "./trace.js";
-import type { Direction, StatusInfo, TraceHeader, TraceNote } from "./types.js";
+import type { Direction, PendingAsk, ReplayDiffLine, StatusInfo, TraceHeader, TraceNote } from "./types.js";
 
 export interface RecorderOptions {
   host: string;
   port: number;
   status: StatusInfo;
-  tracePath: string;
-  header: TraceHeader;
+  /** Where to write the trace (none: view mode). */
+  trace?: { path: string; header: TraceHeader };
   redact: boolean;
 }
 
-/** What runs beside a tap: trace file, analyzer and page server, fed whole wire lines. */
+/** Every mode's recording pipeline: redact, write the trace, analyze, serve the page. */
 export interface Recorder {
   readonly url: string;
+  /** A wire line as read (parsed here). */
   line(ts: number, from: Direction, line: string): void;
+  message(ts: number, from: Direction, message: unknown): void;
   note(note: TraceNote): void;
   setStatus(status: Partial<StatusInfo>): void;
+  setAsks(asks: PendingAsk[]): void;
+  setReplay(diff: ReplayDiffLine[]): void;
   close(): Promise<void>;
 }
 
-/** The recording pipeline itself (parse, redact, write the trace, analyze, serve the page). */
-export async function startRecording(options: RecorderOptions): Promise<Recorder> {
+/** The pipeline on this thread; `drive` takes the page's drive-mode actions. */
+export async function startRecording(options: RecorderOptions & { drive?: DriveAction }): Promise<Recorder> {
   const analyzer = new Analyzer();
-  const trace = new TraceWriter(options.tracePath, options.header);
+  const trace = options.trace ? new TraceWriter(options.trace.path, options.trace.header) : undefined;
   let server: PageServer;
   try {
-    server = await PageServer.start({ analyzer, host: options.host, port: options.port, status: options.status });
+    server = await PageServer.start({ analyzer, host: options.host, port: options.port, status: options.status, ...(options.drive ? { drive: options.drive } : {}) });
   } catch (e) {
-    trace.close();
+    trace?.close();
     throw e;
   }
+  const message = (ts: number, from: Direction, raw: unknown): void => {
+    const m = options.redact ? redactMessage(raw) : raw;
+    trace?.message(ts, from, m);
+    analyzer.add(ts, from, m);
+  };
   return {
     url: server.url,
-    line(ts, from, line) {
-      const raw = parseLine(line);
-      const message = options.redact ? redactMessage(raw) : raw;
-      trace.message(ts, from, message);
-      analyzer.add(ts, from, message);
-    },
+    line: (ts, from, line) => message(ts, from, parseLine(line)),
+    message,
     note(note) {
-      trace.note(note);
+      trace?.note(note);
       analyzer.note(note);
     },
     setStatus: (status) => server.setStatus(status),
+    setAsks: (asks) => server.setAsks(asks),
+    setReplay: (diff) => server.setReplay(diff),
     async close() {
-      trace.close();
+      trace?.close();
       await server.close();
     },
   };
@@ -81,8 +88,11 @@ export async function startRecordingWorker(options: RecorderOptions): Promise<Re
   return {
     url,
     line: (ts, from, line) => worker.postMessage({ type: "line", ts, from, line }),
+    message: (ts, from, message) => worker.postMessage({ type: "message", ts, from, message }),
     note: (note) => worker.postMessage({ type: "note", note }),
     setStatus: (status) => worker.postMessage({ type: "status", status }),
+    setAsks: (asks) => worker.postMessage({ type: "asks", asks }),
+    setReplay: (diff) => worker.postMessage({ type: "replay", diff }),
     async close() {
       const closed = next().catch(() => undefined);
       worker.postMessage({ type: "close" });
