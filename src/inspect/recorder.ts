@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { settledWithin } from "../tools/process-group.js";
 import { Analyzer } from "./analyze.js";
 import { parseLine } from "./lines.js";
 import { redactMessage } from "./redact.js";
@@ -96,7 +97,7 @@ export async function startRecordingWorker(options: RecorderOptions): Promise<Re
     async close() {
       const closed = next().catch(() => undefined);
       worker.postMessage({ type: "close" });
-      await closed;
+      await settledWithin(closed, 5_000); // the trace is written line by line: nothing is lost by not waiting longer
       await worker.terminate();
     },
   };

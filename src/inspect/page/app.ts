@@ -226,7 +226,8 @@ function renderDrive(current: SessionView | undefined): void {
     const sel = h("select", { "aria-label": o.name, onchange: () => void post("config", { sessionId: current?.sessionId, configId: o.id, value: sel.value }) }, ...o.options.map((x) => h("option", { value: x.value, selected: x.value === o.currentValue }, x.name)));
     controls.push(h("label", {}, `${o.name} `, sel));
   }
-  if (document.activeElement?.closest(".session-controls") === null || !controlsEl.contains(document.activeElement)) clear(controlsEl, ...controls);
+  // Rebuilt unless the reader is using one of them (an open select would close).
+  if (!controlsEl.contains(document.activeElement)) clear(controlsEl, ...controls);
 }
 
 function updateKind(e: Entry): string | undefined {
