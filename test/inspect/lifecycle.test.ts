@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { processGroupAlive, waitProcessGroupGone } from "../../src/tools/process-group.js";
 import { until } from "../support/until.js";
+import { readTrace } from "../../src/inspect/trace.js";
 import { fixtureAgent, InspectProcess, tempDir } from "./support.js";
 
 const init = `${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
@@ -24,5 +25,18 @@ describe("inspect tap: ends when either side ends, and ends the agent's group", 
     await stdoutEnded;
     expect(await p.exited).toBe(3);
     expect(p.stdout).toBe('{"jsonrpc":"2.0","method":"_hello"}\n');
+  });
+
+  it("the trace is written as it happens: SIGKILL keeps every message seen so far", async () => {
+    const trace = join(tempDir(), "t.jsonl");
+    const p = new InspectProcess(["--trace", trace, "--", process.execPath, fixtureAgent]);
+    p.child.stdin!.write(init);
+    await p.waitState((s) => s.entries.length === 2);
+    p.child.kill("SIGKILL"); // no chance to flush or close anything
+    await p.exited;
+    p.kill(); // the agent's group
+    const read = readTrace(trace);
+    expect(read.warnings).toEqual([]);
+    expect(read.lines.map((l) => ("from" in l ? l.from : "note"))).toEqual(["client", "agent"]);
   });
 });
