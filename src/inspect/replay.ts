@@ -123,24 +123,30 @@ function mapSessions(message: unknown, map: Map<string, string>): unknown {
   return message;
 }
 
-const ID_KEYS = new Set(["id", "sessionId", "toolCallId", "terminalId", "messageId", "requestId", "elicitationId"]);
-const TIME_KEY = /(^ts$|time|At$|date)/i;
+/** Ids that differ from run to run (numbered by first appearance); the JSON-RPC `id` only at the top. */
+const ID_KEYS = new Set(["sessionId", "toolCallId", "terminalId", "messageId", "requestId", "elicitationId"]);
+const TIME_KEY = /^(ts|timestamp|time|date)$|At$|Time$|Timestamp$/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
 
 /** One comparable line per agent message: ids numbered by first appearance, timestamps blanked, keys sorted. */
 export function normalize(messages: unknown[]): string[] {
   const ids = new Map<string, string>();
-  const walk = (v: unknown, key: string | undefined): unknown => {
+  const walk = (v: unknown, key: string | undefined, top = false): unknown => {
+    if (top && key === "id") return "<id>";
     if (key !== undefined && ID_KEYS.has(key) && (typeof v === "string" || typeof v === "number")) {
       const k = `${key}:${String(v)}`;
       if (!ids.has(k)) ids.set(k, `<${key}#${ids.size + 1}>`);
-      return key === "id" ? "<id>" : ids.get(k);
+      return ids.get(k);
     }
     if (key !== undefined && TIME_KEY.test(key)) return "<time>";
     if (typeof v === "string" && ISO_TIME.test(v)) return "<time>";
     if (Array.isArray(v)) return v.map((x) => walk(x, undefined));
-    if (isObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, walk(v[k], k)]));
+    if (isObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, walk(v[k], k, v === root)]));
     return v;
   };
-  return messages.map((m) => JSON.stringify(walk(m, undefined)));
+  let root: unknown;
+  return messages.map((m) => {
+    root = m;
+    return JSON.stringify(walk(m, undefined));
+  });
 }

@@ -71,6 +71,11 @@ describe("inspect analyzer", () => {
     const a = normalize([{ id: 4, result: { sessionId: "sess_a", updatedAt: "2026-01-01T00:00:00Z" } }]);
     const b = normalize([{ id: 9, result: { sessionId: "sess_b", updatedAt: "2027-02-02T00:00:00Z" } }]);
     expect(a).toEqual(b);
+    // Content still counts: update text, nested option ids.
+    const upd = (text: string): unknown => ({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } });
+    expect(normalize([upd("hello")])).not.toEqual(normalize([upd("bye")]));
+    expect(normalize([{ id: 1, result: { configOptions: [{ id: "model" }] } }])).not.toEqual(normalize([{ id: 1, result: { configOptions: [{ id: "effort" }] } }]));
+    expect(normalize([{ id: 1, result: { startedAt: 5, title: "x" } }])).toEqual(normalize([{ id: 2, result: { startedAt: 9, title: "x" } }]));
     expect(diffLines(["a", "b", "c"], ["a", "c", "d"])).toEqual([
       { op: "same", text: "a" },
       { op: "removed", text: "b" },

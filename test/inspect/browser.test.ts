@@ -124,7 +124,7 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
     }
   });
 
-  it("view mode of a saved trace: conversation, messages, keyboard navigation and search", async () => {
+  it("view mode of a saved trace: conversation, messages, keyboard navigation and search; its replay diff", async () => {
     const dir = tempDir();
     const ws = tempDir("inspect-ws-");
     const trace = join(dir, "saved.jsonl");
@@ -156,6 +156,18 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       await expect.poll(() => page.locator(".row").count(), { timeout: T }).toBe(1);
     } finally {
       expect(await p.stop()).toBe(0);
+    }
+    // Replayed against a different agent: the Replay tab shows what changed.
+    const r = new InspectProcess(["--replay", trace, "--agent", `${process.execPath} ${fixtureAgent} --minimal`, "--cwd", ws, "--trace", join(dir, "replayed.jsonl")]);
+    try {
+      const page = await open(await r.url);
+      await page.locator("#state", { hasText: "ended" }).waitFor({ timeout: 30_000 });
+      await page.keyboard.press("4");
+      await page.locator(".replay-diff .d-removed", { hasText: "loadSession" }).waitFor({ timeout: T });
+      await page.locator(".replay-diff .d-added").first().waitFor();
+      await shot(page, "replay");
+    } finally {
+      expect(await r.stop()).toBe(1);
     }
   });
 
