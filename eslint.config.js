@@ -15,7 +15,7 @@ const layers = {
   "acp/client": ["acp/agent", "acp/delegation", "store", "cli", "testing"],
   "acp/delegation": ["acp/agent", "store", "cli", "testing"],
   testing: ["cli"],
-  inspect: ["cli", "acp/agent", "testing"],
+  inspect: ["cli", "acp/agent", "acp/delegation", "testing"],
 };
 
 const layerRules = Object.entries(layers).map(([folder, banned]) => ({

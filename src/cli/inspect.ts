@@ -1,6 +1,6 @@
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { agentPresets } from "../acp/client/index.js";
+import { agentLaunch, agentPresets } from "../acp/client/index.js";
 import {
   DriveController,
   PortInUseError,
@@ -14,10 +14,8 @@ import {
   type Recorder,
   type RecorderOptions,
   type StatusInfo,
-  type TapLaunch,
   type TraceHeader,
 } from "../inspect/index.js";
-import { agentConfig } from "./prompt.js";
 
 export const inspectHelp = `Usage:
   agentkit-acp inspect [options] -- AGENT_CMD [ARGS…]   tap: relay an editor ↔ agent, show and record it
@@ -128,10 +126,6 @@ function untilSignal(): Promise<void> {
   });
 }
 
-function launchFor(agent: string, cwd: string): TapLaunch {
-  const preset = agentPresets()[agent];
-  return preset ? { command: preset.command, args: preset.args, cwd } : { shellLine: agent, cwd };
-}
 
 /** Tap mode: the relay runs here; recording, analysis and the page run on a worker thread. */
 async function runTap(args: InspectArgs, argv: string[], options: RecorderOptions): Promise<number> {
@@ -255,7 +249,7 @@ export async function runInspect(argv: string[]): Promise<number> {
     const read = open(args.replay as string);
     if (!read) return finish(2);
     recorder.setStatus({ state: "running" });
-    const result = await replayTrace({ ...launchFor(args.agent as string, args.cwd), lines: read.lines, onMessage: (ts, from, m) => recorder.message(ts, from, m) });
+    const result = await replayTrace({ ...agentLaunch(args.agent as string), cwd: args.cwd, lines: read.lines, onMessage: (ts, from, m) => recorder.message(ts, from, m) });
     recorder.setReplay(result.diff);
     if (result.error) fail(result.error);
     else {
@@ -268,7 +262,7 @@ export async function runInspect(argv: string[]): Promise<number> {
 
   // Drive mode: this package's client does the work; the page posts actions.
   const controller = new DriveController({
-    config: { ...agentConfig(args.agent as string, args.cwd, undefined), stderr: args.verbose ? "inherit" : "ignore" },
+    config: { ...agentLaunch(args.agent as string), cwd: args.cwd, stderr: args.verbose ? "inherit" : "ignore" },
     onMessage: (ts, from, m) => recorder.message(ts, from, m),
     onAsks: (asks) => recorder.setAsks(asks),
   });

@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { settledWithin } from "../tools/process-group.js";
+import { settledWithin } from "../core/process-group.js";
 import { Analyzer } from "./analyze.js";
 import { parseLine } from "./lines.js";
 import { redactMessage } from "./redact.js";

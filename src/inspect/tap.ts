@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../tools/process-group.js";
+import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../core/process-group.js";
 import { LineSplitter } from "./lines.js";
 import type { Direction } from "./types.js";
 
