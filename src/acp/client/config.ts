@@ -62,6 +62,11 @@ export interface AcpAgentConfig {
   clientInfo?: { name: string; version: string; title?: string };
   logger?: Logger;
   recovery?: AcpRecoveryOptions;
+  /**
+   * Sees the raw bytes on the agent's stdio as they pass: `client` = written to the agent,
+   * `agent` = read from it (an inspector records them; must not throw or block).
+   */
+  wireObserver?: (from: "client" | "agent", chunk: Uint8Array) => void;
 }
 
 export interface ResolvedTimeouts {
