@@ -48,7 +48,8 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
     const dist = new URL("../../dist/", import.meta.url).href;
     const probe = `import { createRequire } from "node:module";
       const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes("/node_modules/pg/"));
-      await import("${dist}cli/serve-run.js");
+      await import("${dist}cli/serve.js");
+      await import("${dist}acp/agent/serve.js");
       const before = loaded();
       await import("${dist}store/postgres/index.js");
       process.stdout.write(JSON.stringify([before, loaded()]));`;

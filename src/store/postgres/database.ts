@@ -20,10 +20,12 @@ export interface PostgresDatabaseOptions {
 
 /** Counts of what this instance sent, for benchmarks (writes per turn) and tests. */
 export interface PostgresStoreStats {
-  /** Round trips that changed data (each one commit). */
+  /** Round trips that changed sessions, items or approvals (each one commit). */
   writes: number;
   /** Transcript items written. */
   items: number;
+  /** Lease round trips (acquire, renew, release): per session open/close plus one renewal per period for the whole instance. */
+  leaseWrites: number;
   /** Every round trip, reads included. */
   queries: number;
 }
@@ -49,7 +51,7 @@ export class PostgresDatabase {
   readonly url: string;
   readonly #pool: pg.Pool;
   readonly #logger: Logger;
-  readonly #stats: PostgresStoreStats = { writes: 0, items: 0, queries: 0 };
+  readonly #stats: PostgresStoreStats = { writes: 0, items: 0, leaseWrites: 0, queries: 0 };
   #closed = false;
 
   private constructor(options: PostgresDatabaseOptions, logger: Logger) {
@@ -98,11 +100,12 @@ export class PostgresDatabase {
     return `"${this.schema}".${name}`;
   }
 
-  /** One statement on any pooled connection; `write` counts it in `stats().writes`; `timeoutMs` overrides the query bound. */
-  async query<R extends Row = Row>(text: string, values: unknown[] = [], write = false, timeoutMs?: number): Promise<QueryResult<R>> {
+  /** One statement on any pooled connection; `write` counts it in `stats()`; `timeoutMs` overrides the query bound. */
+  async query<R extends Row = Row>(text: string, values: unknown[] = [], write: boolean | "lease" = false, timeoutMs?: number): Promise<QueryResult<R>> {
     this.#stats.queries++;
     const result = await this.#pool.query<R>(timeoutMs === undefined ? { text, values } : ({ text, values, query_timeout: timeoutMs } as pg.QueryConfig));
-    if (write) this.#stats.writes++;
+    if (write === "lease") this.#stats.leaseWrites++;
+    else if (write) this.#stats.writes++;
     return result;
   }
 

@@ -85,7 +85,7 @@ export class PostgresSessionLeases implements SessionLeases {
          WHERE l.expires_at <= now() OR l.holder = EXCLUDED.holder
        RETURNING token`,
       [sessionKey(sessionId), this.holder, token, this.ttlMs],
-      true,
+      "lease",
     );
     if (rows.length === 0) {
       const holder = await this.holderOf(sessionId);
@@ -133,7 +133,7 @@ export class PostgresSessionLeases implements SessionLeases {
     this.#held.clear();
     this.#fences.clear();
     if (tokens.length === 0) return;
-    await this.#db.query(`DELETE FROM ${this.#table} WHERE token = ANY($1::text[])`, [tokens], true).catch((error: unknown) => {
+    await this.#db.query(`DELETE FROM ${this.#table} WHERE token = ANY($1::text[])`, [tokens], "lease").catch((error: unknown) => {
       this.#logger.warn("could not release session leases (they expire on their own)", { error: errorMessage(error) });
     });
   }
@@ -142,7 +142,7 @@ export class PostgresSessionLeases implements SessionLeases {
     if (this.#held.get(sessionId)?.lease === lease) this.#held.delete(sessionId);
     if (this.#fences.get(sessionId) === token) this.#fences.delete(sessionId);
     const deleting = this.#db
-      .query(`DELETE FROM ${this.#table} WHERE session_id = $1 AND token = $2`, [sessionKey(sessionId), token], true)
+      .query(`DELETE FROM ${this.#table} WHERE session_id = $1 AND token = $2`, [sessionKey(sessionId), token], "lease")
       .then(
         () => undefined,
         (error: unknown) => this.#logger.warn("could not release a session lease (it expires on its own)", { sessionId, error: errorMessage(error) }),
@@ -178,7 +178,7 @@ export class PostgresSessionLeases implements SessionLeases {
            WHERE l.token = ANY($1::text[]) AND l.expires_at > now()
            RETURNING l.token`,
         [batch.map(([, h]) => h.token), this.ttlMs],
-        true,
+        "lease",
         this.#renewMs, // a stuck renewal gives way to the next one instead of outliving the leases
       );
       renewed = new Set(rows.map((r) => r.token));
