@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -133,6 +133,7 @@ async function startCluster(): Promise<ClusterRecord> {
     const opts = `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300`;
     try {
       await run(bins.pgCtl, ["-D", data, "-l", join(base, "server.log"), "-w", "-t", "60", "-o", opts, "start"], runAs);
+      startWatchdog(base, data, bins.pgCtl, runAs);
       return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, base, data, pgCtl: bins.pgCtl, ...(runAs ? { runAs } : {}) };
     } catch (error) {
       lastError = error; // most likely the port was taken between probe and start
@@ -140,6 +141,32 @@ async function startCluster(): Promise<ClusterRecord> {
   }
   await rm(base, { recursive: true, force: true });
   throw lastError;
+}
+
+/**
+ * The global teardown stops the cluster; if the test run itself is killed (a `timeout`, Ctrl-C)
+ * there is no teardown, so a small detached process watches the vitest main process (this
+ * worker's parent) and stops the cluster when it is gone. It exits as soon as the cluster's
+ * directory is removed (the normal teardown).
+ */
+const WATCHDOG = `
+const [pid, base, data, pgCtl, runAs] = process.argv.slice(1);
+const { existsSync, rmSync } = require("node:fs");
+const { spawnSync } = require("node:child_process");
+setInterval(() => {
+  if (!existsSync(base)) process.exit(0);
+  try { process.kill(Number(pid), 0); return; } catch {}
+  const args = ["-D", data, "-m", "immediate", "-w", "-t", "30", "stop"];
+  if (runAs) spawnSync("runuser", ["-u", runAs, "--", pgCtl, ...args], { timeout: 40000, stdio: "ignore" });
+  else spawnSync(pgCtl, args, { timeout: 40000, stdio: "ignore" });
+  rmSync(base, { recursive: true, force: true });
+  process.exit(0);
+}, 1000);
+`;
+
+function startWatchdog(base: string, data: string, pgCtl: string, runAs: string | undefined): void {
+  const child = spawn(process.execPath, ["-e", WATCHDOG, String(process.ppid), base, data, pgCtl, runAs ?? ""], { detached: true, stdio: "ignore", cwd: tmpdir() });
+  child.unref();
 }
 
 function run(command: string, args: string[], runAs?: string): Promise<string> {
