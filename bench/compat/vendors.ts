@@ -64,6 +64,8 @@ export const vendors: Vendor[] = [
           'model = "mock-model"',
           'model_provider = "mock"',
           'approval_policy = "untrusted"',
+          // Codex's Linux sandbox needs bubblewrap, which this machine lacks; approvals still apply.
+          'sandbox_mode = "danger-full-access"',
           "",
           "[model_providers.mock]",
           'name = "mock"',
@@ -81,6 +83,9 @@ export const vendors: Vendor[] = [
     setup: ({ root, home, origin }) => {
       const settings = join(home, ".gemini");
       mkdirSync(settings, { recursive: true });
+      // Gemini CLI connects no client MCP server in an untrusted folder; trust the run's folders, as a user trusts a project.
+      const trusted = Object.fromEntries(["check", "prompt", "cancel"].map((name) => [join(root, "work", "gemini-cli", name), "TRUST_FOLDER"]));
+      writeFileSync(join(settings, "trustedFolders.json"), JSON.stringify(trusted));
       writeFileSync(join(settings, "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, general: { disableAutoUpdate: true, disableUpdateNag: true }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } }));
       return { command: `${bin(root, "gemini")} --acp`, env: { ...isolated(home), GEMINI_API_KEY: "mock-key", GOOGLE_GEMINI_BASE_URL: origin, GEMINI_CLI_NO_RELAUNCH: "true" } };
     },

@@ -1,6 +1,9 @@
 import { acp, ADVERTISED, jsonRpc } from "./spec-ref.js";
 import type { ConformanceCheck } from "./types.js";
 
+const MCP_RATING =
+  "Supporting stdio is a MUST (\"All Agents **MUST** support connecting to MCP servers via stdio\"), but what the check can observe is whether this server was connected, which the spec asks with SHOULD: an agent may decline by policy (Gemini CLI connects no MCP server in a folder the user has not trusted).";
+
 const UNADVERTISED =
   "The rule binds the client; an agent that accepts the block anyway is not wrong. Refusing it with an error (rather than dropping it silently) is the reference behaviour.";
 
@@ -221,25 +224,25 @@ export const sessionChecks: readonly ConformanceCheck[] = [
   {
     id: "mcp.stdio",
     group: "mcp",
-    severity: "must",
+    severity: "should",
     title: "a stdio MCP server from session/new is started",
-    spec: acp("session-setup#stdio-transport", "All Agents **MUST** support connecting to MCP servers via stdio (standard input/output)."),
+    spec: acp("session-setup#mcp-servers", "Agents **SHOULD** connect to all MCP servers specified by the Client.", MCP_RATING),
     fix: "Start the stdio MCP servers given in session/new (command, args, env) and connect to them as an MCP client.",
   },
   {
     id: "mcp.http",
     group: "mcp",
-    severity: "must",
+    severity: "should",
     title: "an HTTP MCP server from session/new is connected (mcpCapabilities.http advertised)",
-    spec: acp("initialization#mcp-capabilities", "The Agent supports connecting to MCP servers over HTTP.", ADVERTISED),
+    spec: acp("session-setup#mcp-servers", "Agents **SHOULD** connect to all MCP servers specified by the Client.", MCP_RATING),
     fix: "Connect to type \"http\" MCP servers (Streamable HTTP) or stop advertising mcpCapabilities.http.",
   },
   {
     id: "mcp.sse",
     group: "mcp",
-    severity: "must",
+    severity: "should",
     title: "an SSE MCP server from session/new is connected (mcpCapabilities.sse advertised)",
-    spec: acp("initialization#mcp-capabilities", "The Agent supports connecting to MCP servers over SSE.", ADVERTISED),
+    spec: acp("session-setup#mcp-servers", "Agents **SHOULD** connect to all MCP servers specified by the Client.", MCP_RATING),
     fix: "Connect to type \"sse\" MCP servers or stop advertising mcpCapabilities.sse.",
   },
 ];
