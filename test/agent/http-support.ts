@@ -16,8 +16,8 @@ export class ListeningServe {
   readonly url: Promise<string>;
   readonly #lineWaiters = new Set<() => void>();
 
-  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-    this.child = spawn(process.execPath, [bin, "serve", "--listen", "127.0.0.1:0", ...args], {
+  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; listen?: string } = {}) {
+    this.child = spawn(process.execPath, [bin, "serve", "--listen", options.listen ?? "127.0.0.1:0", ...args], {
       cwd: options.cwd,
       env: options.env ?? cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }),
       stdio: ["ignore", "ignore", "pipe"],

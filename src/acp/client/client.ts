@@ -345,7 +345,8 @@ export class AcpClient {
   #onExit(link: Link): void {
     if (link !== this.#link || this.#closing) return;
     const error = link.process.exitError();
-    this.logger.warn("the ACP agent exited unexpectedly", { exitCode: link.process.exitInfo?.code, signal: link.process.exitInfo?.signal });
+    if (this.config.url !== undefined) this.logger.warn("the connection to the ACP agent dropped", { url: this.config.url, error: error.message });
+    else this.logger.warn("the ACP agent exited unexpectedly", { exitCode: link.process.exitInfo?.code, signal: link.process.exitInfo?.signal });
     this.#emitLifecycle({ type: "agent_exited", error });
     const remote = this.config.url !== undefined;
     const reconnect = this.config.reconnect;
