@@ -15,6 +15,7 @@ import { ServiceMetrics } from "./service-metrics.js";
 export const ACP_PATH = "/acp";
 export const DEFAULT_MAX_CONNECTIONS = 256;
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_IDLE_CONNECTION_MS = 30_000;
 const READY_PROBE_TIMEOUT_MS = 2_000;
 
 export interface AcpHttpServiceOptions {
@@ -29,6 +30,12 @@ export interface AcpHttpServiceOptions {
   maxConnections?: number;
   /** Largest HTTP request body / WebSocket message accepted (default 4 MiB); larger: 413 / close 1009. */
   maxMessageBytes?: number;
+  /**
+   * A Streamable HTTP connection with no open event stream and no request for this long is
+   * closed (its sessions closed, their leases released): a client that vanished without
+   * `DELETE` must not hold its sessions (default 30 s). WebSocket connections end with their socket.
+   */
+  idleConnectionMs?: number;
   /** `/readyz`: throws (or rejects) while the store cannot be reached. Default: always ready. */
   ready?: () => Promise<void>;
   /** Shared with the agents' loops (as their observer) for model errors and tokens. */
@@ -56,6 +63,8 @@ export class AcpHttpService {
   readonly #tokenDigest: Buffer;
   readonly #maxConnections: number;
   #connections = 0;
+  /** Per HTTP connection id: open SSE streams and the idle timer running while there are none. */
+  readonly #httpConnections = new Map<string, { streams: number; idle: NodeJS.Timeout | undefined }>();
   #draining = false;
   #closing: Promise<void> | undefined;
 
@@ -129,6 +138,7 @@ export class AcpHttpService {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#draining = true;
+      for (const id of [...this.#httpConnections.keys()]) this.#forget(id);
       await this.#options.runtime.shutdown();
       await this.#acp.close();
       for (const client of this.#ws.clients) client.terminate();
@@ -174,7 +184,49 @@ export class AcpHttpService {
       const refusal = this.#admission();
       if (refusal !== undefined) return plain(res, 503, `${refusal}\n`, undefined, { "Retry-After": "1" });
     }
+    this.#trackHttpConnection(req, res);
     handleAcp(req, res);
+  }
+
+  /** Follows each HTTP connection's event streams, so that an abandoned connection is closed. */
+  #trackHttpConnection(req: IncomingMessage, res: ServerResponse): void {
+    const header = req.headers["acp-connection-id"];
+    const given = typeof header === "string" ? header : undefined;
+    if (given !== undefined) this.#touch(given, 0);
+    if (req.method === "GET" && given !== undefined) {
+      this.#touch(given, +1);
+      res.once("close", () => this.#touch(given, -1));
+    } else if (given === undefined && req.method === "POST") {
+      // initialize: the new connection's id is on the answer.
+      res.once("finish", () => {
+        const id = res.getHeader("acp-connection-id");
+        if (typeof id === "string") this.#touch(id, 0);
+      });
+    } else if (req.method === "DELETE" && given !== undefined) {
+      res.once("finish", () => this.#forget(given));
+    }
+  }
+
+  #touch(id: string, streamDelta: number): void {
+    const entry = this.#httpConnections.get(id) ?? { streams: 0, idle: undefined };
+    this.#httpConnections.set(id, entry);
+    entry.streams += streamDelta;
+    clearTimeout(entry.idle);
+    entry.idle = undefined;
+    if (entry.streams > 0) return;
+    const idleMs = this.#options.idleConnectionMs ?? DEFAULT_IDLE_CONNECTION_MS;
+    entry.idle = setTimeout(() => {
+      this.#forget(id);
+      this.#options.logger.info("closing an HTTP connection whose client went away", { connectionId: id, idleMs });
+      // The SDK's own DELETE: the connection ends and the runtime closes its sessions.
+      void this.#acp.handleRequest(new Request(`http://localhost${ACP_PATH}`, { method: "DELETE", headers: { "Acp-Connection-Id": id } })).catch(() => undefined);
+    }, idleMs);
+    entry.idle.unref();
+  }
+
+  #forget(id: string): void {
+    clearTimeout(this.#httpConnections.get(id)?.idle);
+    this.#httpConnections.delete(id);
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, upgradeAcp: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): void {
