@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
-import type { ScriptFileStep } from "../../src/cli/scripted-script.js";
+import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AcpSessionEvent, ClientLifecycleEvent } from "../../src/acp/client/index.js";
 import { AcpClient, ClientPermissionPolicy, TurnInterruptedError } from "../../src/acp/client/index.js";
