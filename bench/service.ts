@@ -37,7 +37,8 @@ interface Instance {
 }
 
 function startServe(args: string[], env: NodeJS.ProcessEnv, cwd: string, stdio: boolean): Promise<Instance> {
-  const child = spawn(process.execPath, [bin, "serve", "--log-level", "warn", "--max-sessions", "1000", ...args], {
+  // Info level: `serve --listen` logs the URL it listens on (the port is picked at start).
+  const child = spawn(process.execPath, [bin, "serve", "--log-level", stdio ? "warn" : "info", "--max-sessions", "1000", ...args], {
     cwd,
     env: { ...process.env, ...env, AGENTKIT_ACP_TOKEN: TOKEN },
     stdio: stdio ? ["pipe", "pipe", "pipe"] : ["ignore", "ignore", "pipe"],
@@ -52,7 +53,6 @@ function startServe(args: string[], env: NodeJS.ProcessEnv, cwd: string, stdio: 
     clearTimeout(timer);
   };
   if (stdio) return Promise.resolve({ child, url: undefined, exited, stop });
-  // `serve --listen` logs its URL at info level: ask for it and wait for that line.
   return new Promise((resolve, reject) => {
     child.stderr!.on("data", (d: Buffer) => {
       stderr += d.toString();
