@@ -147,12 +147,14 @@ async function stdioRun(n: number, script: string, work: string): Promise<Row> {
   return { setup: "stdio, JSONL store (1 process)", n, turnsPerSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-async function httpRun(n: number, instancesWanted: number, script: string, work: string, serverUrl: string): Promise<Row> {
-  const db = await createTestDatabase(serverUrl, "bench");
+/** `serverUrl` undefined: one instance on the JSONL store (the transport's cost without PostgreSQL). */
+async function httpRun(n: number, instancesWanted: number, script: string, work: string, serverUrl: string | undefined): Promise<Row> {
+  const db = serverUrl === undefined ? undefined : await createTestDatabase(serverUrl, "bench");
+  const store = db === undefined ? ["--state-dir", mkdtempSync(join(work, "state-"))] : ["--store", db.url];
   try {
     const instances: Instance[] = [];
-    for (let i = 0; i < instancesWanted; i++) instances.push(await startServe(["--model", `scripted:${script}`, "--store", db.url, "--listen", "127.0.0.1:0"], {}, work, false));
-    const before = await pgCounters(db.url);
+    for (let i = 0; i < instancesWanted; i++) instances.push(await startServe(["--model", `scripted:${script}`, ...store, "--listen", "127.0.0.1:0"], {}, work, false));
+    const before = db && (await pgCounters(db.url));
     const clients: Client[] = [];
     const sessions: Session[] = [];
     for (let i = 0; i < n; i++) {
@@ -166,20 +168,23 @@ async function httpRun(n: number, instancesWanted: number, script: string, work:
     await Promise.all(sessions.map((s) => s.close()));
     for (const c of clients) c.close();
     await Promise.all(instances.map((i) => i.stop()));
-    // Backends flush their statistics when they exit; give the collector a moment to apply them.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const after = await pgCounters(db.url);
-    return {
-      setup: `HTTP, PostgreSQL (${instancesWanted} instance${instancesWanted > 1 ? "s" : ""})`,
+    const row: Row = {
+      setup: db ? `HTTP, PostgreSQL (${instancesWanted} instance${instancesWanted > 1 ? "s" : ""})` : "HTTP, JSONL store (1 instance)",
       n,
       turnsPerSecond: latencies.length / seconds,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
-      rowsPerTurn: (after.rows - before.rows) / latencies.length,
-      commitsPerTurn: (after.commits - before.commits - 2) / latencies.length,
     };
+    if (db && before) {
+      // Backends flush their statistics when they exit; give the collector a moment to apply them.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const after = await pgCounters(db.url);
+      row.rowsPerTurn = (after.rows - before.rows) / latencies.length;
+      row.commitsPerTurn = (after.commits - before.commits - 2) / latencies.length;
+    }
+    return row;
   } finally {
-    await db.drop().catch(() => undefined);
+    await db?.drop().catch(() => undefined);
   }
 }
 
@@ -199,6 +204,7 @@ try {
   const rows: Row[] = [];
   for (const n of sizes) {
     rows.push(await stdioRun(n, script, work));
+    rows.push(await httpRun(n, 1, script, work, undefined));
     rows.push(await httpRun(n, 1, script, work, serverUrl));
     rows.push(await httpRun(n, 2, script, work, serverUrl));
   }
