@@ -42,8 +42,13 @@ export const promptHelp = `Usage: agentkit-acp prompt [options] [TEXT | -]
 Send one prompt to an ACP agent and stream the turn.
 
 Options:
-  --agent AGENT          a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line,
-                         e.g. --agent "npx -y @agentclientprotocol/claude-agent-acp" (default: self)
+  --agent AGENT          a preset (${Object.keys(agentPresets()).join(", ")}), a whole command line,
+                         e.g. --agent "npx -y @agentclientprotocol/claude-agent-acp" (default: self),
+                         or the URL of a served agent (serve --listen): http://HOST:PORT/acp
+                         (Streamable HTTP) or ws://HOST:PORT/acp (WebSocket), with the bearer
+                         token from AGENTKIT_ACP_TOKEN; --cwd is then a directory on its machine.
+                         A dropped connection is re-established and the session re-attached;
+                         a turn that was running is reported as interrupted (exit 1)
   --cwd DIR              the session's working directory (default: the current directory)
   --permissions POLICY   deny | ask | allow-reads | allow-all | FILE.json
                          (default: ask when stdin and stderr are a terminal, else deny)

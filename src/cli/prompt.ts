@@ -3,6 +3,7 @@ import {
   ClientClosedError,
   ClientPermissionPolicy,
   agentLaunch,
+  isAgentUrl,
   type AcpAgentConfig,
   type AcpSession,
   type PermissionHandler,
@@ -54,8 +55,13 @@ function usage(error: unknown): number {
   return EXIT.usage;
 }
 
-/** Launch config for `--agent`: a preset name or a whole command line. */
+/** Launch config for `--agent`: a URL (token from AGENTKIT_ACP_TOKEN), a preset name or a whole command line. */
 export function agentConfig(agent: string, cwd: string, env: Record<string, string> | undefined): AcpAgentConfig {
+  if (/^(https?|wss?):/i.test(agent)) {
+    if (!isAgentUrl(agent)) throw new UsageError(`--agent "${agent}" is not a valid URL; e.g. http://127.0.0.1:8080/acp or ws://127.0.0.1:8080/acp`);
+    const token = process.env.AGENTKIT_ACP_TOKEN?.trim();
+    return { url: agent, cwd, ...(token ? { token } : {}) };
+  }
   return { ...agentLaunch(agent), cwd, ...(env ? { env } : {}) };
 }
 
@@ -90,8 +96,14 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   } catch (error) {
     return usage(error);
   }
+  let launch: AcpAgentConfig;
+  try {
+    launch = agentConfig(args.agent, args.cwd, flow.agentEnv);
+  } catch (error) {
+    return usage(error);
+  }
   const config: AcpAgentConfig = {
-    ...agentConfig(args.agent, args.cwd, flow.agentEnv),
+    ...launch,
     ...host,
     stderr: args.verbose ? "inherit" : "ignore",
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },

@@ -41,6 +41,21 @@ export interface ServeOptions {
   modelTimeouts: ModelTimeouts;
   /** --coalesce-ms: merge consecutive text/thought chunks within this window (0 = off). */
   coalesceMs: number;
+  /** --listen [HOST:]PORT: serve over HTTP/WebSocket instead of stdio. */
+  listen: ListenAddress | undefined;
+  /** --token-file: where the bearer token is (else AGENTKIT_ACP_TOKEN). */
+  tokenFile: string | undefined;
+  /** --max-connections (with --listen). */
+  maxConnections: number;
+  /** --max-message-bytes (with --listen). */
+  maxMessageBytes: number;
+  /** --drain-timeout: on SIGTERM, how long running turns may go on (ms, with --listen). */
+  drainTimeoutMs: number;
+}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
 }
 
 export const serveHelp = `Usage: agentkit-acp serve [options]
@@ -102,10 +117,22 @@ Options:
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
+Serving over the network (instead of stdio):
+  --listen [HOST:]PORT     serve ACP over HTTP and WebSocket at http://HOST:PORT/acp
+                           (HOST default 127.0.0.1; 0.0.0.0 for every interface; PORT 0 picks
+                           a free one, logged at start-up). Every request to /acp and /metrics
+                           needs "Authorization: Bearer TOKEN"; GET /healthz and /readyz do not.
+  --token-file FILE        the bearer token (first line of FILE; default: AGENTKIT_ACP_TOKEN)
+  --max-connections N      open ACP connections allowed at once; more get HTTP 503 (default 256)
+  --max-message-bytes N    largest request body / WebSocket message (default 4194304)
+  --drain-timeout MS       on SIGTERM: no new connections or sessions, running turns may finish
+                           for this long, then they are cancelled and serve exits (default 30000)
+
 Environment:
   AGENTKIT_MODEL           model spec when --model is not given
   AGENTKIT_BASE_URL        base URL when --base-url is not given
   AGENTKIT_STORE_URL       PostgreSQL store URL when --store, --state-dir and --no-persist are not given
+  AGENTKIT_ACP_TOKEN       the bearer token for --listen (when --token-file is not given)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, AGENTKIT_API_KEY   provider keys
 
 Testing only: --model scripted:FILE.json plays a fixed JSON script instead of a model
@@ -139,6 +166,11 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "model-first-byte-timeout": { type: "string" },
         "model-idle-timeout": { type: "string" },
         "coalesce-ms": { type: "string" },
+        listen: { type: "string" },
+        "token-file": { type: "string" },
+        "max-connections": { type: "string" },
+        "max-message-bytes": { type: "string" },
+        "drain-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -178,7 +210,21 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     firstByteMs: ms("model-first-byte-timeout", 1),
     idleMs: ms("model-idle-timeout", 1),
   };
+  const listenText = values.listen as string | undefined;
+  const listen = listenText === undefined ? undefined : parseListen(listenText);
+  if (listen === undefined) {
+    for (const flag of ["token-file", "max-connections", "max-message-bytes", "drain-timeout"]) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} only applies with --listen`);
+    }
+  }
+  const tokenFile = values["token-file"] as string | undefined;
+  if (tokenFile !== undefined && tokenFile.trim() === "") throw new UsageError("--token-file needs a file");
   return {
+    listen,
+    tokenFile: tokenFile === undefined ? undefined : resolve(tokenFile),
+    maxConnections: positiveInteger(values["max-connections"] as string | undefined, 256, "--max-connections"),
+    maxMessageBytes: positiveInteger(values["max-message-bytes"] as string | undefined, 4 * 1024 * 1024, "--max-message-bytes"),
+    drainTimeoutMs: positiveInteger(values["drain-timeout"] as string | undefined, 30_000, "--drain-timeout"),
     help: values.help === true,
     modelTimeouts,
     coalesceMs: ms("coalesce-ms", 0) ?? 0,
@@ -197,6 +243,23 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     approvalMemory: values["no-approval-memory"] !== true,
     clearApprovalMemory: values["clear-approval-memory"] === true,
   };
+}
+
+/** `--listen PORT`, `HOST:PORT` or `[IPv6]:PORT`. */
+export function parseListen(text: string): ListenAddress {
+  const bad = (why: string): UsageError => new UsageError(`--listen "${text}": ${why}; use PORT, HOST:PORT or [IPv6]:PORT, e.g. --listen 127.0.0.1:8080`);
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]:|([^:[\]\s]+):)?(\d+)$/.exec(text.trim());
+  if (!match) throw bad("not an address");
+  const port = Number(match[3]);
+  if (!Number.isInteger(port) || port > 65_535) throw bad("the port must be 0–65535");
+  return { host: match[1] ?? match[2] ?? "127.0.0.1", port };
+}
+
+function positiveInteger(text: string | undefined, fallback: number, flag: string): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || !Number.isSafeInteger(value)) throw new UsageError(`${flag} must be a positive integer (got "${text}")`);
+  return value;
 }
 
 /** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */

@@ -23,8 +23,12 @@ export async function runServe(argv: string[]): Promise<number> {
 async function serveWith(options: ServeOptions): Promise<number> {
   const [{ createServeRuntime, serveModels }, { scriptedModelResolver }] = await Promise.all([import("../acp/agent/serve.js"), import("../testing/scripted-script.js")]);
   const logger = createStderrLogger(options.logLevel);
+  // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
+  const listening = options.listen ? await import("./serve-listen.js") : undefined;
+  let token = "";
   let models: ServeModels;
   try {
+    if (listening) token = listening.listenToken(options, process.env);
     models = serveModels(
       { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
       process.env,
@@ -37,10 +41,11 @@ async function serveWith(options: ServeOptions): Promise<number> {
   keepStdoutForProtocol();
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
-  logger.info(`serving ACP on stdio with model ${models.primary.label}`);
+  logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
+  const metrics = listening?.newServiceMetrics();
   let served: ServeRuntime;
   try {
-    served = await createServeRuntime({ ...options, serveModels: models, logger, env: process.env });
+    served = await createServeRuntime({ ...options, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [] });
   } catch (error) {
     // A store URL that does not work is a configuration mistake (exit 2, saying what to fix).
     if (options.storeUrl !== undefined) {
@@ -52,6 +57,9 @@ async function serveWith(options: ServeOptions): Promise<number> {
   }
   const { runtime, state } = served;
   logger.info(state.description);
+  if (listening && options.listen && metrics) {
+    return listening.serveListening({ runtime, address: options.listen, token, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
+  }
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -51,13 +51,15 @@ export class AcpConnectionState implements LifecycleHost {
   readonly #settings: RuntimeSettings;
   readonly #lifecycle: ConnectionLifecycle;
   readonly #totalSessions: () => number;
+  readonly #refusal: () => string | undefined;
   readonly #sessions = new Map<string, RuntimeSession>();
   #client: AcpClientHandle | undefined;
   #closing = false;
 
-  constructor(settings: RuntimeSettings, totalSessions: () => number) {
+  constructor(settings: RuntimeSettings, totalSessions: () => number, refusal: () => string | undefined = () => undefined) {
     this.#settings = settings;
     this.#totalSessions = totalSessions;
+    this.#refusal = refusal;
     this.#lifecycle = new ConnectionLifecycle(settings.lifecycle, this, settings.logger);
   }
 
@@ -151,6 +153,8 @@ export class AcpConnectionState implements LifecycleHost {
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
     const mcpConfigs = mcpServerConfigs(params.mcpServers, this.#settings.mcpTransports);
     if (this.#closing) throw acp.RequestError.invalidRequest(undefined, "the agent is shutting down");
+    const refusal = this.#refusal();
+    if (refusal !== undefined) throw acp.RequestError.invalidRequest(undefined, refusal);
     if (this.#totalSessions() >= this.#settings.maxSessions) {
       throw acp.RequestError.invalidRequest(
         { maxSessions: this.#settings.maxSessions },

@@ -31,6 +31,7 @@ export interface AcpServedConnection {
 export class AcpHeadlessRuntime {
   readonly #settings: RuntimeSettings;
   readonly #connections = new Map<AcpConnectionState, AcpServedConnection>();
+  #refusal: string | undefined;
 
   /** @internal — use `AcpHeadlessRuntime.builder()`. */
   constructor(settings: RuntimeSettings) {
@@ -52,9 +53,22 @@ export class AcpHeadlessRuntime {
     return n;
   }
 
+  /** Connections being served now. */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /**
+   * From now on session/new, load and resume are refused with `reason` (-32600); open sessions
+   * keep working. A draining server calls this before it waits for running turns.
+   */
+  refuseNewSessions(reason: string): void {
+    this.#refusal = reason;
+  }
+
   /** Serves one client over an SDK stream (e.g. `ndJsonStream(...)`) or, in-process, a ClientApp. */
   serve(target: Stream | ClientApp): AcpServedConnection {
-    const state = new AcpConnectionState(this.#settings, () => this.sessionCount);
+    const state = new AcpConnectionState(this.#settings, () => this.sessionCount, () => this.#refusal);
     const app = state.buildApp();
     const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
     // Synchronous with the SDK's close, before it rejects pending requests, so a permission wait

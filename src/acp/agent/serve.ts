@@ -1,4 +1,4 @@
-import type { Logger } from "../../core/index.js";
+import type { Logger, LoopObserver } from "../../core/index.js";
 import { createStderrLogger } from "../../core/index.js";
 import { Agent } from "../../loop/index.js";
 import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
@@ -31,6 +31,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   logger?: Logger;
   /** Default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Further observers of every session's loop (e.g. the `ServiceMetrics` of `serve --listen`). */
+  observers?: LoopObserver[];
 }
 
 /** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
@@ -91,7 +93,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .modes({ initial: initialMode })
     .models(models.options)
     .slashCommands()
-    .agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services))
+    .agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? []))
     .build();
   return { runtime, state, model: models.primary };
 }
@@ -110,6 +112,7 @@ async function sessionAgent(
   policy: PermissionPolicy,
   logger: Logger,
   services: ServeSessionServices,
+  observers: LoopObserver[],
 ): Promise<AcpSessionAgent> {
   const mcp = await sessionMcpServers(context, services, logger);
   const ops = sessionOperations(context, services);
@@ -123,6 +126,7 @@ async function sessionAgent(
     .cancellation(context.cancellation)
     .logger(logger)
     .systemPrompt(systemPrompt(context.cwd));
+  for (const observer of observers) builder.observer(observer);
   if (ops.files) builder.fileOperations(ops.files);
   if (ops.commands) builder.commandRunner(ops.commands);
   return { agent: builder.build(), close: () => mcp.close(), warnings: mcp.warnings };
