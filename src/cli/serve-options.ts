@@ -41,6 +41,10 @@ export interface ServeOptions {
   modelTimeouts: ModelTimeouts;
   /** --coalesce-ms: merge consecutive text/thought chunks within this window (0 = off). */
   coalesceMs: number;
+  /** --max-message-bytes: longest accepted incoming JSON-RPC line. */
+  maxMessageBytes: number;
+  /** --client-timeout: bound on each fs/terminal request to the client (ms). */
+  clientTimeoutMs: number;
 }
 
 export const serveHelp = `Usage: agentkit-acp serve [options]
@@ -99,6 +103,13 @@ Options:
                            (default 0 = one update per model delta); fewer, larger updates
                            for fast models; tool calls, plans and permission requests are
                            never held back
+  --max-message-bytes N    longest incoming JSON-RPC message in bytes (default 33554432 = 32 MiB);
+                           a longer one is answered with a -32600 error and the connection goes on
+  --client-timeout MS      bound on each file or terminal request to the editor (fs/*,
+                           terminal/create, output, kill, release; default 30000): a late answer
+                           fails that tool call with a clear message and the turn goes on.
+                           A command's own timeout is kept however slow the editor is;
+                           permission questions wait for the human (cancel ends them)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -139,6 +150,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "model-first-byte-timeout": { type: "string" },
         "model-idle-timeout": { type: "string" },
         "coalesce-ms": { type: "string" },
+        "max-message-bytes": { type: "string" },
+        "client-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -155,6 +168,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const mcpText = (values["mcp-startup-timeout"] as string | undefined) ?? "10000";
   const mcpStartupTimeoutMs = Number(mcpText);
   if (!/^\d+$/.test(mcpText) || mcpStartupTimeoutMs < 1) throw new UsageError(`--mcp-startup-timeout must be a positive number of milliseconds (got "${mcpText}")`);
+  const bytesText = (values["max-message-bytes"] as string | undefined) ?? "33554432";
+  const maxMessageBytes = Number(bytesText);
+  if (!/^\d+$/.test(bytesText) || maxMessageBytes < 1 || !Number.isSafeInteger(maxMessageBytes)) throw new UsageError(`--max-message-bytes must be a positive number of bytes (got "${bytesText}")`);
   const mode = values.mode as string | undefined;
   if (mode !== undefined && !permissionModes.includes(mode as PermissionMode)) throw new UsageError(`--mode must be one of ${permissionModes.join(", ")} (got "${mode}")`);
   const stateDir = values["state-dir"] as string | undefined;
@@ -172,6 +188,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     }
     return Number(text);
   };
+  const clientTimeoutMs = ms("client-timeout", 1) ?? 30_000;
   const modelTimeouts: ModelTimeouts = {
     totalMs: ms("model-timeout", 1),
     connectMs: ms("model-connect-timeout", 1),
@@ -196,6 +213,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     storeUrl,
     approvalMemory: values["no-approval-memory"] !== true,
     clearApprovalMemory: values["clear-approval-memory"] === true,
+    maxMessageBytes,
+    clientTimeoutMs,
   };
 }
 

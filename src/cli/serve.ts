@@ -63,7 +63,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
 
-  await runtime.serveStdio();
+  await runtime.serveStdio({ maxMessageBytes: options.maxMessageBytes });
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
   logger.info("the ACP connection closed; exiting");
   // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.

@@ -6,3 +6,4 @@ export * from "./cancellation.js";
 export * from "./errors.js";
 export * from "./logger.js";
 export * from "./process-group.js";
+export * from "./path-field.js";

@@ -16,6 +16,7 @@ import type { LifecycleHost, LifecycleSessionView, LifecycleSettings, SessionRes
 import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
 import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
+import { checkPathField } from "./path-params.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
 
@@ -266,6 +267,7 @@ export class AcpConnectionState implements LifecycleHost {
 }
 
 function checkDirectory(path: string, field: string): string {
+  checkPathField(path, field);
   if (!isAbsolute(path)) throw acp.RequestError.invalidParams({ [field]: path }, `${field} must be an absolute path, got "${path}"`);
   const stat = statSync(path, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw acp.RequestError.invalidParams({ [field]: path }, `${field} "${path}" is not an existing directory`);

@@ -1,6 +1,5 @@
 import { Readable, type Writable } from "node:stream";
 import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
 import { batchedWritable } from "./batched-output.js";
 import type { Logger } from "../../core/index.js";
 import { ConfigError } from "../../core/index.js";
@@ -8,6 +7,7 @@ import type { AcpAgentFactory } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
+import { guardedNdJsonStream } from "./line-guard.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
@@ -80,12 +80,16 @@ export class AcpHeadlessRuntime {
 
   /**
    * Serves on this process's stdin/stdout (stdout carries only ACP). Resolves after stdin ends
-   * (the client closed the pipe) and every session is shut down.
+   * (the client closed the pipe) and every session is shut down. A line over `maxMessageBytes`
+   * (default 32 MiB) gets an error reply and the connection goes on (see `guardedNdJsonStream`).
    */
-  async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream } = {}): Promise<void> {
+  async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxMessageBytes?: number } = {}): Promise<void> {
     const input = (io.input ?? process.stdin) as Readable;
     const output = (io.output ?? process.stdout) as Writable;
-    const stream = ndJsonStream(batchedWritable(output), Readable.toWeb(input) as ReadableStream<Uint8Array>);
+    const stream = guardedNdJsonStream(batchedWritable(output), Readable.toWeb(input) as ReadableStream<Uint8Array>, {
+      ...(io.maxMessageBytes !== undefined ? { maxMessageBytes: io.maxMessageBytes } : {}),
+      logger: this.#settings.logger,
+    });
     await this.serve(stream).closed;
   }
 
