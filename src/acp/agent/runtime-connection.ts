@@ -27,6 +27,8 @@ export interface RuntimeSettings {
   promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
   logger: Logger;
   closeTimeoutMs: number;
+  /** Bound on each fs/terminal request to the client. */
+  clientRequestTimeoutMs: number;
   /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
   mcpTransports: AcpMcpTransports;
   authentication: AcpAuthentication;
@@ -72,10 +74,10 @@ export class AcpConnectionState implements LifecycleHost {
     const app = acp
       .agent({ name: integration.name })
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
-        this.#client = new AcpClientHandle(client, params.clientCapabilities ?? {});
+        this.#client = new AcpClientHandle(client, params.clientCapabilities ?? {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs });
         return this.#initializeResponse();
       })
-      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(client)))
+      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(client, {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs })))
       .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
         await this.#settings.authentication.authenticate(params.methodId);
         return {};

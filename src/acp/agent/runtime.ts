@@ -7,6 +7,7 @@ import type { AcpAgentFactory } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
+import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 import { guardedNdJsonStream } from "./line-guard.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
@@ -114,6 +115,7 @@ export class AcpHeadlessRuntimeBuilder {
   #prompt: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">> = { image: false, audio: false, embeddedContext: false };
   #logger: Logger | undefined;
   #closeTimeoutMs = 5_000;
+  #clientRequestTimeoutMs = DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
   #mcpTransports: AcpMcpTransports = { http: false, sse: false };
   #authentication: AcpAuthentication = noAuthentication();
   #store: SessionStore | undefined;
@@ -150,6 +152,13 @@ export class AcpHeadlessRuntimeBuilder {
     this.#logger = logger;
     return this;
   }
+  /** Bound on each fs/terminal request to the client (default 30 s); a late answer fails that tool call. Permission questions are not bounded. */
+  clientRequestTimeout(ms: number): this {
+    if (!Number.isFinite(ms) || ms <= 0) throw new ConfigError("clientRequestTimeout must be a positive number of milliseconds");
+    this.#clientRequestTimeoutMs = ms;
+    return this;
+  }
+
   /** How long session/close and shutdown wait for a cancelled turn to end (default 5 s). */
   closeTimeout(ms: number): this {
     this.#closeTimeoutMs = ms;
@@ -222,6 +231,7 @@ export class AcpHeadlessRuntimeBuilder {
       promptCapabilities: { ...this.#prompt },
       logger: this.#logger ?? this.#integration.logger,
       closeTimeoutMs: this.#closeTimeoutMs,
+      clientRequestTimeoutMs: this.#clientRequestTimeoutMs,
       mcpTransports: { ...this.#mcpTransports },
       authentication: this.#authentication,
       lifecycle: lifecycleSettings({ store: this.#store, leases: this.#leases, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands }),
