@@ -1,4 +1,4 @@
-import { createStderrLogger, errorMessage } from "../core/index.js";
+import { createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
@@ -35,6 +35,8 @@ async function serveWith(options: ServeOptions): Promise<number> {
     return 2;
   }
   keepStdoutForProtocol();
+  // Commands and MCP servers end with us even when we are SIGKILLed.
+  enableOrphanWatchdog();
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on stdio with model ${models.primary.label}`);

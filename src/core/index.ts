@@ -7,3 +7,4 @@ export * from "./errors.js";
 export * from "./logger.js";
 export * from "./process-group.js";
 export * from "./path-field.js";
+export { enableOrphanWatchdog, orphanWatchdogPid } from "./orphan-watchdog.js";

@@ -47,7 +47,7 @@ async function open(agent: acp.ClientContext, cwd: string, capabilities: acp.Cli
   return (await agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] })).sessionId;
 }
 
-const prompt = (sessionId: string, text = "go") => ({ sessionId, prompt: [{ type: "text" as const, text }] });
+const prompt = (sessionId: string, text = "go"): acp.PromptRequest => ({ sessionId, prompt: [{ type: "text", text }] });
 
 describe("robustness: bounded waits on the client (real serve)", () => {
   it("fs/read_text_file never answered: the tool call fails after --client-timeout with a clear message, the turn goes on", async () => {
