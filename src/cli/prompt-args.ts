@@ -62,11 +62,13 @@ Options:
 TEXT is the prompt; "-" (or no TEXT with piped stdin) reads it from stdin.
 
 Ctrl-C cancels the turn (session/cancel) and waits for the agent to stop; a second Ctrl-C
-ends the agent.
+ends the agent. SIGTERM and SIGHUP end the agent's whole process group and the terminals
+hosted here within 5 s (exit 143 / 129); so does SIGKILL, through a small watchdog process.
 
 Exit codes:
   0  end_turn            3  cancelled           5  max_tokens / max_turn_requests
   1  error               4  refusal             130  agent ended by a second Ctrl-C
+                                                 143 / 129  ended by SIGTERM / SIGHUP
   2  usage error
 `;
 

@@ -9,6 +9,7 @@ import {
   type PermissionPreset,
   type PromptResult,
 } from "../acp/client/index.js";
+import { enableOrphanWatchdog } from "../core/index.js";
 import { EXIT, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
 import { UsageError } from "./usage.js";
 import { terminalAsk } from "./prompt-ask.js";
@@ -61,6 +62,8 @@ export function agentConfig(agent: string, cwd: string, env: Record<string, stri
 
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise<number> {
   const { args } = flow;
+  // The agent's group and hosted terminals end with us even when we are SIGKILLed.
+  enableOrphanWatchdog();
   const interactive = stdinFree && process.stdin.isTTY === true && process.stderr.isTTY === true;
   const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };
   const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id));
@@ -80,6 +83,19 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
       void client?.kill();
     }
   };
+  // SIGTERM / SIGHUP (the terminal closed): end the agent's whole group, then exit 128+n. The
+  // orderly path gets 3 s; process.exit's hook SIGKILLs any group still tracked, so the bound is firm.
+  let terminating = false;
+  const onTerminate = (signal: NodeJS.Signals): void => {
+    if (terminating) return;
+    terminating = true;
+    process.stderr.write(`\n(${signal}: ending the agent)\n`);
+    const code = 128 + (signal === "SIGHUP" ? 1 : 15);
+    setTimeout(() => process.exit(code), 3_000).unref();
+    void (client ? client.kill() : Promise.resolve()).finally(() => process.exit(code));
+  };
+  const onSigterm = (): void => onTerminate("SIGTERM");
+  const onSighup = (): void => onTerminate("SIGHUP");
   let policy: ClientPermissionPolicy;
   let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
@@ -97,6 +113,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
   };
   process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onSigterm);
+  process.on("SIGHUP", onSighup);
   try {
     client = await AcpClient.start(config, policy);
     session = args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
@@ -125,6 +143,9 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   } finally {
     process.off("SIGINT", onInterrupt);
     await client?.close();
+    // Removed only now: a signal during close still ends everything.
+    process.off("SIGTERM", onSigterm);
+    process.off("SIGHUP", onSighup);
   }
 }
 
