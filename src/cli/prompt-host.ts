@@ -18,11 +18,11 @@ export interface PromptHostOptions extends Pick<AcpAgentConfig, "additionalDirec
  * off|read|read-write` (default read-write) and `--terminal on|off` (default on) offer the
  * client's file system and terminals, confined to the roots (`--cwd` plus `--add-dir`).
  */
-export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy): PromptHostOptions {
+export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy, permissions: string | undefined = args.permissions): PromptHostOptions {
   const dirs = (args.extra.get("--add-dir") ?? []).map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`));
   const fs = single(args, "--fs", ["off", "read", "read-write"], "read-write") as FsMode;
   const terminal = single(args, "--terminal", ["on", "off"], "on");
-  const authorize = hostGate(args.permissions);
+  const authorize = hostGate(permissions);
   const hostServices: HostServices = {};
   if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}) });
   const outputs = new Map<string, string>();
@@ -46,9 +46,15 @@ function single(args: PromptArgs, flag: string, allowed: string[], fallback: str
  * Host calls are gated by the explicit allow/deny rules of a `--permissions FILE` (e.g. deny
  * writes outside a sub-tree, deny commands by prefix); what no rule matches is allowed, since
  * the tool call behind it was already approved through session/request_permission and asking
- * again per file read would double every question. Presets gate nothing beyond the roots.
+ * again per file read would double every question. The presets `deny` and `allow-reads` allow
+ * reads only (inside the roots): an agent that does not ask cannot write or run commands
+ * through us. `ask` and `allow-all` gate nothing beyond the roots.
  */
-function hostGate(permissions: string | undefined): HostAuthorize | undefined {
+export function hostGate(permissions: string | undefined): HostAuthorize | undefined {
+  if (permissions === "deny" || permissions === "allow-reads") {
+    const preset = `--permissions ${permissions} (reads only)`;
+    return (request) => (request.kind === "fs_read" ? "allow" : { deny: preset });
+  }
   if (permissions === undefined || PRESETS.has(permissions)) return undefined;
   let json: { rules?: Array<{ action?: string }> } & Record<string, unknown>;
   try {

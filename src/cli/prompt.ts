@@ -100,7 +100,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
     policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt) : undefined, interactive);
-    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy);
+    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy, effectivePermissions(flow, interactive));
     terminals.output = terminalOutput;
     host = config;
   } catch (error) {
@@ -147,6 +147,12 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     process.off("SIGTERM", onSigterm);
     process.off("SIGHUP", onSighup);
   }
+}
+
+/** What `--permissions` amounts to for the host gate: the policy's default (ask on a terminal, else deny); a flow's own policy gates nothing more. */
+function effectivePermissions(flow: PromptFlow, interactive: boolean): string | undefined {
+  if (flow.policy) return undefined;
+  return flow.args.permissions ?? (interactive ? "ask" : "deny");
 }
 
 /** `--permissions`: a preset or a JSON file; default `ask` with a terminal, else `deny`. */

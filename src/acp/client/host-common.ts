@@ -10,7 +10,8 @@ export type HostAccessRequest =
   | { kind: "fs_write"; sessionId: string; path: string; resolvedPath: string; roots: string[] }
   | { kind: "terminal"; sessionId: string; command: string; args: string[]; cwd: string; roots: string[] };
 
-export type HostVerdict = "allow" | "deny";
+/** `{ deny: reason }` refuses with the reason in the message (e.g. which preset or rule said no). */
+export type HostVerdict = "allow" | "deny" | { deny: string };
 
 /** Optional gate (e.g. the client's permission policy); "deny" refuses the request with -32602. */
 export type HostAuthorize = (request: HostAccessRequest) => HostVerdict | Promise<HostVerdict>;
@@ -101,7 +102,9 @@ export function notifyObserver(observer: HostObserver | undefined, event: HostAu
 export async function checkAuthorized(authorize: HostAuthorize | undefined, request: HostAccessRequest, what: string): Promise<void> {
   if (!authorize) return;
   const verdict = await authorize(request);
-  if (verdict !== "allow") throw refusal("denied", `${what}: denied by the client's permission policy`);
+  if (verdict === "allow") return;
+  const why = typeof verdict === "object" ? verdict.deny : "the client's permission policy";
+  throw refusal("denied", `${what}: denied by ${why}`, { rule: why });
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
