@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostServices } from "../acp/client/index.js";
+import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostObserver, HostServices } from "../acp/client/index.js";
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
 import type { PromptArgs } from "./prompt-args.js";
 import { UsageError } from "./usage.js";
@@ -18,15 +18,16 @@ export interface PromptHostOptions extends Pick<AcpAgentConfig, "additionalDirec
  * off|read|read-write` (default read-write) and `--terminal on|off` (default on) offer the
  * client's file system and terminals, confined to the roots (`--cwd` plus `--add-dir`).
  */
-export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy, permissions: string | undefined = args.permissions): PromptHostOptions {
+export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy, permissions: string | undefined = args.permissions, observer?: HostObserver): PromptHostOptions {
   const dirs = (args.extra.get("--add-dir") ?? []).map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`));
   const fs = single(args, "--fs", ["off", "read", "read-write"], "read-write") as FsMode;
   const terminal = single(args, "--terminal", ["on", "off"], "on");
   const authorize = hostGate(permissions);
   const hostServices: HostServices = {};
-  if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}) });
+  const watch = observer ? { onRequest: observer } : {};
+  if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}), ...watch });
   const outputs = new Map<string, string>();
-  if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost(authorize ? { authorize } : {}), outputs);
+  if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost({ ...(authorize ? { authorize } : {}), ...watch }), outputs);
   return {
     ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
     hostServices,

@@ -39,7 +39,8 @@ export type HostRefusalReason =
 
 /** One observed host call and its verdict (audit log, tests). */
 export interface HostAuditEvent {
-  kind: "fs_read" | "fs_write" | "terminal_create" | "terminal_output" | "terminal_wait" | "terminal_kill" | "terminal_release";
+  /** `terminal_exit` is not a request: the command of a terminal ended (exit code or signal). */
+  kind: "fs_read" | "fs_write" | "terminal_create" | "terminal_output" | "terminal_wait" | "terminal_kill" | "terminal_release" | "terminal_exit";
   sessionId: string;
   /** As the agent sent it (fs) or the cwd (terminal/create). */
   path?: string;
@@ -54,6 +55,9 @@ export interface HostAuditEvent {
   /** fs: where the content came from / went to. */
   source?: "disk" | "buffer";
   bytes?: number;
+  /** terminal_exit: how the command ended. */
+  exitCode?: number | null;
+  signal?: string | null;
 }
 
 export type HostObserver = (event: HostAuditEvent) => void;
