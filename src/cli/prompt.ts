@@ -9,7 +9,8 @@ import {
   type PermissionPreset,
   type PromptResult,
 } from "../acp/client/index.js";
-import { enableOrphanWatchdog } from "../core/index.js";
+import { createStderrLogger, enableOrphanWatchdog } from "../core/index.js";
+import { routeConsoleToLogger } from "./console-route.js";
 import { AuditTrail } from "./prompt-audit.js";
 import { EXIT, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
 import { stripControls } from "./terminal-safe.js";
@@ -66,6 +67,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   const { args } = flow;
   // The agent's group and hosted terminals end with us even when we are SIGKILLed.
   enableOrphanWatchdog();
+  routeConsoleToLogger(createStderrLogger("warn", "agentkit-acp prompt"));
   const interactive = stdinFree && process.stdin.isTTY === true && process.stderr.isTTY === true;
   const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };
   const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id), args.raw);
