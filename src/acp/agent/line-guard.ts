@@ -9,6 +9,8 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** Bytes of an oversized line kept to find its `id`. */
 const ID_PREFIX_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
+/** Longest hold of lines behind an unanswered `initialize` (it is answered at once; this is a backstop). */
+const INITIALIZE_HOLD_MS = 10_000;
 
 export interface GuardedStreamOptions {
   /** Longest accepted line in bytes (default 32 MiB); longer ones get an error reply instead of closing the connection. */
@@ -247,10 +249,20 @@ class InitializeGate {
     // Before initialization lines are small; a huge one is not an initialize worth parsing.
     if (this.#initialized || line.length > 1024 * 1024) return;
     const message = parse(line);
-    if (message?.method !== "initialize" || message.id === undefined || message.id === null) return;
+    // Exactly what the SDK dispatches as a request (else it answers with id null, or not at all).
+    if (message?.jsonrpc !== "2.0" || message.method !== "initialize") return;
+    const id = message.id;
+    if (typeof id !== "string" && !(typeof id === "number" && Number.isFinite(id))) return;
     let release!: () => void;
     const answered = new Promise<void>((resolve) => (release = resolve));
-    this.#pending = { id: message.id, answered, release };
+    const pending = { id, answered, release };
+    this.#pending = pending;
+    // Bounded: should the answer never be seen, the held lines go on after a while.
+    setTimeout(() => {
+      if (this.#pending !== pending) return;
+      this.#pending = undefined;
+      release();
+    }, INITIALIZE_HOLD_MS).unref();
   }
 
   observeOutput(chunk: Uint8Array): void {
