@@ -10,7 +10,11 @@ import {
   type PermissionPreset,
   type PromptResult,
 } from "../acp/client/index.js";
+import { createStderrLogger, enableOrphanWatchdog } from "../core/index.js";
+import { routeConsoleToLogger } from "./console-route.js";
+import { AuditTrail } from "./prompt-audit.js";
 import { EXIT, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
+import { stripControls } from "./terminal-safe.js";
 import { UsageError } from "./usage.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
@@ -67,9 +71,13 @@ export function agentConfig(agent: string, cwd: string, env: Record<string, stri
 
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise<number> {
   const { args } = flow;
+  // The agent's group and hosted terminals end with us even when we are SIGKILLed.
+  enableOrphanWatchdog();
+  routeConsoleToLogger(createStderrLogger("warn", "agentkit-acp prompt"));
   const interactive = stdinFree && process.stdin.isTTY === true && process.stderr.isTTY === true;
   const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };
-  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id));
+  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id), args.raw);
+  const safe = (text: string): string => (args.raw ? text : stripControls(text));
   let interrupts = 0;
   let killed = false;
   let session: AcpSession | undefined;
@@ -86,11 +94,30 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
       void client?.kill();
     }
   };
+  // SIGTERM / SIGHUP (the terminal closed): end the agent's whole group, then exit 128+n. The
+  // orderly path gets 3 s; process.exit's hook SIGKILLs any group still tracked, so the bound is firm.
+  let terminating = false;
+  const onTerminate = (signal: NodeJS.Signals): void => {
+    if (terminating) return;
+    terminating = true;
+    process.stderr.write(`\n(${signal}: ending the agent)\n`);
+    const code = 128 + (signal === "SIGHUP" ? 1 : 15);
+    setTimeout(() => process.exit(code), 3_000).unref();
+    void (client ? client.kill() : Promise.resolve()).finally(() => process.exit(code));
+  };
+  const onSigterm = (): void => onTerminate("SIGTERM");
+  const onSighup = (): void => onTerminate("SIGHUP");
   let policy: ClientPermissionPolicy;
+  let audit: AuditTrail;
   let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
-    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt) : undefined, interactive);
-    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy);
+    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt, args.raw) : undefined, interactive);
+    try {
+      audit = new AuditTrail(out instanceof JsonRenderer ? (line) => out.line(line) : undefined, args.auditLog);
+    } catch (error) {
+      throw new UsageError(`--audit-log: cannot append to ${args.auditLog ?? ""}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy, effectivePermissions(flow, interactive), audit.host);
     terminals.output = terminalOutput;
     host = config;
   } catch (error) {
@@ -105,17 +132,20 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   const config: AcpAgentConfig = {
     ...launch,
     ...host,
-    stderr: args.verbose ? "inherit" : "ignore",
+    // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
+    stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void process.stderr.write(`${stripControls(line)}\n`),
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
   };
   process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onSigterm);
+  process.on("SIGHUP", onSighup);
   try {
     client = await AcpClient.start(config, policy);
     session = args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd });
     } else if (args.session) {
-      process.stderr.write(`(continuing session ${session.sessionId})\n`);
+      process.stderr.write(`(continuing session ${safe(session.sessionId)})\n`);
     }
     let result: PromptResult | undefined;
     for (const [index, prompt] of flow.prompts.entries()) {
@@ -123,21 +153,34 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
       handle = session.cancellationHandle();
       interrupts = 0;
       const stream = session.stream(prompt);
-      for await (const event of stream) out.event(event);
+      for await (const event of stream) {
+        audit.session(event);
+        out.event(event);
+      }
       result = await stream.result;
       if (result.stopReason !== "end_turn") break;
     }
-    if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${session.sessionId} (continue with --session ${session.sessionId})\n`);
+    if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return exitCodeFor(result?.stopReason ?? "end_turn");
   } catch (error) {
     const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
-    process.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
+    process.stderr.write(`agentkit-acp prompt: ${safe(describeFailure(error))}\n`);
     return code;
   } finally {
     process.off("SIGINT", onInterrupt);
     await client?.close();
+    audit.close();
+    // Removed only now: a signal during close still ends everything.
+    process.off("SIGTERM", onSigterm);
+    process.off("SIGHUP", onSighup);
   }
+}
+
+/** What `--permissions` amounts to for the host gate: the policy's default (ask on a terminal, else deny); a flow's own policy gates nothing more. */
+function effectivePermissions(flow: PromptFlow, interactive: boolean): string | undefined {
+  if (flow.policy) return undefined;
+  return flow.args.permissions ?? (interactive ? "ask" : "deny");
 }
 
 /** `--permissions`: a preset or a JSON file; default `ask` with a terminal, else `deny`. */

@@ -41,14 +41,16 @@ export interface ServeOptions {
   modelTimeouts: ModelTimeouts;
   /** --coalesce-ms: merge consecutive text/thought chunks within this window (0 = off). */
   coalesceMs: number;
+  /** --max-message-bytes: longest accepted incoming JSON-RPC message (stdio line, HTTP body, WebSocket message). */
+  maxMessageBytes: number;
+  /** --client-timeout: bound on each fs/terminal request to the client (ms). */
+  clientTimeoutMs: number;
   /** --listen [HOST:]PORT: serve over HTTP/WebSocket instead of stdio. */
   listen: ListenAddress | undefined;
   /** --token-file: where the bearer token is (else AGENTKIT_ACP_TOKEN). */
   tokenFile: string | undefined;
   /** --max-connections (with --listen). */
   maxConnections: number;
-  /** --max-message-bytes (with --listen). */
-  maxMessageBytes: number;
   /** --drain-timeout: on SIGTERM, how long running turns may go on (ms, with --listen). */
   drainTimeoutMs: number;
 }
@@ -114,6 +116,15 @@ Options:
                            (default 0 = one update per model delta); fewer, larger updates
                            for fast models; tool calls, plans and permission requests are
                            never held back
+  --max-message-bytes N    longest incoming JSON-RPC message in bytes (default 33554432 = 32 MiB);
+                           over stdio a longer line is answered with a -32600 error and the
+                           connection goes on; with --listen a larger request body gets HTTP 413
+                           and a larger WebSocket message closes that socket (1009)
+  --client-timeout MS      bound on each file or terminal request to the editor (fs/*,
+                           terminal/create, output, kill, release; default 30000): a late answer
+                           fails that tool call with a clear message and the turn goes on.
+                           A command's own timeout is kept however slow the editor is;
+                           permission questions wait for the human (cancel ends them)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -124,7 +135,6 @@ Serving over the network (instead of stdio):
                            needs "Authorization: Bearer TOKEN"; GET /healthz and /readyz do not.
   --token-file FILE        the bearer token (first line of FILE; default: AGENTKIT_ACP_TOKEN)
   --max-connections N      open ACP connections allowed at once; more get HTTP 503 (default 256)
-  --max-message-bytes N    largest request body / WebSocket message (default 4194304)
   --drain-timeout MS       on SIGTERM: no new connections or sessions, running turns may finish
                            for this long, then they are cancelled and serve exits (default 30000)
 
@@ -169,8 +179,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         listen: { type: "string" },
         "token-file": { type: "string" },
         "max-connections": { type: "string" },
-        "max-message-bytes": { type: "string" },
         "drain-timeout": { type: "string" },
+        "max-message-bytes": { type: "string" },
+        "client-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -187,6 +198,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const mcpText = (values["mcp-startup-timeout"] as string | undefined) ?? "10000";
   const mcpStartupTimeoutMs = Number(mcpText);
   if (!/^\d+$/.test(mcpText) || mcpStartupTimeoutMs < 1) throw new UsageError(`--mcp-startup-timeout must be a positive number of milliseconds (got "${mcpText}")`);
+  const bytesText = (values["max-message-bytes"] as string | undefined) ?? "33554432";
+  const maxMessageBytes = Number(bytesText);
+  if (!/^\d+$/.test(bytesText) || maxMessageBytes < 1 || !Number.isSafeInteger(maxMessageBytes)) throw new UsageError(`--max-message-bytes must be a positive number of bytes (got "${bytesText}")`);
   const mode = values.mode as string | undefined;
   if (mode !== undefined && !permissionModes.includes(mode as PermissionMode)) throw new UsageError(`--mode must be one of ${permissionModes.join(", ")} (got "${mode}")`);
   const stateDir = values["state-dir"] as string | undefined;
@@ -204,6 +218,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     }
     return Number(text);
   };
+  const clientTimeoutMs = ms("client-timeout", 1) ?? 30_000;
   const modelTimeouts: ModelTimeouts = {
     totalMs: ms("model-timeout", 1),
     connectMs: ms("model-connect-timeout", 1),
@@ -213,7 +228,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const listenText = values.listen as string | undefined;
   const listen = listenText === undefined ? undefined : parseListen(listenText);
   if (listen === undefined) {
-    for (const flag of ["token-file", "max-connections", "max-message-bytes", "drain-timeout"]) {
+    for (const flag of ["token-file", "max-connections", "drain-timeout"]) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} only applies with --listen`);
     }
   }
@@ -223,7 +238,6 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     listen,
     tokenFile: tokenFile === undefined ? undefined : resolve(tokenFile),
     maxConnections: positiveInteger(values["max-connections"] as string | undefined, 256, "--max-connections"),
-    maxMessageBytes: positiveInteger(values["max-message-bytes"] as string | undefined, 4 * 1024 * 1024, "--max-message-bytes"),
     drainTimeoutMs: positiveInteger(values["drain-timeout"] as string | undefined, 30_000, "--drain-timeout"),
     help: values.help === true,
     modelTimeouts,
@@ -242,6 +256,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     storeUrl,
     approvalMemory: values["no-approval-memory"] !== true,
     clearApprovalMemory: values["clear-approval-memory"] === true,
+    maxMessageBytes,
+    clientTimeoutMs,
   };
 }
 

@@ -1,7 +1,8 @@
-import { createStderrLogger, errorMessage } from "../core/index.js";
+import { createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
+import { routeConsoleToLogger } from "./console-route.js";
 
 /** `agentkit-acp serve`: options are checked before the agent's modules load, so mistakes fail fast. */
 export async function runServe(argv: string[]): Promise<number> {
@@ -38,7 +39,10 @@ async function serveWith(options: ServeOptions): Promise<number> {
     process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
     return 2;
   }
-  keepStdoutForProtocol();
+  // stdout belongs to ACP: console output of dependencies goes through the logger, one line each.
+  routeConsoleToLogger(logger);
+  // Commands and MCP servers end with us even when we are SIGKILLed.
+  enableOrphanWatchdog();
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
@@ -71,31 +75,11 @@ async function serveWith(options: ServeOptions): Promise<number> {
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
 
-  await runtime.serveStdio();
+  await runtime.serveStdio({ maxMessageBytes: options.maxMessageBytes });
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
   logger.info("the ACP connection closed; exiting");
   // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.
   setTimeout(() => process.exit(0), 2_000).unref();
   await state.close(); // gives back this instance's session leases at once rather than letting them expire
   return 0;
-}
-
-/** Library code never writes to stdout; this keeps stray console output of dependencies off it too. */
-function keepStdoutForProtocol(): void {
-  const toStderr = (...args: unknown[]): void => {
-    process.stderr.write(`${args.map((a) => (typeof a === "string" ? a : safeInspect(a))).join(" ")}\n`);
-  };
-  /* eslint-disable no-console -- redirecting console is the point: stdout belongs to ACP */
-  console.log = toStderr;
-  console.info = toStderr;
-  console.debug = toStderr;
-  /* eslint-enable no-console */
-}
-
-function safeInspect(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -268,7 +268,7 @@ describe("terminal host", () => {
     await t.host.waitForExit(t.ids(id), t.s1, never);
     await t.host.release(t.ids(id), t.s1);
     expect(seen[0]).toMatchObject({ kind: "terminal", command: "rm -rf ./sub", args: [], cwd: t.l.cwd, sessionId: "s1" });
-    expect(events).toEqual(["terminal_create:refused:denied", "terminal_create:allowed", "terminal_wait:allowed", "terminal_release:allowed"]);
+    expect(events).toEqual(["terminal_create:refused:denied", "terminal_create:allowed", "terminal_exit:allowed", "terminal_wait:allowed", "terminal_release:allowed"]);
   });
 
   it("outputByteLimit 0 keeps nothing but reports truncation; larger limits are clamped to the host maximum", async () => {

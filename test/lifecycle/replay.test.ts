@@ -20,11 +20,11 @@ describe("replayUpdates", () => {
     ];
     const updates = replayUpdates(items, (toolName, input) => ({ title: `Read ${(input as { path: string }).path}`, kind: "read", locations: [{ path: "/ws/x" }] }));
     expect(updates).toEqual([
-      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "look" } },
-      { sessionUpdate: "user_message_chunk", content: { type: "image", data: "AAAA", mimeType: "image/png" } },
-      { sessionUpdate: "user_message_chunk", content: { type: "audio", data: "BBBB", mimeType: "audio/wav" } },
-      { sessionUpdate: "user_message_chunk", content: { type: "resource_link", uri: "file:///a.log", name: "a.log", mimeType: "text/plain" } },
-      { sessionUpdate: "user_message_chunk", content: { type: "resource", resource: { uri: "file:///n.md", text: "notes" } } },
+      { sessionUpdate: "user_message_chunk", content: { type: "text", text: "look" }, messageId: "u1" },
+      { sessionUpdate: "user_message_chunk", content: { type: "image", data: "AAAA", mimeType: "image/png" }, messageId: "u1" },
+      { sessionUpdate: "user_message_chunk", content: { type: "audio", data: "BBBB", mimeType: "audio/wav" }, messageId: "u1" },
+      { sessionUpdate: "user_message_chunk", content: { type: "resource_link", uri: "file:///a.log", name: "a.log", mimeType: "text/plain" }, messageId: "u1" },
+      { sessionUpdate: "user_message_chunk", content: { type: "resource", resource: { uri: "file:///n.md", text: "notes" } }, messageId: "u1" },
       {
         sessionUpdate: "tool_call",
         toolCallId: "c1",

@@ -99,7 +99,7 @@ describe("ClientTerminalCommandRunner", () => {
     expect(Buffer.byteLength(result.output)).toBeLessThanOrEqual(101);
     expect(result.output.endsWith("é hi\n")).toBe(true);
     expect(result.output).not.toContain("\uFFFD");
-    expect(audit.events.filter((e) => e.terminalId === result.terminalId).map((e) => e.kind)).toEqual(["terminal_create", "terminal_wait", "terminal_output", "terminal_release"]);
+    expect(audit.events.filter((e) => e.terminalId === result.terminalId).map((e) => e.kind)).toEqual(["terminal_create", "terminal_exit", "terminal_wait", "terminal_output", "terminal_release"]);
     expect(terminal.count("s1")).toBe(0);
   });
 

@@ -87,7 +87,7 @@ describe("serve uses the client's fs and terminal when offered", () => {
     expect(create).toMatchObject({ verdict: "allowed", command: "echo out-$((1+1)); echo err >&2; exit 3", args: [], path: ws.cwd });
     const terminalId = create.terminalId!;
     const lifecycle = audit.events.filter((e) => e.terminalId === terminalId).map((e) => e.kind);
-    expect(lifecycle).toEqual(["terminal_create", "terminal_wait", "terminal_output", "terminal_release"]);
+    expect(lifecycle).toEqual(["terminal_create", "terminal_exit", "terminal_wait", "terminal_output", "terminal_release"]);
     const shellUpdates = updatesFor(events, /^Run /);
     const running = shellUpdates.find((u) => u.update.status === "in_progress" && u.terminalIds.length > 0);
     expect(running?.terminalIds).toEqual([terminalId]);

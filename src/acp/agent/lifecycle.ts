@@ -26,6 +26,7 @@ import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
 import { refuseIfLeasedElsewhere, sessionActiveElsewhere, takeSessionLease } from "./session-leases.js";
+import { checkPathField } from "./path-params.js";
 
 /** The runtime-wide lifecycle settings (one per AcpHeadlessRuntime, shared by its connections). */
 export interface LifecycleSettings {
@@ -116,7 +117,10 @@ export class ConnectionLifecycle {
       app
         .onRequest(acp.methods.agent.session.load, ({ params }) => this.#restore(params, true))
         .onRequest(acp.methods.agent.session.resume, ({ params }) => this.#restore(params, false))
-        .onRequest(acp.methods.agent.session.list, async ({ params }) => this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined))
+        .onRequest(acp.methods.agent.session.list, async ({ params }) => {
+          if (params.cwd != null) checkPathField(params.cwd, "cwd");
+          return this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined);
+        })
         .onRequest(acp.methods.agent.session.delete, ({ params }) => this.#delete(store, params.sessionId));
     }
     if (modes) app.onRequest(acp.methods.agent.session.setMode, ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({})));
@@ -261,6 +265,8 @@ export class ConnectionLifecycle {
 
   async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
     const id = params.sessionId;
+    checkPathField(params.cwd, "cwd");
+    (params.additionalDirectories ?? []).forEach((d, i) => checkPathField(d, `additionalDirectories[${i}]`));
     return this.#locked(id, async () => {
       // One process owns a session at a time: an open copy (any connection) is closed first.
       await this.#settings.open.get(id)?.(replay ? "session/load of an open session" : "session/resume of an open session");

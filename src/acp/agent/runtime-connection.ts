@@ -16,6 +16,7 @@ import type { LifecycleHost, LifecycleSessionView, LifecycleSettings, SessionRes
 import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
 import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
+import { checkPathField } from "./path-params.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
 
@@ -26,6 +27,8 @@ export interface RuntimeSettings {
   promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
   logger: Logger;
   closeTimeoutMs: number;
+  /** Bound on each fs/terminal request to the client. */
+  clientRequestTimeoutMs: number;
   /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
   mcpTransports: AcpMcpTransports;
   authentication: AcpAuthentication;
@@ -73,10 +76,10 @@ export class AcpConnectionState implements LifecycleHost {
     const app = acp
       .agent({ name: integration.name })
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
-        this.#client = new AcpClientHandle(client, params.clientCapabilities ?? {});
+        this.#client = new AcpClientHandle(client, params.clientCapabilities ?? {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs });
         return this.#initializeResponse();
       })
-      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(client)))
+      .onRequest(acp.methods.agent.session.new, async ({ params, client }) => this.#newSession(params, this.#client ?? new AcpClientHandle(client, {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs })))
       .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
         await this.#settings.authentication.authenticate(params.methodId);
         return {};
@@ -270,6 +273,7 @@ export class AcpConnectionState implements LifecycleHost {
 }
 
 function checkDirectory(path: string, field: string): string {
+  checkPathField(path, field);
   if (!isAbsolute(path)) throw acp.RequestError.invalidParams({ [field]: path }, `${field} must be an absolute path, got "${path}"`);
   const stat = statSync(path, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw acp.RequestError.invalidParams({ [field]: path }, `${field} "${path}" is not an existing directory`);

@@ -1,6 +1,5 @@
 import { Readable, type Writable } from "node:stream";
 import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
 import { batchedWritable } from "./batched-output.js";
 import type { Logger } from "../../core/index.js";
 import { ConfigError } from "../../core/index.js";
@@ -8,6 +7,8 @@ import type { AcpAgentFactory } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
+import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
+import { guardedNdJsonStream } from "./line-guard.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
@@ -94,12 +95,16 @@ export class AcpHeadlessRuntime {
 
   /**
    * Serves on this process's stdin/stdout (stdout carries only ACP). Resolves after stdin ends
-   * (the client closed the pipe) and every session is shut down.
+   * (the client closed the pipe) and every session is shut down. A line over `maxMessageBytes`
+   * (default 32 MiB) gets an error reply and the connection goes on (see `guardedNdJsonStream`).
    */
-  async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream } = {}): Promise<void> {
+  async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxMessageBytes?: number } = {}): Promise<void> {
     const input = (io.input ?? process.stdin) as Readable;
     const output = (io.output ?? process.stdout) as Writable;
-    const stream = ndJsonStream(batchedWritable(output), Readable.toWeb(input) as ReadableStream<Uint8Array>);
+    const stream = guardedNdJsonStream(batchedWritable(output), Readable.toWeb(input) as ReadableStream<Uint8Array>, {
+      ...(io.maxMessageBytes !== undefined ? { maxMessageBytes: io.maxMessageBytes } : {}),
+      logger: this.#settings.logger,
+    });
     await this.serve(stream).closed;
   }
 
@@ -124,6 +129,7 @@ export class AcpHeadlessRuntimeBuilder {
   #prompt: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">> = { image: false, audio: false, embeddedContext: false };
   #logger: Logger | undefined;
   #closeTimeoutMs = 5_000;
+  #clientRequestTimeoutMs = DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
   #mcpTransports: AcpMcpTransports = { http: false, sse: false };
   #authentication: AcpAuthentication = noAuthentication();
   #store: SessionStore | undefined;
@@ -160,6 +166,13 @@ export class AcpHeadlessRuntimeBuilder {
     this.#logger = logger;
     return this;
   }
+  /** Bound on each fs/terminal request to the client (default 30 s); a late answer fails that tool call. Permission questions are not bounded. */
+  clientRequestTimeout(ms: number): this {
+    if (!Number.isFinite(ms) || ms <= 0) throw new ConfigError("clientRequestTimeout must be a positive number of milliseconds");
+    this.#clientRequestTimeoutMs = ms;
+    return this;
+  }
+
   /** How long session/close and shutdown wait for a cancelled turn to end (default 5 s). */
   closeTimeout(ms: number): this {
     this.#closeTimeoutMs = ms;
@@ -232,6 +245,7 @@ export class AcpHeadlessRuntimeBuilder {
       promptCapabilities: { ...this.#prompt },
       logger: this.#logger ?? this.#integration.logger,
       closeTimeoutMs: this.#closeTimeoutMs,
+      clientRequestTimeoutMs: this.#clientRequestTimeoutMs,
       mcpTransports: { ...this.#mcpTransports },
       authentication: this.#authentication,
       lifecycle: lifecycleSettings({ store: this.#store, leases: this.#leases, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands }),

@@ -3,6 +3,7 @@ import { createStderrLogger } from "../../core/index.js";
 import { Agent } from "../../loop/index.js";
 import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
 import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
+import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 import { AcpIntegration } from "./integration.js";
 import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
 import { planTool, planToolRule } from "./plan-tool.js";
@@ -26,6 +27,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   maxSessions?: number;
   /** Merge text/thought chunks for up to this many ms (`AcpIntegration.builder().coalesceMs`); default 0 (off). */
   coalesceMs?: number;
+  /** Bound on each fs/terminal request to the client, ms (default 30 000). */
+  clientTimeoutMs?: number;
   /** Models built beforehand with `serveModels` (so configuration errors surface first); else built here. */
   serveModels?: ServeModels;
   logger?: Logger;
@@ -81,6 +84,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
   const runtime = AcpHeadlessRuntime.builder()
     .integration(integration)
     .maxSessions(options.maxSessions ?? 32)
+    .clientRequestTimeout(options.clientTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS)
     .logger(logger)
     // Advertise only what the model takes; embedded text resources always become text.
     .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })

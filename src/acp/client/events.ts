@@ -46,7 +46,7 @@ export interface ContextUsage {
 export type AcpSessionEvent =
   | { type: "message_chunk"; text: string; content: acp.ContentBlock; messageId?: string }
   | { type: "thought_chunk"; text: string; content: acp.ContentBlock; messageId?: string }
-  | { type: "user_message_chunk"; text: string; content: acp.ContentBlock }
+  | { type: "user_message_chunk"; text: string; content: acp.ContentBlock; messageId?: string }
   | { type: "tool_call"; toolCall: ToolCallState }
   | { type: "tool_call_update"; toolCall: ToolCallState; update: acp.ToolCallUpdate; diffs: DiffContent[]; terminalIds: string[] }
   | { type: "plan"; entries: acp.PlanEntry[] }
@@ -104,7 +104,7 @@ export class ClientEventMapper {
       case "agent_thought_chunk":
         return { type: "thought_chunk", text: blockText(update.content), content: update.content, ...(update.messageId ? { messageId: update.messageId } : {}) };
       case "user_message_chunk":
-        return { type: "user_message_chunk", text: blockText(update.content), content: update.content };
+        return { type: "user_message_chunk", text: blockText(update.content), content: update.content, ...(update.messageId ? { messageId: update.messageId } : {}) };
       case "tool_call": {
         const state: ToolCallState = {
           toolCallId: update.toolCallId,
