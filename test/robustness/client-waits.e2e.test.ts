@@ -2,8 +2,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServeProcess, writeScript } from "../agent/serve-support.js";
-import { tempDir, textOf } from "../agent/support.js";
+import { ServeProcess, writeScript } from "../acp/agent/serve-support.js";
+import { tempDir, textOf } from "../acp/agent/support.js";
 
 // Issue 14 case 2: a client that never answers fs/terminal requests cannot hold a turn; a
 // permission question waits for the human until cancel.

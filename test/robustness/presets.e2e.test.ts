@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fixture, repoRoot } from "../client/helpers.js";
+import { fixture, repoRoot } from "../acp/client/helpers.js";
 
 // Issue 14 case 9: the permission presets also bound the host services an agent can use
 // without asking (fs/write_text_file, terminal/*), through the real CLI.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recoverId } from "../../src/acp/agent/line-guard.js";
-import { RawRpc, ServeProcess, writeScript } from "../agent/serve-support.js";
-import { tempDir } from "../agent/support.js";
+import { RawRpc, ServeProcess, writeScript } from "../acp/agent/serve-support.js";
+import { tempDir } from "../acp/agent/support.js";
 
 const LIMIT = 64 * 1024;
 const req = (id: number | string, method: string, params: unknown): string => JSON.stringify({ jsonrpc: "2.0", id, method, params });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { livePidsInGroup } from "../../src/core/process-group.js";
-import { fixture, repoRoot } from "../client/helpers.js";
+import { fixture, repoRoot } from "../acp/client/helpers.js";
 
 // Issue 14 cases 7 and 8 for `prompt`: a signal ends the agent's whole process group and the
 // terminals prompt hosts within 5 s; a SIGKILLed prompt leaves nothing behind either.

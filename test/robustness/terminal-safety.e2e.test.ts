@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TextRenderer } from "../../src/cli/prompt-render.js";
 import { stripControls } from "../../src/cli/terminal-safe.js";
-import { repoRoot } from "../client/helpers.js";
+import { repoRoot } from "../acp/client/helpers.js";
 
 // Issue 14 case 6: nothing the agent sends reaches the terminal with control or escape
 // sequences in text mode; --raw opts out; our own colours stay.

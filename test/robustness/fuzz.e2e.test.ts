@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ServeProcess, writeScript } from "../agent/serve-support.js";
-import { tempDir } from "../agent/support.js";
+import { ServeProcess, writeScript } from "../acp/agent/serve-support.js";
+import { tempDir } from "../acp/agent/support.js";
 
 // A seeded fuzz run against a real `serve`: malformed JSON, wrong shapes, hostile paths,
 // oversized lines and pipelined bursts. Every request with an id gets exactly one answer, stdout

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fixture, repoRoot } from "../client/helpers.js";
+import { fixture, repoRoot } from "../acp/client/helpers.js";
 
 // Issue 14 case 10: what the agent did on this machine is visible: `--json` events and
 // `--audit-log FILE` (JSONL, text mode too) for every host operation and permission decision.

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, describe, expect, it } from "vitest";
-import { ServeProcess, cleanEnv, writeScript } from "../agent/serve-support.js";
-import { RecordingClient, tempDir } from "../agent/support.js";
-import { repoRoot } from "../client/helpers.js";
+import { ServeProcess, cleanEnv, writeScript } from "../acp/agent/serve-support.js";
+import { RecordingClient, tempDir } from "../acp/agent/support.js";
+import { repoRoot } from "../acp/client/helpers.js";
 
 // Issue 14 case 11: user message chunks carry a messageId (replayed by session/load, stable),
 // and SDK error lines reach prompt's stderr through our logger, one readable line each.

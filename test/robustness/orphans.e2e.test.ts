@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServeProcess, writeScript } from "../agent/serve-support.js";
-import { tempDir } from "../agent/support.js";
+import { ServeProcess, writeScript } from "../acp/agent/serve-support.js";
+import { tempDir } from "../acp/agent/support.js";
 
 // Issue 14 case 8: serve killed with SIGKILL leaves no shell tool command behind (bound 10 s).
 
