@@ -24,6 +24,8 @@ export class UpdateQueue {
   #pending: SessionUpdate[] = [];
   #draining: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** When the oldest held chunk was queued (the window is also checked on each push: a busy event loop may run the timer late). */
+  #heldSince = 0;
   #failed = false;
 
   constructor(sink: UpdateSink, logger: Logger, options: { coalesceMs?: number } = {}) {
@@ -38,11 +40,15 @@ export class UpdateQueue {
       const last = this.#pending.at(-1);
       if (last !== undefined && isTextChunk(last) && last.sessionUpdate === update.sessionUpdate && last.messageId === update.messageId) {
         this.#pending[this.#pending.length - 1] = { ...last, content: { ...last.content, text: last.content.text + update.content.text } };
+        if (this.#timer !== undefined && performance.now() - this.#heldSince >= this.#coalesceMs) this.#startDrain();
         return;
       }
       this.#pending.push(update);
       // Idle output: hold it for the window; a drain in progress picks it up anyway.
-      if (this.#draining === undefined) this.#timer ??= setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      if (this.#draining === undefined && this.#timer === undefined) {
+        this.#heldSince = performance.now();
+        this.#timer = setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      } else if (this.#timer !== undefined && performance.now() - this.#heldSince >= this.#coalesceMs) this.#startDrain();
       return;
     }
     this.#pending.push(update);
