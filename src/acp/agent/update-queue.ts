@@ -24,7 +24,11 @@ export class UpdateQueue {
   #pending: SessionUpdate[] = [];
   #draining: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** When the oldest held chunk was queued (the window is also checked on each push: a busy event loop may run the timer late). */
+  #heldSince = 0;
   #failed = false;
+  /** Set while `flushed()` waits: nothing is held back. */
+  #forced = 0;
 
   constructor(sink: UpdateSink, logger: Logger, options: { coalesceMs?: number } = {}) {
     this.#sink = sink;
@@ -38,11 +42,15 @@ export class UpdateQueue {
       const last = this.#pending.at(-1);
       if (last !== undefined && isTextChunk(last) && last.sessionUpdate === update.sessionUpdate && last.messageId === update.messageId) {
         this.#pending[this.#pending.length - 1] = { ...last, content: { ...last.content, text: last.content.text + update.content.text } };
+        if (this.#timer !== undefined && performance.now() - this.#heldSince >= this.#coalesceMs) this.#startDrain();
         return;
       }
       this.#pending.push(update);
       // Idle output: hold it for the window; a drain in progress picks it up anyway.
-      if (this.#draining === undefined) this.#timer ??= setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      if (this.#draining === undefined && this.#timer === undefined) {
+        this.#heldSince = performance.now();
+        this.#timer = setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      } else if (this.#timer !== undefined && performance.now() - this.#heldSince >= this.#coalesceMs) this.#startDrain();
       return;
     }
     this.#pending.push(update);
@@ -51,8 +59,15 @@ export class UpdateQueue {
 
   /** Resolves when every update pushed so far has been written (or dropped after a send failure). */
   async flushed(): Promise<void> {
-    if (this.#pending.length > 0) this.#startDrain();
-    while (this.#draining) await this.#draining;
+    this.#forced += 1;
+    try {
+      while (this.#draining || (this.#pending.length > 0 && !this.#failed)) {
+        this.#startDrain();
+        await this.#draining;
+      }
+    } finally {
+      this.#forced -= 1;
+    }
   }
 
   #startDrain(): void {
@@ -61,10 +76,20 @@ export class UpdateQueue {
     this.#draining ??= this.#drain();
   }
 
+  /** Hold the chunk that arrived during the last write for a new window (instead of sending it alone)? */
+  #holdable(): boolean {
+    return this.#coalesceMs > 0 && this.#forced === 0 && this.#pending.length === 1 && isTextChunk(this.#pending[0]!);
+  }
+
   async #drain(): Promise<void> {
+    let hold = false;
     try {
       await null; // so #draining is assigned before this can finish
-      while (this.#pending.length > 0) {
+      for (let first = true; this.#pending.length > 0; first = false) {
+        if (!first && this.#holdable()) {
+          hold = true;
+          break;
+        }
         const batch = this.#pending;
         this.#pending = [];
         // The SDK queues writes in call order, so a batch can be handed over at once (pipelined)
@@ -78,6 +103,10 @@ export class UpdateQueue {
       this.#logger.warn("session/update could not be sent; dropping further updates for this session", { error: errorMessage(error) });
     } finally {
       this.#draining = undefined;
+      if (hold && this.#timer === undefined) {
+        this.#heldSince = performance.now();
+        this.#timer = setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      }
     }
   }
 }
