@@ -15,6 +15,7 @@ const layers = {
   "acp/client": ["acp/agent", "acp/delegation", "store", "cli", "testing"],
   "acp/delegation": ["acp/agent", "store", "cli", "testing"],
   testing: ["cli"],
+  inspect: ["cli", "acp/agent", "acp/delegation", "testing"],
 };
 
 const layerRules = Object.entries(layers).map(([folder, banned]) => ({
@@ -55,5 +56,10 @@ export default tseslint.config(
   },
   { files: ["src/**/*.ts"], rules: { "no-console": "error", "@typescript-eslint/no-explicit-any": "error" } },
   ...layerRules,
+  // The inspect page runs in the browser and has its own tsconfig (DOM types).
+  {
+    files: ["src/inspect/page/**/*.ts"],
+    languageOptions: { globals: { ...globals.browser }, parserOptions: { projectService: false, project: "src/inspect/page/tsconfig.json", tsconfigRootDir: import.meta.dirname } },
+  },
   { files: ["eslint.config.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
 );

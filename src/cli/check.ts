@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { agentPresets } from "../acp/client/index.js";
 import { UsageError } from "./usage.js";
-import { conformanceChecks, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
+import { conformanceChecks, formatConformanceMarkdown, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
 const EXIT = { conformant: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
@@ -29,12 +29,18 @@ Options:
   --permission-prompt TEXT a prompt that makes the agent ask permission for a tool call
   --auth-method ID         call authenticate with this method before creating sessions
   --json                   print the report as JSON
+  --report FILE            also write the report to FILE.json and a Markdown table to
+                           FILE.md (a .json or .md ending of FILE is dropped first)
   --verbose                show the agent's stderr and the spec reference of passed checks
   --list                   list the checks and exit
   -h, --help               show this help
 
 Prompt checks send real prompts (about ten short turns): an agent backed by a paid model
 spends tokens. Permission requests are answered "reject" (or "cancelled"), never "allow".
+
+Levels come from the sentence each check quotes: a failed MUST check is a spec violation,
+a failed SHOULD check a recommendation not followed; info checks report behaviour the spec
+leaves open (rules that bind the client, definitions, common practice) and never fail.
 
 Exit codes:
   0  every MUST check passed    1  a MUST check failed    2  usage error
@@ -44,6 +50,8 @@ Exit codes:
 interface CheckArgs {
   options: ConformanceOptions;
   json: boolean;
+  /** `--report FILE`: where to write FILE.json and FILE.md (without the ending). */
+  reportBase: string | undefined;
   verbose: boolean;
   list: boolean;
   help: boolean;
@@ -83,6 +91,11 @@ export async function runCheck(argv: string[]): Promise<number> {
   process.once("SIGTERM", interrupt);
   try {
     const report = await runConformance(options);
+    if (args.reportBase !== undefined) {
+      writeFileSync(`${args.reportBase}.json`, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(`${args.reportBase}.md`, formatConformanceMarkdown(report));
+      process.stderr.write(`agentkit-acp check: report written to ${args.reportBase}.json and ${args.reportBase}.md\n`);
+    }
     if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else process.stdout.write(formatConformanceReport(report, { color: process.stdout.isTTY === true && !process.env.NO_COLOR, verbose: args.verbose }));
     return report.ok ? EXIT.conformant : EXIT.failed;
@@ -111,6 +124,7 @@ function parseCheckArgs(argv: string[]): CheckArgs {
         "permission-prompt": { type: "string" },
         "auth-method": { type: "string" },
         json: { type: "boolean" },
+        report: { type: "string" },
         verbose: { type: "boolean" },
         list: { type: "boolean" },
         help: { type: "boolean", short: "h" },
@@ -128,6 +142,7 @@ function parseCheckArgs(argv: string[]): CheckArgs {
   const agent = str("agent") ?? "self";
   if (agent.trim() === "") throw new UsageError("--agent needs a preset name or a command line");
   const cwdText = str("cwd");
+  const reportBase = reportBaseOf(str("report"));
   const { launch, env, stateDir } = launchFor(agent, values.help === true || values.list === true);
   const prompts = { text: str("prompt"), cancel: str("cancel-prompt"), permission: str("permission-prompt") };
   const options: ConformanceOptions = {
@@ -140,7 +155,17 @@ function parseCheckArgs(argv: string[]): CheckArgs {
     prompts: Object.fromEntries(Object.entries(prompts).filter(([, v]) => v !== undefined)),
     ...(str("auth-method") !== undefined ? { authMethod: str("auth-method") as string } : {}),
   };
-  return { options, json: values.json === true, verbose: values.verbose === true, list: values.list === true, help: values.help === true, stateDir };
+  return { options, json: values.json === true, reportBase, verbose: values.verbose === true, list: values.list === true, help: values.help === true, stateDir };
+}
+
+/** `--report FILE` → the path without a .json/.md ending; its folder must exist (checked before the run, not after). */
+function reportBaseOf(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  if (file.trim() === "") throw new UsageError("--report needs a file name, e.g. --report conformance (writes conformance.json and conformance.md)");
+  const base = resolve(file.replace(/\.(json|md)$/i, ""));
+  const folder = dirname(base);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--report: the folder ${folder} does not exist; create it first`);
+  return base;
 }
 
 /** `self` is our own serve with the demo model and a throw-away state directory; other presets launch as configured. */
@@ -157,8 +182,8 @@ function launchFor(agent: string, dryRun: boolean): { launch: AgentLaunch; env?:
 
 function listChecks(): string {
   const width = Math.max(...conformanceChecks.map((c) => c.id.length));
-  const lines = conformanceChecks.map((c) => `${c.id.padEnd(width)}  ${c.severity.padEnd(6)}  ${c.prompts ? "prompt" : "      "}  ${c.title}`);
-  return `${"id".padEnd(width)}  ${"level".padEnd(6)}  ${"needs".padEnd(6)}  what it verifies\n${lines.join("\n")}\n`;
+  const lines = conformanceChecks.map((c) => `${c.id.padEnd(width)}  ${c.severity.padEnd(6)}  ${c.prompts ? "prompt" : "      "}  ${c.title}  [${c.spec.section}]`);
+  return `${"id".padEnd(width)}  ${"level".padEnd(6)}  ${"needs".padEnd(6)}  what it verifies  [spec section quoted]\n${lines.join("\n")}\n`;
 }
 
 function symbol(result: CheckResult): string {

@@ -12,6 +12,7 @@ const commands: Record<string, CommandEntry> = {
   serve: { summary: "serve the agent over ACP on stdio (what an editor launches)", load: async () => (await import("./serve.js")).runServe },
   prompt: { summary: "drive any ACP agent: send a prompt, stream the turn", load: async () => (await import("./prompt.js")).runPrompt },
   demo: { summary: "zero-key demo: `prompt` against our own `serve` in a temp workspace", load: async () => (await import("./demo.js")).runDemo },
+  inspect: { summary: "see, record and replay any ACP conversation in the browser (tap, drive, view)", load: async () => (await import("./inspect.js")).runInspect },
   check: { summary: "ACP v1 conformance check of any agent: where it breaks the spec, and what to fix", load: async () => (await import("./check.js")).runCheck },
 };
 

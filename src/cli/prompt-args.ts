@@ -35,6 +35,10 @@ export interface PromptArgs {
   json: boolean;
   /** Show the agent's stderr (hidden by default; its last lines still appear in error reports). */
   verbose: boolean;
+  /** --raw: print the agent's text as received, control and escape sequences included. */
+  raw: boolean;
+  /** --audit-log FILE: append the audit trail (host operations, permission decisions) as JSONL. */
+  auditLog: string | undefined;
   /** The prompt text; `-` (or none with piped stdin) reads stdin. */
   text: string | undefined;
   /** Options of other areas (host services …) keyed by flag, collected for them. */
@@ -53,8 +57,13 @@ export const promptHelp = `Usage: agentkit-acp prompt [options] [TEXT | -]
 Send one prompt to an ACP agent and stream the turn.
 
 Options:
-  --agent AGENT          a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line,
-                         e.g. --agent "npx -y @agentclientprotocol/claude-agent-acp" (default: self)
+  --agent AGENT          a preset (${Object.keys(agentPresets()).join(", ")}), a whole command line,
+                         e.g. --agent "npx -y @agentclientprotocol/claude-agent-acp" (default: self),
+                         or the URL of a served agent (serve --listen): http://HOST:PORT/acp
+                         (Streamable HTTP) or ws://HOST:PORT/acp (WebSocket), with the bearer
+                         token from AGENTKIT_ACP_TOKEN; --cwd is then a directory on its machine.
+                         A dropped connection is re-established and the session re-attached;
+                         a turn that was running is reported as interrupted (exit 1)
   --cwd DIR              the session's working directory (default: the current directory)
   --permissions POLICY   deny | ask | allow-reads | allow-all | FILE.json
                          (default: ask when stdin and stderr are a terminal, else deny)
@@ -77,21 +86,48 @@ Options:
   --json                 print NDJSON events on stdout; the last line carries "stopReason"
   --verbose              show the agent's stderr (hidden by default; its last lines are
                          always part of an error report)
+  --raw                  print what the agent sends as is; by default control and escape
+                         sequences (title changes, screen clears, cursor moves …) are removed
+                         from everything the agent sends before it reaches the terminal
+  --audit-log FILE       append every host operation (file reads/writes with path and bytes,
+                         terminal create/exit with command line, cwd, exit code) and every
+                         permission question and answer to FILE as JSONL (--json prints the
+                         same events)
   -h, --help             show this help
 
 TEXT is the prompt; "-" (or no TEXT with piped stdin) reads it from stdin.
 
 Ctrl-C cancels the turn (session/cancel) and waits for the agent to stop; a second Ctrl-C
-ends the agent.
+ends the agent. SIGTERM and SIGHUP end the agent's whole process group and the terminals
+hosted here within 5 s (exit 143 / 129); so does SIGKILL, through a small watchdog process.
 
 Exit codes:
   0  end_turn            3  cancelled           5  max_tokens / max_turn_requests
   1  error               4  refusal             130  agent ended by a second Ctrl-C
+                                                 143 / 129  ended by SIGTERM / SIGHUP
   2  usage error
 `;
 
 export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs {
-  const args: PromptArgs = { help: false, agent: "self", cwd, permissions: undefined, session: undefined, fork: undefined, list: false, archived: undefined, archive: undefined, unarchive: undefined, providers: [], json: false, verbose: false, text: undefined, extra: new Map() };
+  const args: PromptArgs = {
+    help: false,
+    agent: "self",
+    cwd,
+    permissions: undefined,
+    session: undefined,
+    fork: undefined,
+    list: false,
+    archived: undefined,
+    archive: undefined,
+    unarchive: undefined,
+    providers: [],
+    json: false,
+    verbose: false,
+    raw: false,
+    auditLog: undefined,
+    text: undefined,
+    extra: new Map(),
+  };
   const words: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -154,6 +190,15 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
       case "--verbose":
         args.verbose = true;
         break;
+      case "--raw":
+        args.raw = true;
+        break;
+      case "--audit-log": {
+        const file = value();
+        if (file.trim() === "") throw new UsageError("--audit-log needs a file");
+        args.auditLog = isAbsolute(file) ? file : resolve(cwd, file);
+        break;
+      }
       case "--":
         words.push(...argv.slice(i + 1));
         i = argv.length;

@@ -1,27 +1,32 @@
 import { createInterface } from "node:readline";
 import type { PermissionAnswer, PermissionHandler, PermissionQuestion } from "../acp/client/index.js";
+import { sanitizeDeep } from "./terminal-safe.js";
 
 /**
  * A terminal dialog for permission questions (one at a time), on stdin/stderr. The answer is
  * the agent's own option id for the chosen entry, so nothing can be invented.
  */
-export function terminalAsk(input: NodeJS.ReadStream, output: NodeJS.WriteStream, onInterrupt: () => void): PermissionHandler {
+export function terminalAsk(input: NodeJS.ReadStream, output: NodeJS.WriteStream, onInterrupt: () => void, raw = false): PermissionHandler {
   let queue: Promise<unknown> = Promise.resolve();
   return (question, signal) => {
-    const next = queue.then(() => askOne(question, signal, input, output, onInterrupt));
+    const next = queue.then(() => askOne(question, signal, input, output, onInterrupt, raw));
     queue = next.catch(() => undefined);
     return next;
   };
 }
 
-function choices(question: PermissionQuestion): { label: string; answer: PermissionAnswer }[] {
+/** Labels from the shown (cleaned) question, answers from the agent's own option ids. */
+function choices(question: PermissionQuestion, shown: PermissionQuestion): { label: string; answer: PermissionAnswer }[] {
   if (question.options.length === 0) {
     return [
       { label: "Allow", answer: "allow_once" },
       { label: "Deny", answer: "reject_once" },
     ];
   }
-  return question.options.map((o) => ({ label: `${o.name} (${o.kind.replace("_", " ")})`, answer: { optionId: o.optionId } }));
+  return question.options.map((o, i) => {
+    const label = shown.options[i] ?? o;
+    return { label: `${label.name} (${label.kind.replace("_", " ")})`, answer: { optionId: o.optionId } };
+  });
 }
 
 async function askOne(
@@ -30,14 +35,17 @@ async function askOne(
   input: NodeJS.ReadStream,
   output: NodeJS.WriteStream,
   onInterrupt: () => void,
+  raw: boolean,
 ): Promise<PermissionAnswer> {
   if (signal.aborted) return "cancel";
-  const list = choices(question);
+  // The title, command, paths and option names come from the agent: no escape sequences reach the terminal.
+  const shown = raw ? question : sanitizeDeep(question);
+  const list = choices(question, shown);
   const details = [
-    question.command !== undefined ? `command: ${question.command}` : undefined,
-    question.paths.length > 0 ? `paths: ${question.paths.join(", ")}` : undefined,
+    shown.command !== undefined ? `command: ${shown.command}` : undefined,
+    shown.paths.length > 0 ? `paths: ${shown.paths.join(", ")}` : undefined,
   ].filter((d): d is string => d !== undefined);
-  output.write(`\n\u001b[1m? Permission requested:\u001b[0m ${question.title} [${question.kind}]\n`);
+  output.write(`\n\u001b[1m? Permission requested:\u001b[0m ${shown.title} [${shown.kind}]\n`);
   for (const d of details) output.write(`    ${d}\n`);
   list.forEach((c, i) => output.write(`  ${i + 1}) ${c.label}\n`));
   const rl = createInterface({ input, output, terminal: true });

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostServices } from "../acp/client/index.js";
+import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostObserver, HostServices } from "../acp/client/index.js";
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
 import type { PromptArgs } from "./prompt-args.js";
 import { UsageError } from "./usage.js";
@@ -18,15 +18,16 @@ export interface PromptHostOptions extends Pick<AcpAgentConfig, "additionalDirec
  * off|read|read-write` (default read-write) and `--terminal on|off` (default on) offer the
  * client's file system and terminals, confined to the roots (`--cwd` plus `--add-dir`).
  */
-export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy): PromptHostOptions {
+export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy, permissions: string | undefined = args.permissions, observer?: HostObserver): PromptHostOptions {
   const dirs = (args.extra.get("--add-dir") ?? []).map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`));
   const fs = single(args, "--fs", ["off", "read", "read-write"], "read-write") as FsMode;
   const terminal = single(args, "--terminal", ["on", "off"], "on");
-  const authorize = hostGate(args.permissions);
+  const authorize = hostGate(permissions);
   const hostServices: HostServices = {};
-  if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}) });
+  const watch = observer ? { onRequest: observer } : {};
+  if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}), ...watch });
   const outputs = new Map<string, string>();
-  if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost(authorize ? { authorize } : {}), outputs);
+  if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost({ ...(authorize ? { authorize } : {}), ...watch }), outputs);
   return {
     ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
     hostServices,
@@ -46,9 +47,15 @@ function single(args: PromptArgs, flag: string, allowed: string[], fallback: str
  * Host calls are gated by the explicit allow/deny rules of a `--permissions FILE` (e.g. deny
  * writes outside a sub-tree, deny commands by prefix); what no rule matches is allowed, since
  * the tool call behind it was already approved through session/request_permission and asking
- * again per file read would double every question. Presets gate nothing beyond the roots.
+ * again per file read would double every question. The presets `deny` and `allow-reads` allow
+ * reads only (inside the roots): an agent that does not ask cannot write or run commands
+ * through us. `ask` and `allow-all` gate nothing beyond the roots.
  */
-function hostGate(permissions: string | undefined): HostAuthorize | undefined {
+export function hostGate(permissions: string | undefined): HostAuthorize | undefined {
+  if (permissions === "deny" || permissions === "allow-reads") {
+    const preset = `--permissions ${permissions} (reads only)`;
+    return (request) => (request.kind === "fs_read" ? "allow" : { deny: preset });
+  }
   if (permissions === undefined || PRESETS.has(permissions)) return undefined;
   let json: { rules?: Array<{ action?: string }> } & Record<string, unknown>;
   try {

@@ -1,5 +1,6 @@
 import type { AcpSessionEvent, DiffContent, ToolCallState } from "../acp/client/index.js";
 import { AgentExitedError } from "../acp/client/index.js";
+import { sanitizeDeep, stripControls } from "./terminal-safe.js";
 
 export interface Writer {
   write(text: string): unknown;
@@ -52,10 +53,19 @@ export class TextRenderer {
   readonly #status = new Map<string, string>();
   readonly #terminalOutput: (terminalId: string) => string | undefined;
 
-  /** `terminalOutput`: a client terminal's final output by id (the CLI's own terminal host keeps it). */
-  constructor(out: Writer, color: boolean, terminalOutput: (terminalId: string) => string | undefined = () => undefined) {
+  readonly #raw: boolean;
+
+  /**
+   * `terminalOutput`: a client terminal's final output by id (the CLI's own terminal host keeps it).
+   * Everything from the agent is stripped of control and escape sequences unless `raw`.
+   */
+  constructor(out: Writer, color: boolean, terminalOutput: (terminalId: string) => string | undefined = () => undefined, raw = false) {
     this.#out = out;
-    this.#terminalOutput = terminalOutput;
+    this.#raw = raw;
+    this.#terminalOutput = raw ? terminalOutput : (id) => {
+      const text = terminalOutput(id);
+      return text === undefined ? undefined : stripControls(text);
+    };
     this.#dim = color ? ansi("2") : plain;
     this.#bold = color ? ansi("1") : plain;
     this.#red = color ? ansi("31") : plain;
@@ -77,7 +87,8 @@ export class TextRenderer {
     this.#write(text.endsWith("\n") ? text : `${text}\n`);
   }
 
-  event(event: AcpSessionEvent): void {
+  event(received: AcpSessionEvent): void {
+    const event = this.#raw ? received : sanitizeDeep(received);
     switch (event.type) {
       case "message_chunk":
         if (this.#inThought) this.#block("");

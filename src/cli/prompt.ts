@@ -3,13 +3,18 @@ import {
   ClientClosedError,
   ClientPermissionPolicy,
   agentLaunch,
+  isAgentUrl,
   type AcpAgentConfig,
   type AcpSession,
   type PermissionHandler,
   type PermissionPreset,
   type PromptResult,
 } from "../acp/client/index.js";
+import { createStderrLogger, enableOrphanWatchdog } from "../core/index.js";
+import { routeConsoleToLogger } from "./console-route.js";
+import { AuditTrail } from "./prompt-audit.js";
 import { EXIT, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
+import { stripControls } from "./terminal-safe.js";
 import { UsageError } from "./usage.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
@@ -46,7 +51,13 @@ export async function runPrompt(argv: string[]): Promise<number> {
     return EXIT.endTurn;
   }
   if (args.list || args.archive !== undefined || args.unarchive !== undefined) {
-    return runSessionAction(args, { ...agentConfig(args.agent, args.cwd, undefined), stderr: args.verbose ? "inherit" : "ignore", clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" } });
+    let launch: AcpAgentConfig;
+    try {
+      launch = agentConfig(args.agent, args.cwd, undefined);
+    } catch (error) {
+      return usage(error);
+    }
+    return runSessionAction(args, { ...launch, stderr: args.verbose ? "inherit" : "ignore", clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" } });
   }
   let text = args.text;
   if (text === "-" || (text === undefined && !process.stdin.isTTY)) text = (await readStdin()).trim();
@@ -59,16 +70,25 @@ function usage(error: unknown): number {
   return EXIT.usage;
 }
 
-/** Launch config for `--agent`: a preset name or a whole command line. */
+/** Launch config for `--agent`: a URL (token from AGENTKIT_ACP_TOKEN), a preset name or a whole command line. */
 export function agentConfig(agent: string, cwd: string, env: Record<string, string> | undefined): AcpAgentConfig {
+  if (/^(https?|wss?):/i.test(agent)) {
+    if (!isAgentUrl(agent)) throw new UsageError(`--agent "${agent}" is not a valid URL; e.g. http://127.0.0.1:8080/acp or ws://127.0.0.1:8080/acp`);
+    const token = process.env.AGENTKIT_ACP_TOKEN?.trim();
+    return { url: agent, cwd, ...(token ? { token } : {}) };
+  }
   return { ...agentLaunch(agent), cwd, ...(env ? { env } : {}) };
 }
 
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise<number> {
   const { args } = flow;
+  // The agent's group and hosted terminals end with us even when we are SIGKILLed.
+  enableOrphanWatchdog();
+  routeConsoleToLogger(createStderrLogger("warn", "agentkit-acp prompt"));
   const interactive = stdinFree && process.stdin.isTTY === true && process.stderr.isTTY === true;
   const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };
-  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id));
+  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id), args.raw);
+  const safe = (text: string): string => (args.raw ? text : stripControls(text));
   let interrupts = 0;
   let killed = false;
   let session: AcpSession | undefined;
@@ -85,25 +105,53 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
       void client?.kill();
     }
   };
+  // SIGTERM / SIGHUP (the terminal closed): end the agent's whole group, then exit 128+n. The
+  // orderly path gets 3 s; process.exit's hook SIGKILLs any group still tracked, so the bound is firm.
+  let terminating = false;
+  const onTerminate = (signal: NodeJS.Signals): void => {
+    if (terminating) return;
+    terminating = true;
+    process.stderr.write(`\n(${signal}: ending the agent)\n`);
+    const code = 128 + (signal === "SIGHUP" ? 1 : 15);
+    setTimeout(() => process.exit(code), 3_000).unref();
+    void (client ? client.kill() : Promise.resolve()).finally(() => process.exit(code));
+  };
+  const onSigterm = (): void => onTerminate("SIGTERM");
+  const onSighup = (): void => onTerminate("SIGHUP");
   let policy: ClientPermissionPolicy;
+  let audit: AuditTrail;
   let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
-    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt) : undefined, interactive);
-    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy);
+    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt, args.raw) : undefined, interactive);
+    try {
+      audit = new AuditTrail(out instanceof JsonRenderer ? (line) => out.line(line) : undefined, args.auditLog);
+    } catch (error) {
+      throw new UsageError(`--audit-log: cannot append to ${args.auditLog ?? ""}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy, effectivePermissions(flow, interactive), audit.host);
     terminals.output = terminalOutput;
     host = config;
   } catch (error) {
     return usage(error);
   }
+  let launch: AcpAgentConfig;
+  try {
+    launch = agentConfig(args.agent, args.cwd, flow.agentEnv);
+  } catch (error) {
+    return usage(error);
+  }
   const config: AcpAgentConfig = {
-    ...agentConfig(args.agent, args.cwd, flow.agentEnv),
+    ...launch,
     ...host,
     // Agent questions (ask_user): a form on the terminal, or declined with the reason when there is none.
     elicitation: interactive ? terminalForm(process.stdin, process.stderr, onInterrupt) : declineForms,
-    stderr: args.verbose ? "inherit" : "ignore",
+    // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
+    stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void process.stderr.write(`${stripControls(line)}\n`),
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
   };
   process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onSigterm);
+  process.on("SIGHUP", onSighup);
   try {
     client = await AcpClient.start(config, policy);
     await applyProviders(client, args.providers);
@@ -111,9 +159,9 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd });
     } else if (args.fork) {
-      process.stderr.write(`(forked session ${args.fork} into ${session.sessionId})\n`);
+      process.stderr.write(`(forked session ${safe(args.fork)} into ${safe(session.sessionId)})\n`);
     } else if (args.session) {
-      process.stderr.write(`(continuing session ${session.sessionId})\n`);
+      process.stderr.write(`(continuing session ${safe(session.sessionId)})\n`);
     }
     let result: PromptResult | undefined;
     for (const [index, prompt] of flow.prompts.entries()) {
@@ -121,21 +169,28 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
       handle = session.cancellationHandle();
       interrupts = 0;
       const stream = session.stream(prompt);
-      for await (const event of stream) out.event(event);
+      for await (const event of stream) {
+        audit.session(event);
+        out.event(event);
+      }
       result = await stream.result;
       if (result.stopReason !== "end_turn") break;
     }
-    if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${session.sessionId} (continue with --session ${session.sessionId})\n`);
+    if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return exitCodeFor(result?.stopReason ?? "end_turn");
   } catch (error) {
     // A bad --provider value found once the agent answered is a usage error; a missing capability is an error (1), as for --add-dir.
     const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
-    process.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
+    process.stderr.write(`agentkit-acp prompt: ${safe(describeFailure(error))}\n`);
     return code;
   } finally {
     process.off("SIGINT", onInterrupt);
     await client?.close();
+    audit.close();
+    // Removed only now: a signal during close still ends everything.
+    process.off("SIGTERM", onSigterm);
+    process.off("SIGHUP", onSighup);
   }
 }
 
@@ -154,6 +209,12 @@ async function applyProviders(client: AcpClient, wanted: PromptArgs["providers"]
     if (apiType === undefined) throw new UsageError(`--provider: provider "${providerId}" names no protocol it supports`);
     await client.setProvider(providerId, { apiType, baseUrl });
   }
+}
+
+/** What `--permissions` amounts to for the host gate: the policy's default (ask on a terminal, else deny); a flow's own policy gates nothing more. */
+function effectivePermissions(flow: PromptFlow, interactive: boolean): string | undefined {
+  if (flow.policy) return undefined;
+  return flow.args.permissions ?? (interactive ? "ask" : "deny");
 }
 
 /** `--permissions`: a preset or a JSON file; default `ask` with a terminal, else `deny`. */

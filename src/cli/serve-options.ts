@@ -1,8 +1,10 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { LogLevel } from "../core/index.js";
+import type { ModelTimeouts } from "../model/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
+import { parsePostgresUrl } from "../store/postgres/url.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
 import { UsageError } from "./usage.js";
@@ -30,9 +32,32 @@ export interface ServeOptions {
   stateDir: string | undefined;
   /** false with --no-persist. */
   persist: boolean;
+  /** --store or AGENTKIT_STORE_URL: a postgres:// URL; undefined → files under the state dir. */
+  storeUrl: string | undefined;
   /** false with --no-approval-memory. */
   approvalMemory: boolean;
   clearApprovalMemory: boolean;
+  /** --model-timeout, --model-connect-timeout, --model-first-byte-timeout, --model-idle-timeout (ms). */
+  modelTimeouts: ModelTimeouts;
+  /** --coalesce-ms: merge consecutive text/thought chunks within this window (0 = off). */
+  coalesceMs: number;
+  /** --max-message-bytes: longest accepted incoming JSON-RPC message (stdio line, HTTP body, WebSocket message). */
+  maxMessageBytes: number;
+  /** --client-timeout: bound on each fs/terminal request to the client (ms). */
+  clientTimeoutMs: number;
+  /** --listen [HOST:]PORT: serve over HTTP/WebSocket instead of stdio. */
+  listen: ListenAddress | undefined;
+  /** --token-file: where the bearer token is (else AGENTKIT_ACP_TOKEN). */
+  tokenFile: string | undefined;
+  /** --max-connections (with --listen). */
+  maxConnections: number;
+  /** --drain-timeout: on SIGTERM, how long running turns may go on (ms, with --listen). */
+  drainTimeoutMs: number;
+}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
 }
 
 export const serveHelp = `Usage: agentkit-acp serve [options]
@@ -69,6 +94,11 @@ Options:
                            ~/.local/state/agentkit-acp)
   --no-persist             keep sessions and approvals in memory only (nothing is written;
                            sessions cannot be loaded after a restart)
+  --store URL              keep sessions, remembered approvals and session leases in PostgreSQL:
+                           postgres://USER:PASSWORD@HOST:PORT/DATABASE (default:
+                           AGENTKIT_STORE_URL, else files under the state directory). Tables are
+                           created/migrated at start; instances sharing a database share
+                           sessions, and a session is open on one instance at a time
   --no-approval-memory     do not offer "always allow / always reject"; remember nothing
   --clear-approval-memory  forget every remembered approval at start-up, then serve
   --max-sessions N         open sessions allowed at once (default 32)
@@ -77,12 +107,42 @@ Options:
                            they are used when offered (unsaved buffers, the editor's terminal)
   --mcp-startup-timeout MS bound on each MCP server's start-up from session/new (default 10000);
                            a server that fails or hangs is skipped with a warning
+  --model-timeout MS       budget for getting a model reply going, retries included
+                           (default 120000); then the turn ends with an error naming the bound
+  --model-connect-timeout MS     request sent → response headers (default 30000)
+  --model-first-byte-timeout MS  response headers → first streamed data (default 90000)
+  --model-idle-timeout MS  longest silence between two streamed chunks (default 90000)
+  --coalesce-ms MS         merge consecutive text/thought chunks of one message for up to MS
+                           (default 0 = one update per model delta); fewer, larger updates
+                           for fast models; tool calls, plans and permission requests are
+                           never held back
+  --max-message-bytes N    longest incoming JSON-RPC message in bytes (default 33554432 = 32 MiB);
+                           over stdio a longer line is answered with a -32600 error and the
+                           connection goes on; with --listen a larger request body gets HTTP 413
+                           and a larger WebSocket message closes that socket (1009)
+  --client-timeout MS      bound on each file or terminal request to the editor (fs/*,
+                           terminal/create, output, kill, release; default 30000): a late answer
+                           fails that tool call with a clear message and the turn goes on.
+                           A command's own timeout is kept however slow the editor is;
+                           permission questions wait for the human (cancel ends them)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
+
+Serving over the network (instead of stdio):
+  --listen [HOST:]PORT     serve ACP over HTTP and WebSocket at http://HOST:PORT/acp
+                           (HOST default 127.0.0.1; 0.0.0.0 for every interface; PORT 0 picks
+                           a free one, logged at start-up). Every request to /acp and /metrics
+                           needs "Authorization: Bearer TOKEN"; GET /healthz and /readyz do not.
+  --token-file FILE        the bearer token (first line of FILE; default: AGENTKIT_ACP_TOKEN)
+  --max-connections N      open ACP connections allowed at once; more get HTTP 503 (default 256)
+  --drain-timeout MS       on SIGTERM: no new connections or sessions, running turns may finish
+                           for this long, then they are cancelled and serve exits (default 30000)
 
 Environment:
   AGENTKIT_MODEL           model spec when --model is not given
   AGENTKIT_BASE_URL        base URL when --base-url is not given
+  AGENTKIT_STORE_URL       PostgreSQL store URL when --store, --state-dir and --no-persist are not given
+  AGENTKIT_ACP_TOKEN       the bearer token for --listen (when --token-file is not given)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, AGENTKIT_API_KEY   provider keys
 
 Testing only: --model scripted:FILE.json plays a fixed JSON script instead of a model
@@ -108,8 +168,20 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         models: { type: "string", multiple: true },
         "state-dir": { type: "string" },
         "no-persist": { type: "boolean" },
+        store: { type: "string" },
         "no-approval-memory": { type: "boolean" },
         "clear-approval-memory": { type: "boolean" },
+        "model-timeout": { type: "string" },
+        "model-connect-timeout": { type: "string" },
+        "model-first-byte-timeout": { type: "string" },
+        "model-idle-timeout": { type: "string" },
+        "coalesce-ms": { type: "string" },
+        listen: { type: "string" },
+        "token-file": { type: "string" },
+        "max-connections": { type: "string" },
+        "drain-timeout": { type: "string" },
+        "max-message-bytes": { type: "string" },
+        "client-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -126,16 +198,50 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const mcpText = (values["mcp-startup-timeout"] as string | undefined) ?? "10000";
   const mcpStartupTimeoutMs = Number(mcpText);
   if (!/^\d+$/.test(mcpText) || mcpStartupTimeoutMs < 1) throw new UsageError(`--mcp-startup-timeout must be a positive number of milliseconds (got "${mcpText}")`);
+  const bytesText = (values["max-message-bytes"] as string | undefined) ?? "33554432";
+  const maxMessageBytes = Number(bytesText);
+  if (!/^\d+$/.test(bytesText) || maxMessageBytes < 1 || !Number.isSafeInteger(maxMessageBytes)) throw new UsageError(`--max-message-bytes must be a positive number of bytes (got "${bytesText}")`);
   const mode = values.mode as string | undefined;
   if (mode !== undefined && !permissionModes.includes(mode as PermissionMode)) throw new UsageError(`--mode must be one of ${permissionModes.join(", ")} (got "${mode}")`);
   const stateDir = values["state-dir"] as string | undefined;
   if (stateDir !== undefined && stateDir.trim() === "") throw new UsageError("--state-dir needs a directory");
   const model = nonEmpty(values.model as string | undefined) ?? nonEmpty(env.AGENTKIT_MODEL);
   if (values.model !== undefined && nonEmpty(values.model as string) === undefined) throw new UsageError("--model needs a value such as anthropic:claude-sonnet-4-5 or demo");
+  const storeUrl = storeUrlFrom(values, env);
   const baseUrl = nonEmpty(values["base-url"] as string | undefined);
   if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw new UsageError(`--base-url must be a URL such as http://127.0.0.1:11434/v1 (got "${baseUrl}")`);
+  const ms = (flag: string, min: number): number | undefined => {
+    const text = values[flag] as string | undefined;
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text) || Number(text) < min) {
+      throw new UsageError(`--${flag} must be ${min > 0 ? "a positive" : "a non-negative"} number of milliseconds (got "${text}")`);
+    }
+    return Number(text);
+  };
+  const clientTimeoutMs = ms("client-timeout", 1) ?? 30_000;
+  const modelTimeouts: ModelTimeouts = {
+    totalMs: ms("model-timeout", 1),
+    connectMs: ms("model-connect-timeout", 1),
+    firstByteMs: ms("model-first-byte-timeout", 1),
+    idleMs: ms("model-idle-timeout", 1),
+  };
+  const listenText = values.listen as string | undefined;
+  const listen = listenText === undefined ? undefined : parseListen(listenText);
+  if (listen === undefined) {
+    for (const flag of ["token-file", "max-connections", "drain-timeout"]) {
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} only applies with --listen`);
+    }
+  }
+  const tokenFile = values["token-file"] as string | undefined;
+  if (tokenFile !== undefined && tokenFile.trim() === "") throw new UsageError("--token-file needs a file");
   return {
+    listen,
+    tokenFile: tokenFile === undefined ? undefined : resolve(tokenFile),
+    maxConnections: positiveInteger(values["max-connections"] as string | undefined, 256, "--max-connections"),
+    drainTimeoutMs: positiveInteger(values["drain-timeout"] as string | undefined, 30_000, "--drain-timeout"),
     help: values.help === true,
+    modelTimeouts,
+    coalesceMs: ms("coalesce-ms", 0) ?? 0,
     model,
     baseUrl,
     approve: approve as ApproveMode,
@@ -147,9 +253,47 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     models: splitModelSpecs((values.models as string[] | undefined) ?? []),
     stateDir: stateDir === undefined ? undefined : resolve(stateDir),
     persist: values["no-persist"] !== true,
+    storeUrl,
     approvalMemory: values["no-approval-memory"] !== true,
     clearApprovalMemory: values["clear-approval-memory"] === true,
+    maxMessageBytes,
+    clientTimeoutMs,
   };
+}
+
+/** `--listen PORT`, `HOST:PORT` or `[IPv6]:PORT`. */
+export function parseListen(text: string): ListenAddress {
+  const bad = (why: string): UsageError => new UsageError(`--listen "${text}": ${why}; use PORT, HOST:PORT or [IPv6]:PORT, e.g. --listen 127.0.0.1:8080`);
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]:|([^:[\]\s]+):)?(\d+)$/.exec(text.trim());
+  if (!match) throw bad("not an address");
+  const port = Number(match[3]);
+  if (!Number.isInteger(port) || port > 65_535) throw bad("the port must be 0–65535");
+  return { host: match[1] ?? match[2] ?? "127.0.0.1", port };
+}
+
+function positiveInteger(text: string | undefined, fallback: number, flag: string): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || !Number.isSafeInteger(value)) throw new UsageError(`${flag} must be a positive integer (got "${text}")`);
+  return value;
+}
+
+/** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */
+function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const flag = values.store as string | undefined;
+  if (flag !== undefined) {
+    if (values["no-persist"] === true) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");
+    if (values["state-dir"] !== undefined) throw new UsageError("--store and --state-dir exclude each other: sessions go to PostgreSQL or to files, not both");
+  }
+  const url = nonEmpty(flag) ?? (values["no-persist"] === true || values["state-dir"] !== undefined ? undefined : nonEmpty(env.AGENTKIT_STORE_URL));
+  if (flag !== undefined && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
+  if (url === undefined) return undefined;
+  try {
+    parsePostgresUrl(url);
+  } catch (error) {
+    throw new UsageError(`${flag !== undefined ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
+  }
+  return url;
 }
 
 /** `--models a,b --models c` → ["a", "b", "c"] (trimmed, empty entries dropped). */

@@ -1,7 +1,8 @@
-import { createStderrLogger, errorMessage } from "../core/index.js";
+import { createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
+import { routeConsoleToLogger } from "./console-route.js";
 
 /** `agentkit-acp serve`: options are checked before the agent's modules load, so mistakes fail fast. */
 export async function runServe(argv: string[]): Promise<number> {
@@ -23,26 +24,46 @@ export async function runServe(argv: string[]): Promise<number> {
 async function serveWith(options: ServeOptions): Promise<number> {
   const [{ createServeRuntime, serveModels }, { scriptedModelResolver }] = await Promise.all([import("../acp/agent/serve.js"), import("../testing/scripted-script.js")]);
   const logger = createStderrLogger(options.logLevel);
+  // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
+  const listening = options.listen ? await import("./serve-listen.js") : undefined;
+  let token = "";
   let models: ServeModels;
   try {
-    models = serveModels({ model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver }, process.env, logger);
+    if (listening) token = listening.listenToken(options, process.env);
+    models = serveModels(
+      { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
+      process.env,
+      logger,
+    );
   } catch (error) {
     process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
     return 2;
   }
-  keepStdoutForProtocol();
+  // stdout belongs to ACP: console output of dependencies goes through the logger, one line each.
+  routeConsoleToLogger(logger);
+  // Commands and MCP servers end with us even when we are SIGKILLed.
+  enableOrphanWatchdog();
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
-  logger.info(`serving ACP on stdio with model ${models.primary.label}`);
+  logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
+  const metrics = listening?.newServiceMetrics();
   let served: ServeRuntime;
   try {
-    served = await createServeRuntime({ ...options, serveModels: models, logger, env: process.env });
+    served = await createServeRuntime({ ...options, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [] });
   } catch (error) {
+    // A store URL that does not work is a configuration mistake (exit 2, saying what to fix).
+    if (options.storeUrl !== undefined) {
+      process.stderr.write(`agentkit-acp serve: cannot use the session store: ${errorMessage(error)}\n`);
+      return 2;
+    }
     process.stderr.write(`agentkit-acp serve: cannot use the state directory: ${errorMessage(error)}\n`);
     return 1;
   }
   const { runtime, state } = served;
-  logger.info(state.stateDir === undefined ? "sessions are kept in memory only (--no-persist)" : `sessions and approvals are kept in ${state.stateDir}`);
+  logger.info(state.description);
+  if (listening && options.listen && metrics) {
+    return listening.serveListening({ runtime, address: options.listen, token, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
+  }
 
   let stopping = false;
   const stop = (signal: string): void => {
@@ -54,30 +75,11 @@ async function serveWith(options: ServeOptions): Promise<number> {
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
 
-  await runtime.serveStdio();
+  await runtime.serveStdio({ maxMessageBytes: options.maxMessageBytes });
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
   logger.info("the ACP connection closed; exiting");
   // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.
   setTimeout(() => process.exit(0), 2_000).unref();
+  await state.close(); // gives back this instance's session leases at once rather than letting them expire
   return 0;
-}
-
-/** Library code never writes to stdout; this keeps stray console output of dependencies off it too. */
-function keepStdoutForProtocol(): void {
-  const toStderr = (...args: unknown[]): void => {
-    process.stderr.write(`${args.map((a) => (typeof a === "string" ? a : safeInspect(a))).join(" ")}\n`);
-  };
-  /* eslint-disable no-console -- redirecting console is the point: stdout belongs to ACP */
-  console.log = toStderr;
-  console.info = toStderr;
-  console.debug = toStderr;
-  /* eslint-enable no-console */
-}
-
-function safeInspect(value: unknown): string {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -6,3 +6,5 @@ export * from "./cancellation.js";
 export * from "./errors.js";
 export * from "./logger.js";
 export * from "./process-group.js";
+export * from "./path-field.js";
+export { enableOrphanWatchdog, orphanWatchdogPid } from "./orphan-watchdog.js";

@@ -1,12 +1,14 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { unwatchGroup, watchGroup } from "./orphan-watchdog.js";
 
 /**
  * Process-group helpers, shared by commands, MCP stdio servers, ACP agents and terminals.
  * Children are spawned with `detached: true`, which makes each the leader of a new process
  * group (pgid = its pid); signalling `-pgid` then reaches every process it started (unless one
  * left the group itself: setsid/daemon), so nothing is orphaned. Detached groups do not die
- * with us, so live groups are tracked and SIGKILLed when this process exits.
+ * with us, so live groups are tracked and SIGKILLed when this process exits, and (when the
+ * orphan watchdog is enabled) ended by the watchdog when this process dies without exiting.
  */
 
 const hasProc = process.platform === "linux" && existsSync("/proc/self/stat");
@@ -21,6 +23,7 @@ function validGroup(pgid: number): boolean {
 /** Remembers a group so it is SIGKILLed if this process exits first. */
 export function trackProcessGroup(pgid: number): void {
   if (!validGroup(pgid)) return;
+  if (!liveGroups.has(pgid)) watchGroup(pgid);
   liveGroups.add(pgid);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
@@ -30,7 +33,7 @@ export function trackProcessGroup(pgid: number): void {
 }
 
 export function untrackProcessGroup(pgid: number): void {
-  liveGroups.delete(pgid);
+  if (liveGroups.delete(pgid)) unwatchGroup(pgid);
 }
 
 /**

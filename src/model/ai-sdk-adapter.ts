@@ -1,20 +1,13 @@
-import { jsonSchema, streamText, tool, type JSONSchema7, type LanguageModelUsage, type Tool } from "ai";
+import type { LanguageModelV3CallOptions, LanguageModelV3Usage, SharedV3Warning } from "@ai-sdk/provider";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger, Usage } from "../core/index.js";
-import { toModelError, type ErrorContext } from "./errors.js";
-import { toModelMessages, type ConvertOptions } from "./messages.js";
+import { toModelError, type ErrorContext, type MappedError } from "./errors.js";
+import { toModelMessages, toProviderPrompt, type ConvertOptions } from "./messages.js";
 import { thinkingOptions, type ProviderModel } from "./providers.js";
 import { providers, type ModelSpec } from "./model-id.js";
-import {
-  ModelError,
-  type ModelAdapter,
-  type ModelCapabilities,
-  type ModelEvent,
-  type ModelFinishReason,
-  type ModelRequest,
-} from "./types.js";
+import { ModelError, type ModelAdapter, type ModelTimeouts, type ModelCapabilities, type ModelEvent, type ModelFinishReason, type ModelRequest } from "./types.js";
 
-/** Retries happen only before anything was streamed: refused connections, 429 and 5xx. */
+/** Retries happen only before anything was streamed: refused connections, timeouts, 429 and 5xx. */
 export interface RetryOptions {
   /** Default 2. */
   maxRetries?: number;
@@ -35,8 +28,7 @@ export interface AiSdkAdapterConfig {
   hadKey: boolean;
   maxOutputTokens: number;
   retry: Required<RetryOptions>;
-  /** Longest silence between two stream parts before the call fails (a stuck server never hangs a turn). */
-  idleTimeoutMs: number;
+  timeouts: Required<ModelTimeouts>;
   logger: Logger;
 }
 
@@ -44,7 +36,23 @@ export interface AiSdkAdapterConfig {
 type ReasoningMetadata = Record<string, NonNullable<unknown>>;
 const maxRememberedReasoning = 256;
 
-/** A ModelAdapter over the AI SDK's `streamText`: one model step per call, tools without `execute`. */
+/** Which bound expired; `beforeData` ones may be retried (nothing reached the caller yet). */
+type Bound = "connect" | "first_byte" | "idle";
+
+class BoundExpired extends Error {
+  constructor(
+    readonly bound: Bound,
+    readonly ms: number,
+  ) {
+    super(`model ${bound} timeout`);
+  }
+}
+
+/**
+ * A ModelAdapter over the provider's own `doStream` (one model step per call; the loop owns
+ * tools): the AI SDK providers keep the wire formats, without `streamText`'s per-part
+ * transform stack, which cost 3–4× the provider's own work per streamed chunk.
+ */
 export class AiSdkModelAdapter implements ModelAdapter {
   readonly id: string;
   readonly capabilities: ModelCapabilities;
@@ -59,12 +67,14 @@ export class AiSdkModelAdapter implements ModelAdapter {
 
   async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
     signal.throwIfAborted();
-    const { retry, logger, missingKey } = this.#config;
+    const { retry, logger, missingKey, timeouts } = this.#config;
     if (missingKey !== undefined) throw new ModelError("auth", missingKey);
+    const options = this.#callOptions(request);
+    const deadline = performance.now() + timeouts.totalMs;
     for (let attempt = 0; ; attempt++) {
       let streamed = false;
       try {
-        for await (const event of this.#streamOnce(request, signal)) {
+        for await (const event of this.#streamOnce(options, signal, deadline)) {
           streamed = true;
           yield event;
         }
@@ -72,9 +82,11 @@ export class AiSdkModelAdapter implements ModelAdapter {
       } catch (error) {
         if (signal.aborted) throw abortError(signal);
         if (isAbort(error)) throw error;
-        const mapped = toModelError(error, this.#errorContext());
-        if (streamed || !mapped.retryable || attempt >= retry.maxRetries) throw mapped.error;
+        const mapped = this.#mapError(error, streamed);
+        const left = deadline - performance.now();
         const wait = Math.min(retry.maxDelayMs, mapped.retryAfterMs ?? retry.initialDelayMs * 2 ** attempt);
+        if (streamed || !mapped.retryable || attempt >= retry.maxRetries) throw mapped.error;
+        if (wait >= left) throw withAttempts(mapped.error, attempt + 1, timeouts.totalMs);
         logger.warn(`${mapped.error.message}; retrying in ${wait} ms (retry ${attempt + 1} of ${retry.maxRetries})`);
         await delay(wait, undefined, { signal }).catch(() => undefined);
         if (signal.aborted) throw abortError(signal);
@@ -82,59 +94,87 @@ export class AiSdkModelAdapter implements ModelAdapter {
     }
   }
 
-  async *#streamOnce(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
-    const { spec, model, capabilities, maxOutputTokens, logger, idleTimeoutMs } = this.#config;
-    const label = providers[spec.provider].label;
-    // Our own controller, so leaving early for any reason (error, consumer break) ends the request.
+  #callOptions(request: ModelRequest): LanguageModelV3CallOptions {
+    const { spec, capabilities, maxOutputTokens } = this.#config;
+    const providerOptions = capabilities.thinking ? thinkingOptions(spec, request.thinking) : undefined;
+    const options: LanguageModelV3CallOptions = {
+      prompt: toProviderPrompt(request.system, toModelMessages(request.items, this.#convertOptions())),
+      maxOutputTokens: request.maxOutputTokens ?? maxOutputTokens,
+    };
+    if (providerOptions) options.providerOptions = providerOptions;
+    if (request.tools.length > 0) {
+      options.tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, inputSchema: t.inputSchema }));
+      options.toolChoice = { type: "auto" };
+    }
+    return options;
+  }
+
+  async *#streamOnce(base: LanguageModelV3CallOptions, signal: AbortSignal, deadline: number): AsyncGenerator<ModelEvent> {
+    const { model, timeouts, logger } = this.#config;
+    // Our own controller, so leaving early for any reason (error, consumer break, a bound) ends the request.
     const controller = new AbortController();
     const forward = (): void => controller.abort(signal.reason);
     signal.addEventListener("abort", forward, { once: true });
-    let completed = false;
-    let stalled: ModelError | undefined;
+    // One timer per call, re-armed lazily: each chunk only records the time (no per-chunk timer churn).
+    let bound: Bound = "connect";
+    let limit = Math.max(1, Math.min(timeouts.connectMs, deadline - performance.now()));
+    let last = performance.now();
+    let expired: BoundExpired | undefined;
     let timer: NodeJS.Timeout | undefined;
-    const rearm = (): void => {
+    const arm = (next: Bound, ms: number): void => {
+      [bound, limit, last] = [next, Math.max(1, ms), performance.now()];
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        stalled = new ModelError(
-          "connection",
-          `${label} sent nothing for ${idleTimeoutMs < 10_000 ? `${idleTimeoutMs} ms` : `${Math.round(idleTimeoutMs / 1000)} s`}; the server may be stuck — try again (or raise idleTimeoutMs)`,
-        );
-        controller.abort(stalled);
-      }, idleTimeoutMs);
-      timer.unref();
+      timer = setTimeout(check, limit).unref();
     };
+    const check = (): void => {
+      const silent = performance.now() - last;
+      if (silent >= limit) {
+        expired = new BoundExpired(bound, limit);
+        controller.abort(expired);
+      } else timer = setTimeout(check, limit - silent).unref();
+    };
+    timer = setTimeout(check, limit).unref();
+    let completed = false;
     try {
-      rearm();
-      const providerOptions = capabilities.thinking ? thinkingOptions(spec, request.thinking) : undefined;
-      const result = streamText({
-        model,
-        system: request.system,
-        messages: toModelMessages(request.items, this.#convertOptions()),
-        tools: request.tools.length > 0 ? toSdkTools(request) : undefined,
-        maxOutputTokens: request.maxOutputTokens ?? maxOutputTokens,
-        providerOptions,
-        abortSignal: controller.signal,
-        maxRetries: 0, // ours, above: only before anything was streamed
-        // The default dumps whole stacks to stderr; the error part is handled below.
-        onError: ({ error }) => logger.debug("model stream error", { error: String(error) }),
-      });
+      const { stream } = await model.doStream({ ...base, abortSignal: controller.signal }).then(
+        (result) => result,
+        (error: unknown) => Promise.reject(expired ?? error),
+      );
+      arm("first_byte", Math.min(timeouts.firstByteMs, deadline - performance.now()));
+      let waitingForData = true;
+      const reader = stream.getReader();
       const reasoning = new Map<string, { text: string; metadata?: ReasoningMetadata }>();
       let finished = false;
-      for await (const part of withStallCheck(result.fullStream, () => stalled)) {
-        rearm();
+      for (;;) {
+        let next: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          throw expired ?? error;
+        }
+        if (next.done) break;
+        const part = next.value;
+        if (part.type === "stream-start") {
+          this.#warn(part.warnings, logger);
+          continue;
+        }
+        if (waitingForData) {
+          waitingForData = false;
+          arm("idle", timeouts.idleMs);
+        } else last = performance.now();
         switch (part.type) {
           case "text-delta":
-            if (part.text !== "") yield { type: "text_delta", text: part.text };
+            if (part.delta !== "") yield { type: "text_delta", text: part.delta };
             break;
           case "reasoning-start":
           case "reasoning-delta":
           case "reasoning-end": {
-            const block = reasoning.get(part.id) ?? { text: "" };
-            reasoning.set(part.id, block);
+            let block = reasoning.get(part.id);
+            if (!block) reasoning.set(part.id, (block = { text: "" }));
             if (part.providerMetadata?.anthropic) block.metadata = { ...block.metadata, ...part.providerMetadata.anthropic } as ReasoningMetadata;
-            if (part.type === "reasoning-delta" && part.text !== "") {
-              block.text += part.text;
-              yield { type: "reasoning_delta", text: part.text };
+            if (part.type === "reasoning-delta" && part.delta !== "") {
+              block.text += part.delta;
+              yield { type: "reasoning_delta", text: part.delta };
             }
             if (part.type === "reasoning-end" && block.metadata) this.#rememberReasoning(block.text, block.metadata);
             break;
@@ -146,30 +186,25 @@ export class AiSdkModelAdapter implements ModelAdapter {
             if (part.delta !== "") yield { type: "tool_input_delta", callId: part.id, text: part.delta };
             break;
           case "tool-call":
-            // Invalid calls (unknown tool, unparsable input) come through too: the loop turns
-            // them into error results the model can read.
-            yield { type: "tool_call", callId: part.toolCallId, toolName: part.toolName, input: part.input };
+            // Unparsable input comes through as its raw text: the loop turns it (and unknown
+            // tools) into error results the model can read.
+            yield { type: "tool_call", callId: part.toolCallId, toolName: part.toolName, input: parseToolInput(part.input) };
             break;
           case "finish": {
-            if (part.finishReason === "error") throw new ModelError("bad_response", `${label} ended the stream with an error`);
-            if (part.finishReason === "other" && part.rawFinishReason === undefined) break; // no finish from the server: see below
+            if (part.finishReason.unified === "error") throw new ModelError("bad_response", `${this.#label()} ended the stream with an error`);
+            if (part.finishReason.unified === "other" && part.finishReason.raw === undefined) break; // no finish from the server: see below
             finished = true;
-            yield { type: "finish", reason: mapFinishReason(part.finishReason), usage: mapUsage(part.totalUsage) };
+            yield { type: "finish", reason: mapFinishReason(part.finishReason.unified), usage: mapUsage(part.usage) };
             break;
           }
           case "error":
             throw part.error;
-          case "abort":
-            throw stalled ?? abortError(signal);
           default:
             break;
         }
       }
       if (!finished) {
-        throw new ModelError(
-          "bad_response",
-          `${label}'s response stream ended before the model finished (no finish reason); try again`,
-        );
+        throw new ModelError("bad_response", `${this.#label()}'s response stream ended before the model finished (no finish reason); try again`);
       }
       completed = true;
     } finally {
@@ -177,6 +212,42 @@ export class AiSdkModelAdapter implements ModelAdapter {
       signal.removeEventListener("abort", forward);
       if (!completed) controller.abort(new DOMException("model stream closed", "AbortError"));
     }
+  }
+
+  #mapError(error: unknown, streamed: boolean): MappedError {
+    if (!(error instanceof BoundExpired)) return toModelError(error, this.#errorContext());
+    const label = this.#label();
+    const span = formatMs(error.ms);
+    const { baseUrl } = this.#config;
+    switch (error.bound) {
+      case "connect":
+        return {
+          error: new ModelError("timeout", `${label} at ${baseUrl} did not answer the request within ${span} (connect timeout); is the server overloaded or stuck?`),
+          retryable: true,
+        };
+      case "first_byte":
+        return {
+          error: new ModelError("timeout", `${label} answered but then sent nothing for ${span} (first-byte timeout); the server may be stuck — try again`),
+          retryable: !streamed,
+        };
+      case "idle":
+        return {
+          error: new ModelError("timeout", `${label} sent nothing for ${span} mid-stream (idle timeout); the server may be stuck — try again`),
+          retryable: false,
+        };
+    }
+  }
+
+  #warn(warnings: SharedV3Warning[], logger: Logger): void {
+    for (const warning of warnings) {
+      const w = warning as { type: string; feature?: string; details?: string; message?: string };
+      const what = w.message ?? [w.feature, w.details].filter(Boolean).join(": ");
+      logger.warn(`model warning (${this.#config.model.provider} ${this.#config.model.modelId}): ${what || w.type}`);
+    }
+  }
+
+  #label(): string {
+    return providers[this.#config.spec.provider].label;
   }
 
   #convertOptions(): ConvertOptions {
@@ -206,19 +277,27 @@ export class AiSdkModelAdapter implements ModelAdapter {
   }
 }
 
-/** Rethrows the stall error when the library surfaces our timeout abort as a plain AbortError. */
-async function* withStallCheck<T>(stream: AsyncIterable<T>, stalled: () => ModelError | undefined): AsyncGenerator<T> {
-  try {
-    yield* stream;
-  } catch (error) {
-    throw stalled() ?? error;
-  }
+function formatMs(ms: number): string {
+  return ms < 10_000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 1000)} s`;
 }
 
-function toSdkTools(request: ModelRequest): Record<string, Tool> {
-  return Object.fromEntries(
-    request.tools.map((spec) => [spec.name, tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema as JSONSchema7) })]),
-  );
+/** The last attempt's error, saying that the overall budget is spent. */
+function withAttempts(error: ModelError, attempts: number, totalMs: number): ModelError {
+  if (attempts < 2) return error;
+  return new ModelError(error.kind, `${error.message} (gave up after ${attempts} attempts within the ${formatMs(totalMs)} budget)`, {
+    status: error.status,
+    cause: error,
+  });
+}
+
+/** As `streamText` does: empty input is `{}`; text that is not JSON is passed on as is. */
+function parseToolInput(input: string): unknown {
+  if (input.trim() === "") return {};
+  try {
+    return JSON.parse(input) as unknown;
+  } catch {
+    return input;
+  }
 }
 
 function mapFinishReason(reason: string): ModelFinishReason {
@@ -236,12 +315,12 @@ function mapFinishReason(reason: string): ModelFinishReason {
   }
 }
 
-function mapUsage(usage: LanguageModelUsage): Usage {
-  const inputTokens = usage.inputTokens ?? 0;
-  const outputTokens = usage.outputTokens ?? 0;
-  const mapped: Usage = { inputTokens, outputTokens, totalTokens: usage.totalTokens ?? inputTokens + outputTokens };
-  const reasoningTokens = usage.outputTokenDetails.reasoningTokens;
-  const cachedInputTokens = usage.inputTokenDetails.cacheReadTokens;
+function mapUsage(usage: LanguageModelV3Usage): Usage {
+  const inputTokens = usage.inputTokens.total ?? 0;
+  const outputTokens = usage.outputTokens.total ?? 0;
+  const mapped: Usage = { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+  const reasoningTokens = usage.outputTokens.reasoning;
+  const cachedInputTokens = usage.inputTokens.cacheRead;
   // Zeros here usually mean "not reported"; leave them out.
   if (reasoningTokens !== undefined && reasoningTokens > 0) mapped.reasoningTokens = reasoningTokens;
   if (cachedInputTokens !== undefined && cachedInputTokens > 0) mapped.cachedInputTokens = cachedInputTokens;

@@ -2,9 +2,8 @@ import { createStderrLogger, type Logger } from "../core/index.js";
 import type { AiSdkAdapterConfig, RetryOptions } from "./ai-sdk-adapter.js";
 import { capabilitiesFor } from "./capabilities.js";
 import { createDemoModel, type DemoModelOptions } from "./demo.js";
-import { routeSdkWarnings } from "./sdk-warnings.js";
 import { credentialStatus, parseModelSpec, resolveBaseUrl, type Env } from "./model-id.js";
-import type { ModelAdapter, ModelCapabilities, ModelEvent, ModelRequest } from "./types.js";
+import { defaultModelTimeouts, type ModelAdapter, type ModelCapabilities, type ModelEvent, type ModelRequest, type ModelTimeouts } from "./types.js";
 
 export interface ModelAdapterOptions {
   /** `provider:model` (e.g. `anthropic:claude-sonnet-4-5`, `ollama:qwen3`, `openai-compatible:NAME`) or `demo`. */
@@ -25,8 +24,8 @@ export interface ModelAdapterOptions {
   /** Extra HTTP headers (e.g. OpenRouter attribution). */
   headers?: Record<string, string>;
   retry?: RetryOptions;
-  /** Longest silence between two streamed parts before a call fails. Default 10 minutes (slow local prompt processing). */
-  idleTimeoutMs?: number;
+  /** Time bounds: connect 30 s, first byte 90 s, idle gap 90 s, all attempts 120 s by default. */
+  timeouts?: ModelTimeouts;
   /** Defaults to `process.env`. */
   env?: Env;
   /** Where warnings and retries are logged (stderr by default; never stdout). */
@@ -47,7 +46,6 @@ export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
   if (spec.provider === "demo") return createDemoModel(options.demo);
   const env = options.env ?? process.env;
   const logger = options.logger ?? createStderrLogger("warn");
-  routeSdkWarnings(logger);
   const baseUrl = resolveBaseUrl(spec, options.baseUrl, env);
   const credentials = credentialStatus(spec, { apiKey: options.apiKey, apiKeyEnv: options.apiKeyEnv, env });
   const capabilities = capabilitiesFor(spec, {
@@ -57,7 +55,7 @@ export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
   });
   return new LazyAiSdkAdapter(spec.spec, capabilities, async () => ({
     spec,
-    model: (await import("./providers.js")).createProviderModel(spec, { baseUrl, apiKey: credentials.apiKey, headers: options.headers }),
+    model: await (await import("./providers.js")).createProviderModel(spec, { baseUrl, apiKey: credentials.apiKey, headers: options.headers }),
     capabilities,
     baseUrl,
     missingKey: credentials.problem,
@@ -69,14 +67,14 @@ export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
       initialDelayMs: options.retry?.initialDelayMs ?? 500,
       maxDelayMs: options.retry?.maxDelayMs ?? 8_000,
     },
-    idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
+    timeouts: { ...defaultModelTimeouts, ...definedOnly(options.timeouts) },
     logger,
   }));
 }
 
 /**
- * Loads the AI SDK and the provider package at the first call, not at start-up: an editor
- * launches `serve` often, and those modules cost most of its start-up time.
+ * Loads the provider package and the adapter at the first call (or `preload`), not at
+ * start-up: an editor launches `serve` often, and those modules cost most of its start-up time.
  */
 class LazyAiSdkAdapter implements ModelAdapter {
   readonly id: string;
@@ -90,8 +88,23 @@ class LazyAiSdkAdapter implements ModelAdapter {
     this.#config = config;
   }
 
-  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-    this.#adapter ??= (async () => new (await import("./ai-sdk-adapter.js")).AiSdkModelAdapter(await this.#config()))();
-    yield* (await this.#adapter).stream(request, signal);
+  preload(): void {
+    // A failure here is reported by the first call, which tries again.
+    this.#load().catch(() => (this.#adapter = undefined));
   }
+
+  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    yield* (await this.#load()).stream(request, signal);
+  }
+
+  #load(): Promise<ModelAdapter> {
+    return (this.#adapter ??= (async () => {
+      const [module, config] = await Promise.all([import("./ai-sdk-adapter.js"), this.#config()]);
+      return new module.AiSdkModelAdapter(config);
+    })());
+  }
+}
+
+function definedOnly(timeouts: ModelTimeouts | undefined): ModelTimeouts {
+  return Object.fromEntries(Object.entries(timeouts ?? {}).filter(([, value]) => value !== undefined));
 }

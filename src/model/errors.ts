@@ -1,4 +1,4 @@
-import { APICallError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "ai";
+import { APICallError, InvalidResponseDataError, JSONParseError, TypeValidationError } from "@ai-sdk/provider";
 import { errorMessage } from "../core/index.js";
 import type { ModelSpec } from "./model-id.js";
 import { providers } from "./model-id.js";

@@ -6,4 +6,3 @@ export * from "./demo.js";
 export { toModelMessages, type ConvertOptions } from "./messages.js";
 // The AI SDK adapter itself is loaded lazily by createModelAdapter (start-up time); only its types are public.
 export type { AiSdkAdapterConfig, RetryOptions } from "./ai-sdk-adapter.js";
-export { routeSdkWarnings } from "./sdk-warnings.js";

@@ -1,3 +1,11 @@
+import type {
+  LanguageModelV3FilePart,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  LanguageModelV3TextPart,
+  LanguageModelV3ToolResultPart,
+  SharedV3ProviderOptions,
+} from "@ai-sdk/provider";
 import type { AssistantContent, ModelMessage, ToolResultPart, UserContent } from "ai";
 import type { Item, Part } from "../core/index.js";
 
@@ -123,4 +131,59 @@ function toolInput(input: unknown): Record<string, unknown> {
     }
   }
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/**
+ * The same messages in the provider-level prompt form that `doStream` takes (what `streamText`
+ * would build): images become file parts, a system prompt goes first.
+ */
+export function toProviderPrompt(system: string | undefined, messages: readonly ModelMessage[]): LanguageModelV3Prompt {
+  const prompt: LanguageModelV3Prompt = system === undefined || system === "" ? [] : [{ role: "system", content: system }];
+  for (const message of messages) {
+    switch (message.role) {
+      case "system":
+        prompt.push({ role: "system", content: message.content });
+        break;
+      case "user":
+        prompt.push({
+          role: "user",
+          content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content.map(providerUserPart),
+        });
+        break;
+      case "assistant":
+        prompt.push({
+          role: "assistant",
+          content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content.flatMap(providerAssistantPart),
+        });
+        break;
+      case "tool":
+        prompt.push({ role: "tool", content: message.content.flatMap((part) => (part.type === "tool-result" ? [part as LanguageModelV3ToolResultPart] : [])) });
+        break;
+    }
+  }
+  return prompt;
+}
+
+function providerUserPart(part: UserPart): LanguageModelV3TextPart | LanguageModelV3FilePart {
+  switch (part.type) {
+    case "text":
+      return { type: "text", text: part.text };
+    case "image":
+      return { type: "file", data: part.image as string, mediaType: part.mediaType ?? "image/*" };
+    case "file":
+      return { type: "file", data: part.data as string, mediaType: part.mediaType };
+  }
+}
+
+function providerAssistantPart(part: AssistantPart): Extract<LanguageModelV3Message, { role: "assistant" }>["content"] {
+  switch (part.type) {
+    case "text":
+      return [{ type: "text", text: part.text }];
+    case "reasoning":
+      return [part.providerOptions === undefined ? { type: "reasoning", text: part.text } : { type: "reasoning", text: part.text, providerOptions: part.providerOptions as SharedV3ProviderOptions }];
+    case "tool-call":
+      return [{ type: "tool-call", toolCallId: part.toolCallId, toolName: part.toolName, input: part.input }];
+    default:
+      return []; // this module never produces other assistant parts
+  }
 }

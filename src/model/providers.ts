@@ -1,12 +1,9 @@
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { LanguageModel } from "ai";
+import type { LanguageModelV3 } from "@ai-sdk/provider";
 import type { ModelSpec } from "./model-id.js";
 import type { ThinkingLevel } from "./types.js";
 
-/** A provider *instance*'s model; a plain string id would be routed to the Vercel AI Gateway. */
-export type ProviderModel = Exclude<LanguageModel, string>;
+/** A provider instance's model at the provider interface (`doStream`). */
+export type ProviderModel = LanguageModelV3;
 
 /** `providerOptions` as `streamText` takes them. */
 export type ProviderOptions = Record<string, Record<string, NonNullable<unknown>>>;
@@ -17,23 +14,29 @@ export interface ProviderConnection {
   headers?: Record<string, string>;
 }
 
-/** The AI SDK language model for a spec (never `demo`). */
-export function createProviderModel(spec: ModelSpec, connection: ProviderConnection): ProviderModel {
+/** The AI SDK language model for a spec (never `demo`); loads only that provider's package. */
+export async function createProviderModel(spec: ModelSpec, connection: ProviderConnection): Promise<ProviderModel> {
   const { baseUrl, apiKey, headers } = connection;
   switch (spec.provider) {
-    case "anthropic":
+    case "anthropic": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic");
       return createAnthropic({ baseURL: baseUrl, apiKey: apiKey ?? "", headers })(spec.model);
-    case "openai":
+    }
+    case "openai": {
+      const { createOpenAI } = await import("@ai-sdk/openai");
       // Chat Completions, not the Responses API (the SDK default): one wire format for every
       // OpenAI-style endpoint, stateless requests (the whole transcript each call, like the
       // loop's other providers), and the same loopback mock covers it.
       return createOpenAI({ baseURL: baseUrl, apiKey: apiKey ?? "", headers }).chat(spec.model);
+    }
     case "openrouter":
     case "ollama":
-    case "openai-compatible":
+    case "openai-compatible": {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       // openai-compatible passes reasoning deltas through (`reasoning_content` / `reasoning`);
       // it sends an Authorization header only when there is a key, so local servers need none.
       return createOpenAICompatible({ name: spec.provider, baseURL: baseUrl, apiKey, headers, includeUsage: true }).chatModel(spec.model);
+    }
     case "demo":
       throw new Error("the demo model has no provider library model");
   }

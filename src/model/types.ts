@@ -53,9 +53,12 @@ export interface ModelAdapter {
    * ending the stream); failures throw ModelError with a message that says what to fix.
    */
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
+  /** Optional: start loading what the first call needs, in the background (hosts call it once a session opens). */
+  preload?(): void;
 }
 
-export type ModelErrorKind = "auth" | "rate_limit" | "server" | "bad_request" | "bad_response" | "connection" | "config";
+/** `timeout`: a time bound on the call expired (connect, first byte, idle gap); the message names it. */
+export type ModelErrorKind = "auth" | "rate_limit" | "server" | "bad_request" | "bad_response" | "connection" | "timeout" | "config";
 
 /** A model call that failed; `code` is always "model", `kind` says why. */
 export class ModelError extends AgentKitError {
@@ -68,3 +71,20 @@ export class ModelError extends AgentKitError {
     this.status = options?.status;
   }
 }
+
+/** Time bounds on one model call; each expiry ends the call with an error that names it. */
+export interface ModelTimeouts {
+  /** Request sent → response headers (the server accepted the request). Default 30 s. */
+  connectMs?: number;
+  /** Response headers → first streamed data. Default 90 s. */
+  firstByteMs?: number;
+  /** Longest silence between two streamed chunks. Default 90 s. */
+  idleMs?: number;
+  /**
+   * Budget for getting a stream going, retries and backoff included: no new attempt starts
+   * after it, and an attempt's connect / first-byte bounds are cut to what is left. Default 120 s.
+   */
+  totalMs?: number;
+}
+
+export const defaultModelTimeouts: Required<ModelTimeouts> = { connectMs: 30_000, firstByteMs: 90_000, idleMs: 90_000, totalMs: 120_000 };

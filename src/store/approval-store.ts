@@ -48,7 +48,7 @@ export async function normalizeWorkspaceRoot(root: string): Promise<string> {
   }
 }
 
-function checkKey(key: string): void {
+export function checkApprovalKey(key: string): void {
   if (typeof key !== "string" || key.length === 0) throw new AgentKitError("invalid_argument", "approval memory key must be a non-empty string");
 }
 
@@ -62,7 +62,8 @@ export function cleanApprovalEntry(value: unknown): ApprovalMemoryEntry | undefi
   return entry;
 }
 
-function validEntry(entry: ApprovalMemoryEntry): ApprovalMemoryEntry {
+/** A clean copy of a valid entry; throws `invalid_argument` otherwise. */
+export function validApprovalEntry(entry: ApprovalMemoryEntry): ApprovalMemoryEntry {
   const clean = cleanApprovalEntry(entry);
   if (!clean) throw new AgentKitError("invalid_argument", 'approval memory entry needs decision "allow" | "reject" and a createdAt string');
   return clean;
@@ -76,14 +77,14 @@ export class InMemoryApprovalMemoryStore implements ApprovalMemoryStore {
   readonly #roots = new Map<string, Map<string, ApprovalMemoryEntry>>();
 
   async get(root: string, key: string): Promise<ApprovalMemoryEntry | undefined> {
-    checkKey(key);
+    checkApprovalKey(key);
     const entry = this.#roots.get(await normalizeWorkspaceRoot(root))?.get(key);
     return entry && { ...entry };
   }
 
   async set(root: string, key: string, entry: ApprovalMemoryEntry): Promise<void> {
-    checkKey(key);
-    const clean = validEntry(entry);
+    checkApprovalKey(key);
+    const clean = validApprovalEntry(entry);
     const normalized = await normalizeWorkspaceRoot(root);
     const entries = this.#roots.get(normalized) ?? new Map<string, ApprovalMemoryEntry>();
     entries.set(key, clean);
@@ -91,7 +92,7 @@ export class InMemoryApprovalMemoryStore implements ApprovalMemoryStore {
   }
 
   async delete(root: string, key: string): Promise<boolean> {
-    checkKey(key);
+    checkApprovalKey(key);
     return this.#roots.get(await normalizeWorkspaceRoot(root))?.delete(key) ?? false;
   }
 
@@ -143,7 +144,7 @@ export class FileApprovalMemoryStore implements ApprovalMemoryStore {
   }
 
   async get(root: string, key: string): Promise<ApprovalMemoryEntry | undefined> {
-    checkKey(key);
+    checkApprovalKey(key);
     const normalized = await normalizeWorkspaceRoot(root);
     const path = this.#pathOf(normalized);
     const file = await fileLocks.run(path, () => this.#read(path, normalized));
@@ -151,8 +152,8 @@ export class FileApprovalMemoryStore implements ApprovalMemoryStore {
   }
 
   async set(root: string, key: string, entry: ApprovalMemoryEntry): Promise<void> {
-    checkKey(key);
-    const clean = validEntry(entry);
+    checkApprovalKey(key);
+    const clean = validApprovalEntry(entry);
     await this.#update(root, (entries) => {
       entries.set(key, clean);
       return true;
@@ -160,7 +161,7 @@ export class FileApprovalMemoryStore implements ApprovalMemoryStore {
   }
 
   async delete(root: string, key: string): Promise<boolean> {
-    checkKey(key);
+    checkApprovalKey(key);
     return this.#update(root, (entries) => entries.delete(key));
   }
 

@@ -10,3 +10,5 @@ export { storeTranscriptObserver, snapshotFromSession } from "./transcript.js";
 export type { StoreTranscriptObserverOptions, SnapshotFromSessionOptions } from "./transcript.js";
 export { FileApprovalMemoryStore, InMemoryApprovalMemoryStore, normalizeWorkspaceRoot, cleanApprovalEntry } from "./approval-store.js";
 export type { ApprovalMemoryEntry, ApprovalMemoryRecord, ApprovalMemoryStore, FileApprovalMemoryStoreOptions } from "./approval-store.js";
+export { InProcessSessionLeases, LeaseState, newLeaseHolderName } from "./leases.js";
+export type { LeaseAttempt, LeaseHolder, SessionLease, SessionLeases } from "./leases.js";

@@ -1,11 +1,11 @@
 import { isAbsolute, resolve } from "node:path";
-import type { ListSessionsOptions, ListSessionsResult, SessionSummary } from "./types.js";
+import type { ListSessionsOptions, ListSessionsResult, SessionArchiveFilter, SessionSummary } from "./types.js";
 import { SessionStoreError } from "./types.js";
 
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 1000;
 
-interface CursorPosition {
+export interface CursorPosition {
   updatedAt: string;
   sessionId: string;
 }
@@ -32,34 +32,55 @@ function decodeCursor(cursor: string): CursorPosition {
   throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
 }
 
-/**
- * Keyset pagination: the cursor is the (updatedAt, sessionId) of the last entry returned, so a
- * page never repeats or skips sessions that did not change, even when others are added or removed.
- */
-export function paginate(all: SessionSummary[], options: ListSessionsOptions = {}): ListSessionsResult {
+/** Validated list options: what a store needs to fetch one page itself (e.g. in SQL). */
+export interface PageQuery {
+  limit: number;
+  /** Normalized absolute cwd filter. */
+  cwd?: string;
+  /** Return only entries strictly after this position (in list order). */
+  after?: CursorPosition;
+  /** Archived sessions: `exclude` (default), `include` or `only`. */
+  archived: SessionArchiveFilter;
+}
+
+export function pageQuery(options: ListSessionsOptions = {}): PageQuery {
   const limit = options.limit ?? DEFAULT_LIST_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
     throw new SessionStoreError("invalid_argument", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
-  }
-  let rows = all;
-  if (options.cwd !== undefined) {
-    if (!isAbsolute(options.cwd)) throw new SessionStoreError("invalid_argument", "cwd filter must be an absolute path");
-    const cwd = resolve(options.cwd);
-    rows = rows.filter((s) => s.cwd === cwd);
   }
   const archived = options.archived ?? "exclude";
   if (archived !== "exclude" && archived !== "include" && archived !== "only") {
     throw new SessionStoreError("invalid_argument", `archived filter must be exclude, include or only, got ${JSON.stringify(archived)}`);
   }
-  if (archived !== "include") rows = rows.filter((s) => (s.archived === true) === (archived === "only"));
-  rows = [...rows].sort(compare);
-  if (options.cursor !== undefined) {
-    const after = decodeCursor(options.cursor);
-    rows = rows.filter((s) => compare(s, after) > 0);
+  const query: PageQuery = { limit, archived };
+  if (options.cwd !== undefined) {
+    if (!isAbsolute(options.cwd)) throw new SessionStoreError("invalid_argument", "cwd filter must be an absolute path");
+    query.cwd = resolve(options.cwd);
   }
+  if (options.cursor !== undefined) query.after = decodeCursor(options.cursor);
+  return query;
+}
+
+/** The page from up to `limit + 1` rows in list order (the extra row only says more follow). */
+export function pageOf(rows: SessionSummary[], limit: number): ListSessionsResult {
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const result: ListSessionsResult = { sessions: page };
   if (rows.length > limit && last) result.nextCursor = encodeCursor(last);
   return result;
+}
+
+/**
+ * Keyset pagination: the cursor is the (updatedAt, sessionId) of the last entry returned, so a
+ * page never repeats or skips sessions that did not change, even when others are added or removed.
+ */
+export function paginate(all: SessionSummary[], options: ListSessionsOptions = {}): ListSessionsResult {
+  const query = pageQuery(options);
+  let rows = all;
+  if (query.cwd !== undefined) rows = rows.filter((s) => s.cwd === query.cwd);
+  if (query.archived !== "include") rows = rows.filter((s) => (s.archived === true) === (query.archived === "only"));
+  rows = [...rows].sort(compare);
+  const after = query.after;
+  if (after !== undefined) rows = rows.filter((s) => compare(s, after) > 0);
+  return pageOf(rows, query.limit);
 }

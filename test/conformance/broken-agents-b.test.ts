@@ -1,33 +1,23 @@
-import { describe, expect, it } from "vitest";
-import { brokenAgent, check, ids, result } from "./helpers.js";
+import { describe, it } from "vitest";
+import { expectBroken, type BrokenCase } from "./helpers.js";
 
 // Part 2: turn, capability and process rules (see part 1 for the method).
-const cases: [flag: string, failing: string[], skipped?: string[], detail?: RegExp][] = [
-  ["--accept-image", ["prompt.image-refused"]],
-  ["--ignore-cancel", ["cancel.turn"], ["cancel.next-prompt"], /stopReason "end_turn" \d+ ms after session\/cancel; the agent kept working/],
-  ["--cancel-error", ["cancel.turn"], ["cancel.next-prompt"]],
-  ["--permission-ignores-cancel", ["cancel.permission"]],
-  ["--unadvertised-fs", ["caps.client-methods"]],
-  ["--ignore-mcp", ["mcp.stdio"]],
-  ["--load-late", ["caps.load-session"]],
-  ["--resume-replays", ["caps.session-resume"]],
-  ["--close-keeps", ["caps.session-close"]],
-  ["--delete-keeps", ["caps.session-delete"]],
-  ["--list-bad", ["caps.session-list"]],
-  ["--no-exit-on-eof", ["exit.stdin-eof"], ["exit.process-group"]],
-  ["--orphan", ["exit.process-group"], [], /1 process\(es\) of its group still run .*setInterval/],
+const cases: BrokenCase[] = [
+  { flag: "--accept-image", id: "prompt.image-refused", status: "warn", verdict: "informational", detail: /accepted although promptCapabilities\.image is not advertised/ },
+  { flag: "--ignore-cancel", id: "cancel.turn", status: "fail", verdict: "violation", skipped: ["cancel.next-prompt"], detail: /stopReason "end_turn" \d+ ms after session\/cancel; the agent kept working/ },
+  { flag: "--cancel-error", id: "cancel.turn", status: "fail", verdict: "violation", skipped: ["cancel.next-prompt"] },
+  { flag: "--permission-ignores-cancel", id: "cancel.permission", status: "fail", verdict: "violation", detail: /stopReason "end_turn" \d+ ms after session\/cancel/ },
+  { flag: "--unadvertised-fs", id: "caps.client-methods", status: "fail", verdict: "violation", also: ["prompt.stop-reason"] },
+  { flag: "--ignore-mcp", id: "mcp.stdio", status: "fail", verdict: "recommendation" },
+  { flag: "--load-late", id: "caps.load-session", status: "fail", verdict: "violation", also: ["prompt.stop-reason"] },
+  { flag: "--resume-replays", id: "caps.session-resume", status: "fail", verdict: "violation", also: ["prompt.stop-reason"] },
+  { flag: "--close-keeps", id: "caps.session-close", status: "pass", verdict: "ok", detail: /a later prompt for it got .*allowed/ },
+  { flag: "--delete-keeps", id: "caps.session-delete", status: "fail", verdict: "violation" },
+  { flag: "--list-bad", id: "caps.session-list", status: "fail", verdict: "violation" },
+  { flag: "--no-exit-on-eof", id: "exit.stdin-eof", status: "warn", verdict: "informational", skipped: ["exit.process-group"] },
+  { flag: "--orphan", id: "exit.process-group", status: "warn", verdict: "informational", detail: /1 process\(es\) of its group still run .*setInterval/ },
 ];
 
 describe("conformance suite against deliberately broken agents (part 2)", () => {
-  for (const [flag, failing, skipped = [], detail] of cases) {
-    it(`${flag} fails ${failing.join(", ")}`, async () => {
-      const report = await check(brokenAgent(flag));
-      expect(ids(report, "fail")).toEqual(failing);
-      for (const id of skipped) expect(result(report, id).status).toBe("skip");
-      if (detail) expect(result(report, failing[0] as string).detail).toMatch(detail);
-      const musts = failing.filter((id) => result(report, id).severity === "must");
-      expect(report.summary.mustFailures).toEqual(musts);
-      expect(report.ok).toBe(musts.length === 0);
-    }, 90_000);
-  }
+  for (const c of cases) it(`${c.flag}: ${c.id} ${c.status} (${c.verdict})`, () => expectBroken(c), 60_000);
 });

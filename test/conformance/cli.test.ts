@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { conformanceChecks, type ConformanceReport } from "../../src/testing/index.js";
 import { bin, conformanceAgent, processesWith, tempDir } from "./helpers.js";
@@ -32,7 +34,7 @@ describe("agentkit-acp check (CLI)", () => {
     for (const check of conformanceChecks) expect(list.stdout).toMatch(new RegExp(`^${check.id.replace(".", "\\.")}\\s+${check.severity}`, "m"));
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    for (const option of ["--agent", "--cwd", "--json", "--only", "--skip-prompts", "--timeout", "Exit codes"]) expect(help.stdout).toContain(option);
+    for (const option of ["--agent", "--cwd", "--json", "--report", "--only", "--skip-prompts", "--timeout", "Exit codes"]) expect(help.stdout).toContain(option);
   });
 
   it("usage errors exit 2 with the reason on stderr", async () => {
@@ -56,10 +58,29 @@ describe("agentkit-acp check (CLI)", () => {
     expect(ran.stdout).not.toMatch(/init\.version/); // --only limits the report
   }, 60_000);
 
-  it("a failed SHOULD check alone still exits 0", async () => {
-    const ran = await cli(["--agent", agent("--accept-image"), "--only", "prompt.image-refused"]);
-    expect(ran.stdout).toMatch(/✗ prompt\.image-refused\s+should/);
+  it("a failed SHOULD check alone still exits 0 and is listed as a recommendation; an info finding as informational", async () => {
+    const ran = await cli(["--agent", agent("--unknown-method-ok", "--accept-image"), "--only", "rpc.unknown-method,prompt.image-refused"]);
+    expect(ran.stdout).toMatch(/✗ rpc\.unknown-method\s+SHOULD/);
+    expect(ran.stdout).toMatch(/! prompt\.image-refused\s+info/);
+    expect(ran.stdout).toMatch(/recommendation not followed: .*expected error -32601/);
+    expect(ran.stdout).toMatch(/recommendations not followed \(failed SHOULD\): +rpc\.unknown-method/);
+    expect(ran.stdout).toMatch(/informational \(spec leaves it open, or inconclusive\): prompt\.image-refused/);
+    expect(ran.stdout).toMatch(/spec violations \(failed MUST checks\): +none/);
     expect(ran.code).toBe(0);
+  }, 60_000);
+
+  it("--report FILE writes the JSON report and a Markdown table; a missing folder is a usage error", async () => {
+    const dir = tempDir();
+    const ran = await cli(["--agent", agent("--wrong-session-error"), "--only", "session.unknown-id,session.unknown-id-code", "--report", join(dir, "out.json")]);
+    expect(ran.code).toBe(0);
+    const report = JSON.parse(readFileSync(join(dir, "out.json"), "utf8")) as ConformanceReport;
+    expect(report.results.map((r) => [r.id, r.verdict])).toEqual([["session.unknown-id", "ok"], ["session.unknown-id-code", "informational"]]);
+    const markdown = readFileSync(join(dir, "out.md"), "utf8");
+    expect(markdown).toContain("| check | level | result | meaning | observed | spec |");
+    expect(markdown).toMatch(/\| `session\.unknown-id-code` \| info \| ! warn \| informational \| .*-32603.* \| \[schema#errorcode\]\(https:\/\/agentclientprotocol\.com\/protocol\/v1\/schema#errorcode\) \|/);
+    const missing = await cli(["--agent", agent(), "--report", join(dir, "no-such-folder", "out")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("does not exist");
   }, 60_000);
 
   it("--agent self --json --skip-prompts: our own serve, a JSON report, exit 0", async () => {

@@ -13,37 +13,38 @@ function fixture(...flags: string[]) {
 }
 
 describe("conformance suite against the client tests' fixture agent", () => {
-  let baseline: string[] = [];
+  // Where this fixture does what the spec leaves open, the suite reports it as informational:
+  // it accepts relative cwds and media it did not advertise, and prompts after session/close.
+  const known = ["prompt.audio-refused", "prompt.image-refused", "session.relative-cwd"];
 
-  // Shortcomings of this fixture that the suite finds: session/close leaves the session usable,
-  // and it accepts relative cwds and media it did not advertise.
-  const known = ["caps.session-close", "prompt.audio-refused", "prompt.image-refused", "session.relative-cwd"];
-
-  it("baseline (sessions persist with --state): only the fixture's known shortcomings fail", async () => {
+  it("baseline (sessions persist with --state): no failure; the fixture's open-ended choices are informational", async () => {
     const report = await check(fixture());
-    baseline = ids(report, "fail");
-    expect(baseline).toEqual(known);
-    expect(report.summary.mustFailures).toEqual(["caps.session-close"]);
-    expect(result(report, "caps.session-close").detail).toContain("a later prompt for the closed session got result");
+    expect(ids(report, "fail")).toEqual([]);
+    // cancel.turn may warn too: this fixture's turns are so short that the cancel can race the end (inconclusive).
+    expect(ids(report, "warn").filter((id) => id !== "cancel.turn")).toEqual(known);
+    expect(report.summary.informational.filter((id) => id !== "cancel.turn").sort()).toEqual(known);
+    expect(report.ok).toBe(true);
+    expect(result(report, "caps.session-close").detail).toContain("a later prompt for it got result");
   }, 90_000);
 
-  const cases: [flag: string, adds: string[]][] = [
-    ["--garbage", ["wire.stdout-json"]],
-    ["--early-update", ["session.early-updates"]],
-    ["--ignore-eof", ["exit.stdin-eof"]],
-    ["--grandchild", ["exit.process-group"]],
+  // Each flag is judged on the checks it is about (fast: --only).
+  const cases: [flag: string, id: string, status: "fail" | "warn"][] = [
+    ["--garbage", "wire.stdout-json", "fail"],
+    ["--early-update", "session.early-updates", "warn"],
+    ["--ignore-eof", "exit.stdin-eof", "warn"],
+    ["--grandchild", "exit.process-group", "warn"],
   ];
-  for (const [flag, adds] of cases) {
-    it(`${flag} adds ${adds.join(", ")}`, async () => {
-      const report = await check(fixture(flag));
-      expect(ids(report, "fail")).toEqual([...baseline, ...adds].sort());
-      expect(report.ok).toBe(false);
+  for (const [flag, id, status] of cases) {
+    it(`${flag}: ${id} ${status}`, async () => {
+      const report = await check({ ...fixture(flag), only: [id] });
+      expect(report.results.map((r) => [r.id, r.status])).toEqual([[id, status]]);
+      expect(report.ok).toBe(status !== "fail");
     }, 90_000);
   }
 
   it("--v2: init.version fails and everything that needs a v1 session is skipped, saying why", async () => {
     const report = await check(fixture("--v2"));
-    expect(report.summary.mustFailures).toEqual(["init.version"]);
+    expect(report.summary.violations).toEqual(["init.version"]);
     expect(result(report, "init.version").detail).toContain("answered protocolVersion 2");
     expect(result(report, "session.new").status).toBe("skip");
     expect(result(report, "session.new").detail).toContain("does not speak ACP v1");
@@ -53,7 +54,7 @@ describe("conformance suite against the client tests' fixture agent", () => {
 
   it("--silent-init: init.version fails after the timeout; the process checks still pass", async () => {
     const report = await check({ ...fixture("--silent-init"), timeoutMs: 1_500 });
-    expect(report.summary.mustFailures).toEqual(["init.version"]);
+    expect(report.summary.violations).toEqual(["init.version"]);
     expect(result(report, "init.version").detail).toContain("no answer within 1500 ms");
     expect(result(report, "exit.stdin-eof").status).toBe("pass");
     expect(result(report, "exit.process-group").status).toBe("pass");
@@ -65,6 +66,7 @@ describe("conformance suite against the client tests' fixture agent", () => {
     expect(result(refused, "session.new").detail).toContain("offered: token");
     const authenticated = await check({ ...fixture("--auth"), authMethod: "token" });
     expect(result(authenticated, "session.new").status).toBe("pass");
-    expect(ids(authenticated, "fail")).toEqual(known);
+    expect(ids(authenticated, "fail")).toEqual([]);
+    expect(ids(authenticated, "warn").filter((id) => id !== "cancel.turn")).toEqual(known);
   }, 90_000);
 });

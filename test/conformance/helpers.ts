@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
-import { runConformance, type CheckResult, type CheckStatus, type ConformanceOptions, type ConformanceReport } from "../../src/testing/index.js";
+import { runConformance, type CheckResult, type CheckStatus, type CheckVerdict, type ConformanceOptions, type ConformanceReport } from "../../src/testing/index.js";
 
 export const conformanceAgent = new URL("../fixtures/agents/conformance-agent.mjs", import.meta.url).pathname;
 export const fixtureAgent = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
@@ -64,4 +64,33 @@ export function processesWith(marker: string): number[] {
     }
   }
   return pids;
+}
+
+/** One deliberately broken flag: the checks it is about, and the status and verdict `id` must get. */
+export interface BrokenCase {
+  flag: string;
+  id: string;
+  status: CheckStatus;
+  verdict: CheckVerdict;
+  /** Other checks the case runs (prerequisites such as a text turn); they must pass or skip. */
+  also?: string[];
+  /** Checks that must be skipped as a consequence. */
+  skipped?: string[];
+  detail?: RegExp;
+}
+
+/** Runs only the checks a case is about (fast) and asserts the result, its verdict and `ok`. */
+export async function expectBroken(c: BrokenCase): Promise<void> {
+  const only = [c.id, ...(c.also ?? []), ...(c.skipped ?? [])];
+  const report = await check({ ...brokenAgent(c.flag), only });
+  expect(report.results.map((r) => r.id).sort()).toEqual([...only].sort());
+  const found = result(report, c.id);
+  expect(found.status, found.detail).toBe(c.status);
+  expect(found.verdict).toBe(c.verdict);
+  if (c.status !== "pass") expect(found.fix).toBeTruthy();
+  if (c.detail) expect(found.detail).toMatch(c.detail);
+  for (const id of c.skipped ?? []) expect(result(report, id).status).toBe("skip");
+  for (const id of c.also ?? []) expect(["pass", "skip"], `${id}: ${result(report, id).detail}`).toContain(result(report, id).status);
+  expect(report.ok).toBe(c.verdict !== "violation");
+  expect(report.summary.violations).toEqual(c.verdict === "violation" ? [c.id] : []);
 }

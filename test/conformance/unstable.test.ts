@@ -37,7 +37,7 @@ describe("conformance: the unstable session methods", () => {
     const report = await check({ command: process.execPath, args: [unstableAgent], skipPrompts: true, only: [...UNSTABLE, "unstable.providers-list"] });
     expect(result(report, "unstable.session-set-title")).toMatchObject({ status: "fail", severity: "must" });
     expect(result(report, "unstable.session-set-title").detail).toContain("expected -32602");
-    expect(report.summary.mustFailures).toEqual(["unstable.session-set-title"]);
+    expect(report.summary.violations).toEqual(["unstable.session-set-title"]);
     expect(result(report, "unstable.providers-list")).toMatchObject({ status: "pass", detail: "2 provider(s): main, extra" });
     for (const id of ["unstable.session-status", "unstable.session-fork", "unstable.session-archive"]) {
       expect(result(report, id).status, `${id}: ${result(report, id).detail}`).toBe("pass");

@@ -172,12 +172,12 @@ describe("connection and configuration failures", () => {
   it("a server that goes silent mid-stream fails after the idle timeout instead of hanging", async () => {
     const mock = await startMockOpenAI({ responses: [{ text: "one two three", slow: 5_000 }] });
     servers.push(mock);
-    const adapter = createModelAdapter({ spec: "openai-compatible:m", baseUrl: mock.baseUrl, env: {}, idleTimeoutMs: 150 });
+    const adapter = createModelAdapter({ spec: "openai-compatible:m", baseUrl: mock.baseUrl, env: {}, timeouts: { idleMs: 150 } });
     const started = performance.now();
     const error = (await streamError(adapter, request, fresh())) as ModelError;
     expect(error).toBeInstanceOf(ModelError);
-    expect(error.kind).toBe("connection");
-    expect(error.message).toBe("openai-compatible server sent nothing for 150 ms; the server may be stuck — try again (or raise idleTimeoutMs)");
+    expect(error.kind).toBe("timeout");
+    expect(error.message).toBe("openai-compatible server sent nothing for 150 ms mid-stream (idle timeout); the server may be stuck — try again");
     expect(performance.now() - started).toBeLessThan(4_000);
     expect(await mock.responseEnd(0)).toBe("client_disconnected");
     expect(mock.requests).toHaveLength(1);

@@ -84,6 +84,72 @@ export function sessionStoreContract(name: string, make: (clock: () => Date) => 
       expect((await store.load("s1"))!.items.map((i) => i.id)).toEqual(written.map((i) => i.id));
     });
 
+    it("keeps call order across interleaved appends and header updates that are not awaited one by one", async () => {
+      await store.create({ sessionId: "s1", cwd: "/w", metadata: { keep: 1 } });
+      await Promise.all([
+        store.append("s1", item("u1")),
+        store.updateHeader("s1", { title: "T1" }),
+        store.append("s1", item("u2")),
+        store.append("s1", item("u3")),
+        store.updateHeader("s1", { metadata: { modeId: "ask" }, title: "T2" }),
+        store.append("s1", item("u4")),
+      ]);
+      for (const s of [store, await h.reopen()]) {
+        const { header, items } = (await s.load("s1"))!;
+        expect(items.map((i) => i.id)).toEqual(["u1", "u2", "u3", "u4"]);
+        expect(header.title).toBe("T2");
+        expect(header.metadata).toEqual({ keep: 1, modeId: "ask" });
+      }
+    });
+
+    it("a rejected write does not disturb the writes queued around it", async () => {
+      await store.create({ sessionId: "s1", cwd: "/w" });
+      const results = await Promise.allSettled([
+        store.append("s1", item("u1")),
+        store.append("s1", { id: "bad" } as unknown as Item),
+        store.updateHeader("s1", { updatedAt: "never" }),
+        store.append("s1", item("u2")),
+        store.append("gone", item("x")),
+        store.append("s1", item("u3")),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled", "rejected", "fulfilled"]);
+      expect((await store.load("s1"))!.items.map((i) => i.id)).toEqual(["u1", "u2", "u3"]);
+      expect(await store.exists("gone")).toBe(false);
+    });
+
+    it("keeps every item when two store instances append to one session at once", async () => {
+      await store.create({ sessionId: "s1", cwd: "/w" });
+      const other = await h.reopen();
+      const mine = Array.from({ length: 12 }, (_, n) => item(`a${n}`));
+      const theirs = Array.from({ length: 12 }, (_, n) => item(`b${n}`));
+      await Promise.all([...mine.map((i) => store.append("s1", i)), ...theirs.map((i) => other.append("s1", i))]);
+      const loaded = (await store.load("s1"))!.items.map((i) => i.id);
+      expect(loaded).toHaveLength(24);
+      // Each writer's own order holds; how the two interleave is up to the store.
+      expect(loaded.filter((id) => id.startsWith("a"))).toEqual(mine.map((i) => i.id));
+      expect(loaded.filter((id) => id.startsWith("b"))).toEqual(theirs.map((i) => i.id));
+    });
+
+    it("round-trips large and unusual content exactly", async () => {
+      await store.create({ sessionId: "s1", cwd: "/w", title: "nul \u0000 and 🚀", metadata: { "quote\"key": "back\\slash", nested: { arr: [1.5, -0, true, null, "x"] } } });
+      const big: Item = { id: "big", role: "tool", parts: [{ type: "text", text: "0123456789abcdef".repeat(64 * 1024) }], createdAt: "2025-01-01T00:00:00.000Z" };
+      const odd: Item = {
+        id: "odd",
+        role: "assistant",
+        parts: [{ type: "text", text: "NUL\u0000 bell\u0007 lone surrogate-free 😀 \r\n tab\t {\"json\":[]} \u2028\u2029 ' \\ " }],
+        createdAt: "2025-01-01T00:00:00.000Z",
+        meta: { "": "empty key", "a.b": { "$x": ["{", "}"] } },
+      };
+      await store.append("s1", big);
+      await store.append("s1", odd);
+      for (const s of [store, await h.reopen()]) {
+        const loaded = (await s.load("s1"))!;
+        expect(loaded.items).toEqual([big, odd]);
+        expect(loaded.header.title).toBe("nul \u0000 and 🚀");
+        expect(loaded.header.metadata).toEqual({ "quote\"key": "back\\slash", nested: { arr: [1.5, 0, true, null, "x"] } });
+      }
+    });
+
     it("hands out copies: callers cannot change what is stored", async () => {
       await store.create({ sessionId: "s1", cwd: "/w" });
       const original = { ...item("u1"), meta: { gone: undefined, kept: 1 } };

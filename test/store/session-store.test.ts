@@ -3,6 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../../src/core/index.js";
 import { InMemorySessionStore, JsonlSessionStore } from "../../src/store/index.js";
+import { describe } from "vitest";
+import { postgresOrSkip } from "../support/postgres.js";
+import { schemaScope } from "../support/postgres-store.js";
 import { sessionStoreContract } from "./session-store.contract.js";
 
 sessionStoreContract("InMemorySessionStore", async (clock) => {
@@ -17,4 +20,17 @@ sessionStoreContract("JsonlSessionStore", async (clock) => {
     reopen: async () => new JsonlSessionStore({ stateDir, clock, logger: silentLogger }),
     cleanup: () => rm(stateDir, { recursive: true, force: true }),
   };
+});
+
+const pg = await postgresOrSkip("the SessionStore contract on PostgreSQL");
+describe.runIf(pg.url)("on PostgreSQL", () => {
+  sessionStoreContract("PostgresSessionStore", async (clock) => {
+    const scope = schemaScope(pg.url!);
+    const first = await scope.open({ clock });
+    return {
+      store: first.sessions,
+      reopen: async () => (await scope.open({ clock })).sessions,
+      cleanup: () => scope.cleanup(),
+    };
+  });
 });

@@ -1,8 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { TEST_PG_RUN_DIR_ENV, stopSharedPostgres } from "./postgres.js";
+import stateSetup from "./state-setup.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const lock = `${root}/dist/.build-lock`;
@@ -14,7 +17,7 @@ function sleep(ms: number): void {
 /** One build at a time, even when several vitest runs start together. */
 function withLock(fn: () => void): void {
   mkdirSync(`${root}/dist`, { recursive: true });
-  for (let i = 0; ; i++) {
+  for (;;) {
     try {
       mkdirSync(lock);
       break;
@@ -31,20 +34,54 @@ function withLock(fn: () => void): void {
   }
 }
 
-// Tests spawn the compiled CLI (dist/); an incremental build keeps it in step with src/.
-// tsc emits even with type errors (the typecheck script reports those), so one area's
-// unfinished types never block another area's tests.
-export default function setup(): () => void {
-  // `serve` persists sessions and approvals by default: tests (and the serve processes they
-  // spawn, which inherit the env) write to a throwaway state dir, never the user's.
-  const stateDir = mkdtempSync(join(tmpdir(), "agentkit-test-state-"));
-  process.env.AGENTKIT_STATE_DIR = stateDir;
-  withLock(() => {
-    const r = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], {
-      cwd: root,
-      encoding: "utf8",
-    });
-    if (r.status !== 0) process.stderr.write(`[global-setup] tsc reported errors (build emitted anyway):\n${r.stdout.slice(0, 4000)}\n`);
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = join(dir, entry.name);
+    // The inspect page is a browser bundle (scripts/build-page.mjs), not node output.
+    if (entry.isDirectory()) return full.endsWith(join("inspect", "page")) ? [] : sources(full);
+    return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [full] : [];
   });
-  return () => rmSync(stateDir, { recursive: true, force: true });
+}
+
+/**
+ * Tests spawn the compiled CLI (dist/). This emits JavaScript for each changed source file,
+ * one file at a time without type checking (the sources are isolatedModules-safe), so a run
+ * costs a second, not a whole-tree type check: `npm run typecheck` and lint are their own steps.
+ */
+function transpileChanged(): number {
+  let emitted = 0;
+  for (const file of sources(join(root, "src"))) {
+    const out = join(root, "dist", relative(join(root, "src"), file)).replace(/\.ts$/, ".js");
+    const built = statSync(out, { throwIfNoEntry: false });
+    if (built && built.mtimeMs >= statSync(file).mtimeMs) continue;
+    const result = ts.transpileModule(readFileSync(file, "utf8"), {
+      fileName: file,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023, sourceMap: true, verbatimModuleSyntax: true },
+    });
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, result.outputText);
+    if (result.sourceMapText) writeFileSync(`${out}.map`, result.sourceMapText);
+    emitted += 1;
+  }
+  return emitted;
+}
+
+/**
+ * Both projects: the state dir, the shared PostgreSQL cluster's run dir (started on first use
+ * by test/support/postgres.ts, stopped here), and the built package in dist/ (the spawned CLI,
+ * agents and fixtures) plus the inspect page bundle.
+ */
+export default function setup(): () => Promise<void> {
+  const stopState = stateSetup();
+  const pgRunDir = mkdtempSync(join(tmpdir(), "agentkit-test-pg-run-"));
+  process.env[TEST_PG_RUN_DIR_ENV] = pgRunDir;
+  withLock(() => {
+    transpileChanged();
+    const page = spawnSync(process.execPath, ["scripts/build-page.mjs"], { cwd: root, encoding: "utf8" });
+    if (page.status !== 0) process.stderr.write(`[global-setup] the inspect page bundle failed:\n${page.stderr.slice(0, 4000)}\n`);
+  });
+  return async () => {
+    stopState();
+    await stopSharedPostgres(pgRunDir);
+  };
 }

@@ -5,6 +5,8 @@ import path from "node:path";
 import type { ToolProgress } from "../../src/core/index.js";
 import { LocalCommandRunner, LocalFileOperations } from "../../src/tools/index.js";
 import type { ToolContext } from "../../src/tools/index.js";
+import { pidAlive } from "../support/processes.js";
+export { pidAlive as isAlive };
 
 /**
  * base/
@@ -73,16 +75,6 @@ export function makeContext(root: string, overrides: Partial<ToolContext> = {}):
   };
 }
 
-/** Alive = exists and is not a zombie (orphans are not reaped by this sandbox's init). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
 
 export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -15,6 +15,31 @@ import type {
 import { methods } from "@agentclientprotocol/sdk";
 import { StateError } from "../../core/index.js";
 
+/** Default bound on each fs/terminal request to the client (a human is not waited on there). */
+export const DEFAULT_CLIENT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The client did not answer a request in time; the request was cancelled (`$/cancel_request`). */
+export class ClientRequestTimeoutError extends Error {
+  override readonly name = "ClientRequestTimeoutError";
+  readonly code = "ETIMEDOUT";
+  constructor(
+    readonly method: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`the editor did not answer ${method} within ${formatMs(timeoutMs)}`);
+  }
+}
+
+export function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** What the SDK's `request` takes to cancel and stop waiting at once. */
+export interface CancelOptions {
+  cancellationSignal: AbortSignal;
+  stopWaitingOnCancel: true;
+}
+
 /**
  * The agent's way back to one ACP client connection: permission prompts, session updates, and
  * the client's file system and terminals. Capabilities are checked here because the SDK does
@@ -23,10 +48,38 @@ import { StateError } from "../../core/index.js";
 export class AcpClientHandle {
   readonly #context: AgentContext;
   readonly #capabilities: ClientCapabilities;
+  readonly #timeoutMs: number;
 
-  constructor(context: AgentContext, capabilities: ClientCapabilities = {}) {
+  /** `requestTimeoutMs` bounds each fs/terminal request (default 30 s); permission questions are not bounded. */
+  constructor(context: AgentContext, capabilities: ClientCapabilities = {}, options: { requestTimeoutMs?: number } = {}) {
     this.#context = context;
     this.#capabilities = capabilities;
+    this.#timeoutMs = options.requestTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
+  }
+
+  /** The bound on each fs/terminal request. */
+  get requestTimeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
+  /**
+   * One request with a bound: `send` gets SDK cancel options; when `timeoutMs` (default the
+   * handle's) passes first, the request is cancelled and this rejects with
+   * `ClientRequestTimeoutError`; an aborted `signal` rejects as the SDK does (-32800).
+   */
+  async bounded<T>(method: string, send: (options: CancelOptions) => Promise<T>, options: { signal?: AbortSignal | undefined; timeoutMs?: number } = {}): Promise<T> {
+    const timeoutMs = Math.max(0, options.timeoutMs ?? this.#timeoutMs);
+    const timer = new AbortController();
+    const handle = setTimeout(() => timer.abort(), Math.min(timeoutMs, 2_147_483_647));
+    const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
+    try {
+      return await send({ cancellationSignal: signal, stopWaitingOnCancel: true });
+    } catch (error) {
+      if (timer.signal.aborted && options.signal?.aborted !== true) throw new ClientRequestTimeoutError(method, timeoutMs);
+      throw error;
+    } finally {
+      clearTimeout(handle);
+    }
   }
 
   /** What the client advertised in `initialize`. */
@@ -81,12 +134,12 @@ export class AcpClientHandle {
 
   async readTextFile(params: ReadTextFileRequest, signal?: AbortSignal): Promise<ReadTextFileResponse> {
     if (!this.canReadFiles) throw new StateError("the ACP client did not advertise fs.readTextFile");
-    return this.#context.request(methods.client.fs.readTextFile, params, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
+    return this.bounded(methods.client.fs.readTextFile, (o) => this.#context.request(methods.client.fs.readTextFile, params, o), { signal });
   }
 
   async writeTextFile(params: WriteTextFileRequest, signal?: AbortSignal): Promise<void> {
     if (!this.canWriteFiles) throw new StateError("the ACP client did not advertise fs.writeTextFile");
-    await this.#context.request(methods.client.fs.writeTextFile, params, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
+    await this.bounded(methods.client.fs.writeTextFile, (o) => this.#context.request(methods.client.fs.writeTextFile, params, o), { signal });
   }
 
   /** Runs a command in a client terminal; release the handle when done. */

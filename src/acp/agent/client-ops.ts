@@ -5,6 +5,7 @@ import { errorMessage, silentLogger } from "../../core/index.js";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "../../tools/index.js";
 import { LocalFileOperations } from "../../tools/index.js";
 import type { AcpClientHandle } from "./client-handle.js";
+import { ClientRequestTimeoutError, formatMs } from "./client-handle.js";
 
 /**
  * File operations over the ACP client's `fs/read_text_file` / `fs/write_text_file` for one
@@ -54,6 +55,7 @@ function clientFsError(op: "read" | "write", path: string, error: unknown): Erro
   if (error instanceof RequestError && isNotFoundAnswer(error)) {
     return Object.assign(new Error(`file not found: ${path}`, { cause: error }), { code: "ENOENT" });
   }
+  if (error instanceof ClientRequestTimeoutError) return new Error(`${error.message} (${op} ${path}); the tool call failed, the turn goes on`, { cause: error });
   if (error instanceof RequestError) return new Error(`the editor refused to ${op} ${path}: ${error.message}`, { cause: error });
   return error instanceof Error ? error : new Error(errorMessage(error));
 }
@@ -77,7 +79,11 @@ export interface ClientTerminalCommandRunnerOptions {
    * embedded terminal live, and each poll copies the whole output.
    */
   outputPollMs?: number;
-  /** Bound on each client answer after a cancel or timeout (kill, exit status, output) and on release (default 10 000 ms). */
+  /**
+   * After a cancel or timeout: the bound on the kill and exit status together, and again on
+   * the final output (default 1000 ms each), so a command's timeout holds within ~2 s however
+   * slow the client is. Release is sent without waiting.
+   */
   killWaitMs?: number;
   logger?: Logger;
 }
@@ -87,6 +93,8 @@ export interface ClientTerminalCommandRunnerOptions {
  * `terminal/create` (the command line, the cwd, the byte limit) → `terminal/wait_for_exit`
  * raced with the abort signal and the timeout (then `terminal/kill`) → `terminal/output` →
  * `terminal/release`, always. `onTerminal` reports the id so the tool call embeds the terminal.
+ * Every wait on the client is bounded: creation by the command's timeout and the handle's
+ * request bound, the rest as `killWaitMs` says.
  */
 export class ClientTerminalCommandRunner implements CommandRunner {
   readonly #client: AcpClientHandle;
@@ -101,7 +109,7 @@ export class ClientTerminalCommandRunner implements CommandRunner {
     this.#sessionId = sessionId;
     this.#shell = options.shell;
     this.#pollMs = options.outputPollMs;
-    this.#killWaitMs = options.killWaitMs ?? 10_000;
+    this.#killWaitMs = options.killWaitMs ?? 1_000;
     this.#logger = options.logger ?? silentLogger;
   }
 
@@ -116,56 +124,85 @@ export class ClientTerminalCommandRunner implements CommandRunner {
       env: Object.entries(request.env ?? {}).map(([name, value]) => ({ name, value })),
       outputByteLimit: request.outputByteLimit,
     };
-    const created = this.#client.context.request(methods.client.terminal.create, params);
+    const deadline = Date.now() + Math.max(0, request.timeoutMs);
+    // Bounded by the client request bound (then cancelled); the command's timeout may end the wait sooner.
+    const created = this.#client.bounded(methods.client.terminal.create, (o) => this.#client.context.request(methods.client.terminal.create, params, o));
+    created.catch(() => undefined);
     const aborted = abortPromise(request.signal);
+    // Creation counts against the command's timeout and is bounded by the client request bound.
+    const createBound = Math.min(Math.max(0, request.timeoutMs), this.#client.requestTimeoutMs);
     try {
-      const first = await Promise.race([created.then((r) => ({ terminalId: r.terminalId })), aborted.promise.then(() => undefined)]);
-      if (first === undefined) {
-        // Cancelled while the client was creating it: release it once it exists.
-        created.then((r) => this.#release(r.terminalId), () => undefined).catch(() => undefined);
-        return notRun();
+      const first = await Promise.race([
+        created.then((r) => ({ terminalId: r.terminalId }), (error: unknown) => ({ error })),
+        aborted.promise.then(() => "abort" as const),
+        delay(createBound).then(() => "late" as const),
+      ]);
+      if (typeof first === "string") {
+        // Cancelled or late while the client was creating it: release it once it exists.
+        created.then((r) => this.#releaseLater(r.terminalId), () => undefined).catch(() => undefined);
+        if (first === "abort") return notRun();
+        if (createBound >= request.timeoutMs) {
+          return { ...notRun(), cancelled: false, timedOut: true, output: `(the editor did not start the terminal within the command's ${formatMs(request.timeoutMs)} timeout)` };
+        }
+        throw new ClientRequestTimeoutError(methods.client.terminal.create, createBound);
+      }
+      if ("error" in first) {
+        if (request.signal.aborted) return notRun();
+        throw first.error instanceof Error ? first.error : new Error(errorMessage(first.error));
       }
       const { terminalId } = first;
+      let releaseWithin = this.#killWaitMs;
       try {
         request.onTerminal?.(terminalId);
-        return await this.#follow(terminalId, request, aborted.promise, started);
+        const followed = await this.#follow(terminalId, request, aborted.promise, deadline, started);
+        releaseWithin = followed.releaseWithin;
+        return followed.result;
       } finally {
-        await this.#release(terminalId);
+        await this.#release(terminalId, releaseWithin);
       }
     } finally {
       aborted.dispose();
     }
   }
 
-  async #follow(terminalId: string, request: CommandRequest, aborted: Promise<void>, started: number): Promise<CommandResult> {
+  /** The result, and how long the release may then take (what is left of the grace after a cancel or timeout). */
+  async #follow(terminalId: string, request: CommandRequest, aborted: Promise<void>, deadline: number, started: number): Promise<{ result: CommandResult; releaseWithin: number }> {
     const ids = { sessionId: this.#sessionId, terminalId };
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), Math.min(Math.max(0, request.timeoutMs), maxTimerMs));
+      timer = setTimeout(() => resolve("timeout"), Math.min(Math.max(0, deadline - Date.now()), maxTimerMs));
     });
     const poller = this.#pollMs !== undefined && request.onOutput ? this.#startPolling(terminalId, this.#pollMs, request.onOutput) : undefined;
-    const exited: Promise<WaitForTerminalExitResponse> = this.#client.context.request(methods.client.terminal.waitForExit, ids);
+    // Aborted when we stop following: every request still unanswered is cancelled and settles.
+    const gone = new AbortController();
+    const cancel = { cancellationSignal: gone.signal, stopWaitingOnCancel: true } as const;
+    const exited: Promise<WaitForTerminalExitResponse> = this.#client.context.request(methods.client.terminal.waitForExit, ids, cancel);
+    exited.catch(() => undefined);
     try {
       const outcome = await Promise.race([exited.then((status) => ({ status })), aborted.then(() => "abort" as const), timedOut]);
       let status: TerminalExitStatus | undefined;
       let output: TerminalOutputResponse | undefined;
+      let releaseWithin = this.#killWaitMs;
       if (typeof outcome === "object") {
         status = outcome.status;
         poller?.stop();
-        output = await this.#client.context.request(methods.client.terminal.output, ids);
+        output = await this.#bounded(this.#client.context.request(methods.client.terminal.output, ids, cancel), "terminal/output", this.#client.requestTimeoutMs);
       } else {
-        // Cancel or timeout: every answer from here on is bounded, so a stuck client cannot hold the turn.
-        exited.catch(() => undefined);
-        const killed = this.#client.context.request(methods.client.terminal.kill, ids);
-        await this.#bounded(killed, "terminal/kill");
-        status = await this.#bounded(exited, "terminal/wait_for_exit");
+        // Cancel or timeout: kill + exit status share one short bound, output + release another,
+        // so a stuck client cannot stretch the command's timeout by more than ~2 s.
+        const grace = Date.now() + this.#killWaitMs;
+        const killed = this.#client.context.request(methods.client.terminal.kill, ids, cancel);
+        await this.#bounded(killed, "terminal/kill", grace - Date.now());
+        status = await this.#bounded(exited, "terminal/wait_for_exit", grace - Date.now());
         poller?.stop();
-        output = await this.#bounded(this.#client.context.request(methods.client.terminal.output, ids), "terminal/output");
+        const second = Date.now() + this.#killWaitMs;
+        output = await this.#bounded(this.#client.context.request(methods.client.terminal.output, ids, cancel), "terminal/output", this.#killWaitMs);
+        releaseWithin = Math.max(MIN_RELEASE_WAIT_MS, second - Date.now());
       }
       output ??= { output: "", truncated: false };
       if (poller) poller.flush(output.output);
       const exit = output.exitStatus ?? status;
-      return {
+      const result: CommandResult = {
         output: output.output,
         truncated: output.truncated,
         exitCode: exit?.exitCode ?? null,
@@ -175,9 +212,11 @@ export class ClientTerminalCommandRunner implements CommandRunner {
         durationMs: Math.round(performance.now() - started),
         terminalId,
       };
+      return { result, releaseWithin };
     } finally {
       clearTimeout(timer);
       poller?.stop();
+      gone.abort();
     }
   }
 
@@ -193,8 +232,8 @@ export class ClientTerminalCommandRunner implements CommandRunner {
       seen = latest;
     };
     const tick = (): void => {
-      this.#client.context
-        .request(methods.client.terminal.output, { sessionId: this.#sessionId, terminalId })
+      this.#client
+        .bounded(methods.client.terminal.output, (o) => this.#client.context.request(methods.client.terminal.output, { sessionId: this.#sessionId, terminalId }, o))
         .then((r) => {
           if (!stopped) emit(r.output);
         })
@@ -213,18 +252,26 @@ export class ClientTerminalCommandRunner implements CommandRunner {
     };
   }
 
-  async #release(terminalId: string): Promise<void> {
-    await this.#bounded(this.#client.context.request(methods.client.terminal.release, { sessionId: this.#sessionId, terminalId }), "terminal/release");
+  /** Waits at most `ms` for the answer (not cancelled: the client ends the command on release). */
+  async #release(terminalId: string, ms: number): Promise<void> {
+    await this.#bounded(this.#client.context.request(methods.client.terminal.release, { sessionId: this.#sessionId, terminalId }), "terminal/release", ms);
   }
 
-  /** The answer, or undefined when it fails or does not come within `killWaitMs` (logged). */
-  async #bounded<T>(request: Promise<T>, what: string): Promise<T | undefined> {
+  /** For a terminal we no longer follow (cancelled while being created): bounded, not awaited. */
+  #releaseLater(terminalId: string): void {
+    this.#client
+      .bounded(methods.client.terminal.release, (o) => this.#client.context.request(methods.client.terminal.release, { sessionId: this.#sessionId, terminalId }, o))
+      .catch((error: unknown) => this.#logger.warn(`terminal/release: ${errorMessage(error)}`));
+  }
+
+  /** The answer, or undefined when it fails or does not come within `ms` (logged). */
+  async #bounded<T>(request: Promise<T>, what: string, ms: number): Promise<T | undefined> {
     const late = Symbol("late");
     try {
-      const answer = await Promise.race([request, delay(this.#killWaitMs).then(() => late)]);
+      const answer = await Promise.race([request, delay(Math.max(0, ms)).then(() => late)]);
       if (answer === late) {
         request.catch(() => undefined);
-        this.#logger.warn(`${what}: no answer from the client within ${this.#killWaitMs} ms; going on`);
+        this.#logger.warn(`${what}: no answer from the client within ${formatMs(Math.max(0, ms))}; going on`);
         return undefined;
       }
       return answer as T;
@@ -234,6 +281,9 @@ export class ClientTerminalCommandRunner implements CommandRunner {
     }
   }
 }
+
+/** A release always gets this long, even when the grace was used up. */
+const MIN_RELEASE_WAIT_MS = 250;
 
 /** setTimeout fires at once for delays beyond a signed 32-bit int. */
 const maxTimerMs = 2_147_483_647;

@@ -1,7 +1,7 @@
 // Agent side of ACP: AcpIntegration (the shared observer), approvals, the headless runtime.
 export * from "./approval.js";
 export * from "./approval-memory.js";
-export { AcpClientHandle } from "./client-handle.js";
+export { AcpClientHandle, ClientRequestTimeoutError, DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 export { AgentUpdateMapper, approvalToolCall, toolResultUpdate } from "./mapping.js";
 export { TEXT_ONLY, TurnGate, promptToItems } from "./input.js";
 export type { AcceptedContent, BusyPolicy, TurnLease } from "./input.js";
@@ -40,3 +40,4 @@ export { titleFromPrompt } from "./lifecycle.js";
 export { availableCommands } from "./commands.js";
 export { createServeRuntime, serveModels } from "./serve.js";
 export type { ApproveMode, ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource, ServeRuntime, ServeRuntimeOptions, ServeSessionServices, ServeState, ServeStateOptions } from "./serve.js";
+export { SESSION_ACTIVE_ELSEWHERE, sessionActiveElsewhere } from "./session-leases.js";

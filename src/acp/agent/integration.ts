@@ -26,9 +26,11 @@ export class AcpIntegration implements LoopObserver {
   readonly #deps: ApprovalDeps;
   readonly #byAcp = new Map<string, AcpSessionHandle>();
   readonly #byAgent = new Map<string, AcpSessionHandle>();
+  readonly #coalesceMs: number;
 
   /** @internal — use `AcpIntegration.builder()`. */
-  constructor(settings: { name: string; version: string; resolver: AcpApprovalResolver; memory: AcpApprovalMemory; logger: Logger }) {
+  constructor(settings: { name: string; version: string; resolver: AcpApprovalResolver; memory: AcpApprovalMemory; logger: Logger; coalesceMs?: number }) {
+    this.#coalesceMs = settings.coalesceMs ?? 0;
     this.name = settings.name;
     this.version = settings.version;
     this.logger = settings.logger;
@@ -51,7 +53,7 @@ export class AcpIntegration implements LoopObserver {
   bindSession(binding: AcpSessionBinding): AcpSessionHandle {
     if (this.#byAcp.has(binding.acpSessionId)) throw new StateError(`ACP session ${binding.acpSessionId} is already bound`);
     if (this.#byAgent.has(binding.agentSessionId)) throw new StateError(`loop session ${binding.agentSessionId} is already bound`);
-    const session = new AcpSessionHandle(binding, this.logger);
+    const session = new AcpSessionHandle(binding, this.logger, { coalesceMs: this.#coalesceMs });
     this.#byAcp.set(session.acpSessionId, session);
     this.#byAgent.set(session.agentSessionId, session);
     return session;
@@ -198,6 +200,7 @@ export class AcpIntegrationBuilder {
   #resolver: AcpApprovalResolver | undefined;
   #memory: AcpApprovalMemory = new NoopApprovalMemory();
   #logger: Logger | undefined;
+  #coalesceMs = 0;
 
   /** `agentInfo.name` in `initialize`. */
   name(name: string): this {
@@ -223,6 +226,16 @@ export class AcpIntegrationBuilder {
     this.#logger = logger;
     return this;
   }
+  /**
+   * Merge consecutive text/thought chunks of one message that are not sent yet, holding them
+   * at most `ms` when the output is idle (0, the default: one update per model delta).
+   * Other updates are never held back or reordered; the assembled text is identical.
+   */
+  coalesceMs(ms: number): this {
+    if (!Number.isFinite(ms) || ms < 0) throw new ConfigError(`coalesceMs must be a non-negative number of milliseconds (got ${ms})`);
+    this.#coalesceMs = ms;
+    return this;
+  }
 
   build(): AcpIntegration {
     if (!this.#resolver) {
@@ -236,6 +249,7 @@ export class AcpIntegrationBuilder {
       resolver: this.#resolver,
       memory: this.#memory,
       logger: this.#logger ?? createStderrLogger("warn"),
+      coalesceMs: this.#coalesceMs,
     });
   }
 }

@@ -18,8 +18,8 @@ import { toRequestError } from "../errors.js";
 import type { Logger, TranscriptObserver } from "../../core/index.js";
 import { errorMessage, newId } from "../../core/index.js";
 import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
-import type { LoadedSession, SessionStore } from "../../store/index.js";
-import { snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
+import type { LoadedSession, SessionLease, SessionLeases, SessionStore } from "../../store/index.js";
+import { InProcessSessionLeases, snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
 import { availableCommands, parseSlashCommand, runSlashCommand } from "./commands.js";
 import type { AcpModelCatalog } from "./config-options.js";
 import { sessionNotFound } from "./integration.js";
@@ -29,10 +29,14 @@ import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
 import { normalizeTitle, resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
+import { refuseIfLeasedElsewhere, sessionActiveElsewhere, takeSessionLease } from "./session-leases.js";
+import { checkPathField } from "./path-params.js";
 
 /** The runtime-wide lifecycle settings (one per AcpHeadlessRuntime, shared by its connections). */
 export interface LifecycleSettings {
   store: SessionStore | undefined;
+  /** One instance per session: taken on open, given back on close (default with a store: in-process). */
+  leases: SessionLeases | undefined;
   modes: AcpModes | undefined;
   models: AcpModelCatalog | undefined;
   slashCommands: boolean;
@@ -50,8 +54,10 @@ export interface OpenSession {
 }
 
 export function lifecycleSettings(options: Partial<Omit<LifecycleSettings, "open" | "locks">> = {}): LifecycleSettings {
+  const leases = options.leases ?? (options.store ? new InProcessSessionLeases() : undefined);
   return {
     store: options.store,
+    leases,
     modes: options.modes,
     models: options.models,
     slashCommands: options.slashCommands ?? false,
@@ -97,6 +103,7 @@ export interface LifecycleHost {
 interface SessionState {
   controls: SessionControls;
   title: string | undefined;
+  lease?: SessionLease;
 }
 
 /**
@@ -139,7 +146,10 @@ export class ConnectionLifecycle {
       app
         .onRequest(acp.methods.agent.session.load, ({ params, signal }) => this.#restore(params, true, signal))
         .onRequest(acp.methods.agent.session.resume, ({ params, signal }) => this.#restore(params, false, signal))
-        .onRequest(acp.methods.agent.session.list, async ({ params }) => this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined, params.archived ?? undefined))
+        .onRequest(acp.methods.agent.session.list, async ({ params }) => {
+          if (params.cwd != null) checkPathField(params.cwd, "cwd");
+          return this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined, params.archived ?? undefined);
+        })
         .onRequest(acp.methods.agent.session.delete, ({ params }) => this.#delete(store, params.sessionId));
     }
     const { unstable } = this.#settings;
@@ -187,6 +197,7 @@ export class ConnectionLifecycle {
     }
     if (store && !restore) {
       await store.create({ sessionId: id, cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], metadata: prepared.controls.metadata() });
+      if (this.#settings.leases) this.#holdLease(id, await takeSessionLease(this.#settings.leases, id, this.#logger));
     }
     setImmediate(() => this.#afterAnswer(session.handle));
     return prepared.controls.sessionState();
@@ -199,6 +210,7 @@ export class ConnectionLifecycle {
 
   /** Called when the connection closed a session (the file stays). */
   closed(acpSessionId: string): void {
+    void this.#states.get(acpSessionId)?.lease?.release();
     this.#states.delete(acpSessionId);
     this.#settings.open.delete(acpSessionId);
   }
@@ -209,6 +221,7 @@ export class ConnectionLifecycle {
    */
   async prompt(handle: AcpSessionHandle, prompt: readonly ContentBlock[], run: () => Promise<PromptResponse>): Promise<PromptResponse> {
     const state = this.#states.get(handle.acpSessionId);
+    if (state?.lease && !state.lease.held) throw sessionActiveElsewhere(handle.acpSessionId, undefined);
     if (state && this.#settings.slashCommands) {
       const command = parseSlashCommand(prompt, availableCommands(this.#settings.modes, this.#settings.models));
       if (command) {
@@ -295,17 +308,20 @@ export class ConnectionLifecycle {
 
   /** Load / resume; a cancelled request ($/cancel_request) leaves the session closed and answers -32800. */
   async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean, signal?: AbortSignal): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
-    const store = this.#settings.store!;
     const id = params.sessionId;
+    checkPathField(params.cwd, "cwd");
+    (params.additionalDirectories ?? []).forEach((d, i) => checkPathField(d, `additionalDirectories[${i}]`));
     return this.#locked(id, async () => {
       // One process owns a session at a time: an open copy (any connection) is closed first.
       await this.#settings.open.get(id)?.close(replay ? "session/load of an open session" : "session/resume of an open session");
-      const loaded = await store.load(id).catch(storeError);
-      if (!loaded) throw sessionNotFound(id);
-      const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(loaded.items) };
-      const open: OpenSessionParams = { cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null };
-      const view = await this.#host.openSession(open, restore, signal);
-      await this.#moveIfNeeded(loaded, open);
+      // Another instance running it answers "active elsewhere"; the lease is ours from here until close.
+      const lease = this.#settings.leases && (await takeSessionLease(this.#settings.leases, id, this.#logger));
+      const { view, restore, open } = await this.#openStored(id, params, signal).catch(async (error: unknown) => {
+        await lease?.release();
+        throw error;
+      });
+      if (lease) this.#holdLease(id, lease);
+      await this.#moveIfNeeded(restore.loaded, open);
       if (replay) {
         let sent = 0;
         for (const update of replayUpdates(restore.items, describeWith(view.driver))) {
@@ -322,6 +338,14 @@ export class ConnectionLifecycle {
       }
       return this.#states.get(id)!.controls.sessionState();
     });
+  }
+
+  async #openStored(id: string, params: LoadSessionRequest | ResumeSessionRequest, signal?: AbortSignal): Promise<{ view: LifecycleSessionView; restore: SessionRestore; open: OpenSessionParams }> {
+    const loaded = await this.#settings.store!.load(id).catch(storeError);
+    if (!loaded) throw sessionNotFound(id);
+    const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(loaded.items) };
+    const open: OpenSessionParams = { cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null };
+    return { view: await this.#host.openSession(open, restore, signal), restore, open };
   }
 
   /** The client may open a stored session in another directory: the header follows. */
@@ -396,8 +420,14 @@ export class ConnectionLifecycle {
     return this.#locked(id, async () => {
       if (!(await store.exists(id).catch(storeError))) throw sessionNotFound(id);
       if (archived) await this.#settings.open.get(id)?.close("session/archive");
-      const loaded = await store.load(id).catch(storeError);
-      if (loaded && (loaded.header.archived === true) !== archived) await store.updateHeader(id, { archived }).catch(storeError);
+      // Archiving closes the session, so (as for delete) never one another instance is running.
+      const lease = archived && this.#settings.leases ? await takeSessionLease(this.#settings.leases, id, this.#logger) : undefined;
+      try {
+        const loaded = await store.load(id).catch(storeError);
+        if (loaded && (loaded.header.archived === true) !== archived) await store.updateHeader(id, { archived }).catch(storeError);
+      } finally {
+        await lease?.release();
+      }
       return {};
     });
   }
@@ -414,7 +444,32 @@ export class ConnectionLifecycle {
   async #delete(store: SessionStore, id: string): Promise<void> {
     await this.#locked(id, async () => {
       await this.#settings.open.get(id)?.close("session/delete");
-      if (!(await store.delete(id).catch(storeError))) throw sessionNotFound(id);
+      // Never delete a session another instance is running.
+      const lease = this.#settings.leases && (await takeSessionLease(this.#settings.leases, id, this.#logger));
+      try {
+        if (!(await store.delete(id).catch(storeError))) throw sessionNotFound(id);
+      } finally {
+        await lease?.release();
+      }
+    });
+  }
+
+  /** For a request about a session that is not open on this connection: -32600 if another instance runs it. */
+  async refuseIfActiveElsewhere(acpSessionId: string): Promise<void> {
+    await refuseIfLeasedElsewhere(this.#settings.leases, acpSessionId);
+  }
+
+  /** Keeps the lease with the open session; losing it (not renewed in time) closes the session here. */
+  #holdLease(id: string, lease: SessionLease): void {
+    const state = this.#states.get(id);
+    if (!state) {
+      void lease.release();
+      return;
+    }
+    state.lease = lease;
+    lease.onLost((reason) => {
+      this.#logger.warn("session lease lost; closing the session on this instance", { sessionId: id, reason });
+      void this.#host.closeSession(id, "the session lease was lost").catch(() => undefined);
     });
   }
 

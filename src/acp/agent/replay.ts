@@ -43,7 +43,7 @@ export function repairDanglingToolCalls(items: readonly Item[]): Item[] {
 
 /**
  * The `session/update`s that show a stored transcript again, in its order: user parts as
- * `user_message_chunk`, assistant text / reasoning as `agent_message_chunk` /
+ * `user_message_chunk` (the item's id as message id), assistant text / reasoning as `agent_message_chunk` /
  * `agent_thought_chunk` (one message id per part), and each tool call as one `tool_call` with
  * its final status, input, output and content (diff / text / terminal), sent where its result
  * was committed; a plan tool's result also sends the `plan` it set.
@@ -56,7 +56,9 @@ export function replayUpdates(items: readonly Item[], describe?: DescribeCall): 
     for (const part of item.parts) {
       if (item.role === "user" || item.role === "system") {
         const content = userContent(part);
-        if (content) updates.push({ sessionUpdate: "user_message_chunk", content });
+        // One message per stored item, under the item's own id: replays are stable and two
+        // prompts never merge into one message in clients that group chunks by id.
+        if (content) updates.push({ sessionUpdate: "user_message_chunk", content, messageId: item.id });
         continue;
       }
       switch (part.type) {

@@ -18,6 +18,7 @@ import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
 import type { AcpProviders } from "./providers.js";
 import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
+import { checkPathField } from "./path-params.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
 
@@ -28,6 +29,8 @@ export interface RuntimeSettings {
   promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
   logger: Logger;
   closeTimeoutMs: number;
+  /** Bound on each fs/terminal request to the client. */
+  clientRequestTimeoutMs: number;
   /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
   mcpTransports: AcpMcpTransports;
   authentication: AcpAuthentication;
@@ -55,6 +58,7 @@ export class AcpConnectionState implements LifecycleHost {
   readonly #settings: RuntimeSettings;
   readonly #lifecycle: ConnectionLifecycle;
   readonly #totalSessions: () => number;
+  readonly #refusal: () => string | undefined;
   readonly #sessions = new Map<string, RuntimeSession>();
   #client: AcpClientHandle | undefined;
   /** The SDK context from initialize, for unstable client notifications (auth/status_update). */
@@ -63,9 +67,10 @@ export class AcpConnectionState implements LifecycleHost {
   #authState: string | undefined;
   #closing = false;
 
-  constructor(settings: RuntimeSettings, totalSessions: () => number) {
+  constructor(settings: RuntimeSettings, totalSessions: () => number, refusal: () => string | undefined = () => undefined) {
     this.#settings = settings;
     this.#totalSessions = totalSessions;
+    this.#refusal = refusal;
     this.#lifecycle = new ConnectionLifecycle(settings.lifecycle, this, settings.logger);
   }
 
@@ -79,13 +84,18 @@ export class AcpConnectionState implements LifecycleHost {
     const app = acp
       .agent({ name: integration.name })
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
-        this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {});
+        this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs });
         this.#context = client;
         this.#authState = JSON.stringify(this.#authStatus());
         return this.#initializeResponse();
       })
       .onRequest(acp.methods.agent.session.new, async ({ params, client, signal }) =>
-        this.#newSession(params, this.#client ?? new AcpClientHandle(stableContext(client)), undefined, signal),
+        this.#newSession(
+          params,
+          this.#client ?? new AcpClientHandle(stableContext(client), {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs }),
+          undefined,
+          signal,
+        ),
       )
       .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
         await this.#settings.authentication.authenticate(params.methodId);
@@ -93,6 +103,7 @@ export class AcpConnectionState implements LifecycleHost {
         return {};
       })
       .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
+        if (!this.#sessions.has(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#session(params.sessionId);
         this.#requireAuthentication();
         await session.warnings.beforePrompt();
@@ -219,6 +230,8 @@ export class AcpConnectionState implements LifecycleHost {
     const mcpServers = params.mcpServers as StableMcpServer[];
     const mcpConfigs = mcpServerConfigs(mcpServers, this.#settings.mcpTransports);
     if (this.#closing) throw acp.RequestError.invalidRequest(undefined, "the agent is shutting down");
+    const refusal = this.#refusal();
+    if (refusal !== undefined) throw acp.RequestError.invalidRequest(undefined, refusal);
     if (this.#totalSessions() >= this.#settings.maxSessions) {
       throw acp.RequestError.invalidRequest(
         { maxSessions: this.#settings.maxSessions },
@@ -282,6 +295,9 @@ export class AcpConnectionState implements LifecycleHost {
     }
     logger.info(restore ? "session restored" : "session opened", { sessionId: acpSessionId, cwd });
     warnings.announce(started.warnings);
+    // After this answer is written (setImmediate runs after the write's microtasks), load the
+    // model's libraries so the first prompt does not wait for them; start-up itself stays lazy.
+    setImmediate(() => started.driver.model.preload?.());
     return { sessionId: acpSessionId, ...state };
   }
 
@@ -356,6 +372,7 @@ function cancelled(signal: AbortSignal): Error {
 }
 
 function checkDirectory(path: string, field: string): string {
+  checkPathField(path, field);
   if (!isAbsolute(path)) throw acp.RequestError.invalidParams({ [field]: path }, `${field} must be an absolute path, got "${path}"`);
   const stat = statSync(path, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw acp.RequestError.invalidParams({ [field]: path }, `${field} "${path}" is not an existing directory`);

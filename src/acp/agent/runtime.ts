@@ -1,14 +1,16 @@
-import { Readable, Writable } from "node:stream";
+import { Readable, type Writable } from "node:stream";
 import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk/unstable";
-import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
+import { batchedWritable } from "./batched-output.js";
 import type { Logger } from "../../core/index.js";
 import { ConfigError } from "../../core/index.js";
 import type { AcpAgentFactory } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
+import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
+import { guardedNdJsonStream } from "./line-guard.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
-import type { SessionStore } from "../../store/index.js";
+import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
 import { lifecycleSettings } from "./lifecycle.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
@@ -32,6 +34,7 @@ export interface AcpServedConnection {
 export class AcpHeadlessRuntime {
   readonly #settings: RuntimeSettings;
   readonly #connections = new Map<AcpConnectionState, AcpServedConnection>();
+  #refusal: string | undefined;
 
   /** @internal — use `AcpHeadlessRuntime.builder()`. */
   constructor(settings: RuntimeSettings) {
@@ -53,9 +56,22 @@ export class AcpHeadlessRuntime {
     return n;
   }
 
+  /** Connections being served now. */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /**
+   * From now on session/new, load and resume are refused with `reason` (-32600); open sessions
+   * keep working. A draining server calls this before it waits for running turns.
+   */
+  refuseNewSessions(reason: string): void {
+    this.#refusal = reason;
+  }
+
   /** Serves one client over an SDK stream (e.g. `ndJsonStream(...)`) or, in-process, a ClientApp. */
   serve(target: Stream | ClientApp): AcpServedConnection {
-    const state = new AcpConnectionState(this.#settings, () => this.sessionCount);
+    const state = new AcpConnectionState(this.#settings, () => this.sessionCount, () => this.#refusal);
     const app = state.buildApp();
     const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
     // Synchronous with the SDK's close, before it rejects pending requests, so a permission wait
@@ -81,12 +97,16 @@ export class AcpHeadlessRuntime {
 
   /**
    * Serves on this process's stdin/stdout (stdout carries only ACP). Resolves after stdin ends
-   * (the client closed the pipe) and every session is shut down.
+   * (the client closed the pipe) and every session is shut down. A line over `maxMessageBytes`
+   * (default 32 MiB) gets an error reply and the connection goes on (see `guardedNdJsonStream`).
    */
-  async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream } = {}): Promise<void> {
+  async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxMessageBytes?: number } = {}): Promise<void> {
     const input = (io.input ?? process.stdin) as Readable;
     const output = (io.output ?? process.stdout) as Writable;
-    const stream = ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>);
+    const stream = guardedNdJsonStream(batchedWritable(output), Readable.toWeb(input) as ReadableStream<Uint8Array>, {
+      ...(io.maxMessageBytes !== undefined ? { maxMessageBytes: io.maxMessageBytes } : {}),
+      logger: this.#settings.logger,
+    });
     await this.serve(stream).closed;
   }
 
@@ -111,9 +131,11 @@ export class AcpHeadlessRuntimeBuilder {
   #prompt: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">> = { image: false, audio: false, embeddedContext: false };
   #logger: Logger | undefined;
   #closeTimeoutMs = 5_000;
+  #clientRequestTimeoutMs = DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
   #mcpTransports: AcpMcpTransports = { http: false, sse: false };
   #authentication: AcpAuthentication = noAuthentication();
   #store: SessionStore | undefined;
+  #leases: SessionLeases | undefined;
   #modes: AcpModes | undefined;
   #models: AcpModelCatalog | undefined;
   #slashCommands = false;
@@ -148,6 +170,13 @@ export class AcpHeadlessRuntimeBuilder {
     this.#logger = logger;
     return this;
   }
+  /** Bound on each fs/terminal request to the client (default 30 s); a late answer fails that tool call. Permission questions are not bounded. */
+  clientRequestTimeout(ms: number): this {
+    if (!Number.isFinite(ms) || ms <= 0) throw new ConfigError("clientRequestTimeout must be a positive number of milliseconds");
+    this.#clientRequestTimeoutMs = ms;
+    return this;
+  }
+
   /** How long session/close and shutdown wait for a cancelled turn to end (default 5 s). */
   closeTimeout(ms: number): this {
     this.#closeTimeoutMs = ms;
@@ -175,6 +204,16 @@ export class AcpHeadlessRuntimeBuilder {
    */
   sessionStore(store: SessionStore): this {
     this.#store = store;
+    return this;
+  }
+  /**
+   * Session leases: a session is open on one instance at a time (load/resume/prompt/delete of a
+   * session another instance holds answer -32600 "active on another instance"). Default with a
+   * store: in-process leases (also when `undefined` is passed); instances sharing a store share
+   * leases (e.g. `PostgresSessionLeases`).
+   */
+  sessionLeases(leases: SessionLeases | undefined): this {
+    this.#leases = leases;
     return this;
   }
   /**
@@ -226,9 +265,17 @@ export class AcpHeadlessRuntimeBuilder {
       promptCapabilities: { ...this.#prompt },
       logger: this.#logger ?? this.#integration.logger,
       closeTimeoutMs: this.#closeTimeoutMs,
+      clientRequestTimeoutMs: this.#clientRequestTimeoutMs,
       mcpTransports: { ...this.#mcpTransports },
       authentication: this.#authentication,
-      lifecycle: lifecycleSettings({ store: this.#store, modes: this.#modes, models: this.#models, slashCommands: this.#slashCommands, unstable: this.#unstable }),
+      lifecycle: lifecycleSettings({
+        store: this.#store,
+        leases: this.#leases,
+        modes: this.#modes,
+        models: this.#models,
+        slashCommands: this.#slashCommands,
+        unstable: this.#unstable,
+      }),
       providers: this.#providers,
     });
   }

@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import type { Logger } from "../../core/index.js";
-import type { ModelAdapter } from "../../model/index.js";
+import type { ModelAdapter, ModelTimeouts } from "../../model/index.js";
 import { createModelAdapter, credentialStatus, hasCredentials, parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../../model/index.js";
 import { envApiKeyAuthentication, type AcpAuthentication } from "./auth.js";
 import { modelSpecProviders, type AcpProviders } from "./providers.js";
@@ -33,6 +33,8 @@ export interface ServeModelInputs {
   models?: string[];
   baseUrl?: string | undefined;
   resolver?: ServeModelResolver | undefined;
+  /** Time bounds of every model call (defaults: see `ModelTimeouts`). */
+  timeouts?: ModelTimeouts | undefined;
 }
 
 /** The starting model and the `model` config option of a served agent. */
@@ -67,7 +69,7 @@ function primarySource(inputs: ServeModelInputs, env: NodeJS.ProcessEnv, logger:
   const make = (): ModelAdapter => {
     const route = providers?.current();
     const baseUrl = route?.baseUrl ?? inputs.baseUrl;
-    return createModelAdapter({ spec: choice.spec, ...(baseUrl ? { baseUrl } : {}), ...(route ? { headers: route.headers } : {}), env, logger });
+    return createModelAdapter({ spec: choice.spec, ...(baseUrl ? { baseUrl } : {}), ...(route ? { headers: route.headers } : {}), timeouts: inputs.timeouts, env, logger });
   };
   let adapter = make();
   let keyed = hasCredentials(choice.spec, { env });
@@ -93,7 +95,7 @@ function extraChoice(spec: string, inputs: ServeModelInputs, env: NodeJS.Process
     logger.warn(`--models ${spec} is not offered: ${credentials.problem}`);
     return undefined;
   }
-  const adapter = createModelAdapter({ spec, ...(inputs.baseUrl ? { baseUrl: inputs.baseUrl } : {}), env, logger });
+  const adapter = createModelAdapter({ spec, ...(inputs.baseUrl ? { baseUrl: inputs.baseUrl } : {}), timeouts: inputs.timeouts, env, logger });
   return { id: spec, name: nameFor(spec), create: () => adapter };
 }
 

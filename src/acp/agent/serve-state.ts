@@ -1,9 +1,9 @@
-import { mkdir } from "node:fs/promises";
+import { access, constants, mkdir } from "node:fs/promises";
 import { InMemoryApprovalMemory, NoopApprovalMemory, type AcpApprovalMemory } from "./approval-memory.js";
 import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type AcpApprovalResolver } from "./approval.js";
 import { DurableApprovalMemory } from "./durable-approval-memory.js";
 import type { Logger } from "../../core/index.js";
-import type { SessionStore } from "../../store/index.js";
+import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { FileApprovalMemoryStore, InMemorySessionStore, JsonlSessionStore, defaultStateDir } from "../../store/index.js";
 import type { PermissionMode } from "../../tools/index.js";
 
@@ -20,6 +20,8 @@ export interface ServeStateOptions {
   approvalMemory: boolean;
   /** --clear-approval-memory: forget every remembered answer at start-up. */
   clearApprovalMemory: boolean;
+  /** --store / AGENTKIT_STORE_URL: a postgres:// URL; sessions, approvals and leases go to PostgreSQL instead of files. */
+  storeUrl?: string | undefined;
 }
 
 export interface ServeState {
@@ -29,6 +31,14 @@ export interface ServeState {
   approvalMemory: AcpApprovalMemory;
   /** Whether the editor is offered "always allow / always reject". */
   offerAlways: boolean;
+  /** Shared session leases (PostgreSQL); undefined → the runtime's in-process leases. */
+  leases?: SessionLeases;
+  /** Where sessions are kept, for the start-up log line. */
+  description: string;
+  /** The store can be used right now (for `/readyz`); never throws. */
+  ready(): Promise<boolean>;
+  /** Releases leases and connections (before exit). */
+  close(): Promise<void>;
 }
 
 /** Builds the session store and approval memory; clears remembered answers first when asked. */
@@ -40,8 +50,12 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
       sessions: new InMemorySessionStore(),
       approvalMemory: options.approvalMemory ? new InMemoryApprovalMemory() : new NoopApprovalMemory(),
       offerAlways: options.approvalMemory,
+      description: "sessions are kept in memory only (--no-persist)",
+      ready: async () => true,
+      close: async () => {},
     };
   }
+  if (options.storeUrl !== undefined) return postgresState(options, options.storeUrl, logger);
   const stateDir = options.stateDir ?? defaultStateDir(env);
   // Fail at start-up, not at the first session/new, when the directory cannot be made.
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
@@ -55,6 +69,36 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
     sessions: new JsonlSessionStore({ stateDir, logger }),
     approvalMemory: options.approvalMemory ? new DurableApprovalMemory(approvals) : new NoopApprovalMemory(),
     offerAlways: options.approvalMemory,
+    description: `sessions and approvals are kept in ${stateDir}`,
+    ready: () =>
+      access(stateDir, constants.W_OK).then(
+        () => true,
+        () => false,
+      ),
+    close: async () => {},
+  };
+}
+
+/**
+ * PostgreSQL: the driver loads only here (stdio start-up without a store URL never pays for it).
+ * Rejects with a `PostgresStoreError` saying what to fix when the database cannot be used.
+ */
+async function postgresState(options: ServeStateOptions, url: string, logger: Logger): Promise<ServeState> {
+  const { openPostgresStore, redactStoreUrl } = await import("../../store/postgres/index.js");
+  const store = await openPostgresStore({ url, logger });
+  if (options.clearApprovalMemory) {
+    await store.approvals.clear();
+    logger.info("cleared the remembered approvals in the PostgreSQL store");
+  }
+  return {
+    stateDir: undefined,
+    sessions: store.sessions,
+    leases: store.leases,
+    approvalMemory: options.approvalMemory ? new DurableApprovalMemory(store.approvals) : new NoopApprovalMemory(),
+    offerAlways: options.approvalMemory,
+    description: `sessions, approvals and session leases are kept in PostgreSQL at ${redactStoreUrl(url)} (lease holder ${store.leases.holder})`,
+    ready: () => store.ready(),
+    close: () => store.close(),
   };
 }
 

@@ -1,8 +1,9 @@
-import type { Logger } from "../../core/index.js";
+import type { Logger, LoopObserver } from "../../core/index.js";
 import { createStderrLogger } from "../../core/index.js";
 import { Agent } from "../../loop/index.js";
 import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
 import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
+import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 import { AcpIntegration } from "./integration.js";
 import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
 import { planTool, planToolRule } from "./plan-tool.js";
@@ -25,11 +26,17 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   mode?: PermissionMode | undefined;
   /** Default 32. */
   maxSessions?: number;
+  /** Merge text/thought chunks for up to this many ms (`AcpIntegration.builder().coalesceMs`); default 0 (off). */
+  coalesceMs?: number;
+  /** Bound on each fs/terminal request to the client, ms (default 30 000). */
+  clientTimeoutMs?: number;
   /** Models built beforehand with `serveModels` (so configuration errors surface first); else built here. */
   serveModels?: ServeModels;
   logger?: Logger;
   /** Default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Further observers of every session's loop (e.g. the `ServiceMetrics` of `serve --listen`). */
+  observers?: LoopObserver[];
 }
 
 /** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
@@ -44,8 +51,9 @@ export interface ServeRuntime {
 /**
  * Builds exactly the agent `agentkit-acp serve` runs: built-in tools plus the plan tool, the
  * client's fs/terminal when offered, per-session MCP servers, durable sessions and approvals,
- * modes, model choices and slash commands. Throws when the models cannot be configured or the
- * state directory cannot be made.
+ * modes, model choices and slash commands. Throws when the models cannot be configured, the
+ * state directory cannot be made, or the PostgreSQL store (`storeUrl`) cannot be used
+ * (`PostgresStoreError`). Call `state.close()` when done (it gives back the session leases).
  */
 export async function createServeRuntime(options: ServeRuntimeOptions = {}): Promise<ServeRuntime> {
   const env = options.env ?? process.env;
@@ -58,6 +66,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
       persist: options.persist ?? true,
       approvalMemory: options.approvalMemory ?? true,
       clearApprovalMemory: options.clearApprovalMemory ?? false,
+      storeUrl: options.storeUrl,
     },
     env,
     logger,
@@ -69,12 +78,14 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .approvalResolver(approvalResolverFor(approve, state.offerAlways))
     .approvalMemory(state.approvalMemory)
     .logger(logger)
+    .coalesceMs(options.coalesceMs ?? 0)
     .build();
   const probe = models.primary.create();
   const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule, askUserRule] });
   const builder = AcpHeadlessRuntime.builder()
     .integration(integration)
     .maxSessions(options.maxSessions ?? 32)
+    .clientRequestTimeout(options.clientTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS)
     .logger(logger)
     // Advertise only what the model takes; embedded text resources always become text.
     .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })
@@ -83,11 +94,12 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .authentication(models.primary.authentication)
     // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
     .sessionStore(state.sessions)
+    .sessionLeases(state.leases)
     .modes({ initial: initialMode })
     .models(models.options)
     .slashCommands();
   if (models.primary.providers) builder.providers(models.primary.providers);
-  const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services)).build();
+  const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? [])).build();
   return { runtime, state, model: models.primary };
 }
 
@@ -105,6 +117,7 @@ async function sessionAgent(
   policy: PermissionPolicy,
   logger: Logger,
   services: ServeSessionServices,
+  observers: LoopObserver[],
 ): Promise<AcpSessionAgent> {
   const mcp = await sessionMcpServers(context, services, logger);
   const ops = sessionOperations(context, services);
@@ -120,6 +133,7 @@ async function sessionAgent(
     .cancellation(context.cancellation)
     .logger(logger)
     .systemPrompt(systemPrompt(context.cwd));
+  for (const observer of observers) builder.observer(observer);
   if (ops.files) builder.fileOperations(ops.files);
   if (ops.commands) builder.commandRunner(ops.commands);
   return { agent: builder.build(), close: () => mcp.close(), warnings: mcp.warnings };

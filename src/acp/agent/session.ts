@@ -37,13 +37,13 @@ export class AcpSessionHandle {
   #closed = false;
 
   /** @internal — use `AcpIntegration.bindSession`. */
-  constructor(binding: AcpSessionBinding, logger: Logger) {
+  constructor(binding: AcpSessionBinding, logger: Logger, options: { coalesceMs?: number } = {}) {
     this.acpSessionId = binding.acpSessionId;
     this.agentSessionId = binding.agentSessionId;
     this.client = binding.client;
     this.accepts = binding.accepts ?? TEXT_ONLY;
     this.#controller = binding.cancellation ?? new CancellationController();
-    this.#queue = new UpdateQueue((update) => this.client.sessionUpdate(this.acpSessionId, update), logger);
+    this.#queue = new UpdateQueue((update) => this.client.sessionUpdate(this.acpSessionId, update), logger, options);
   }
 
   /** The handle to give `Agent.builder().cancellation(...)`. */

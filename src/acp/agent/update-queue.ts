@@ -4,37 +4,92 @@ import { errorMessage } from "../../core/index.js";
 
 export type UpdateSink = (update: SessionUpdate) => Promise<void>;
 
+type TextChunk = Extract<SessionUpdate, { sessionUpdate: "agent_message_chunk" | "agent_thought_chunk" }> & { content: { type: "text" } };
+
 /**
  * Bridges the synchronous observer to async `session/update` sends: updates are sent in order, and `flushed()` resolves once everything queued so far is written — the
  * prompt handler awaits it before answering, so every update of a turn precedes the response.
+ *
+ * With `coalesceMs` > 0, consecutive text chunks of one message (same kind and messageId) that
+ * have not been sent yet are merged into one: while earlier updates are still being written,
+ * and for at most `coalesceMs` after the first held chunk when the output is idle. Any other
+ * update is queued behind them and starts sending at once, so tool calls, plans and
+ * permission requests (which `flushed()` first) are never held back or reordered, and the
+ * client assembles the same text.
  */
 export class UpdateQueue {
   readonly #sink: UpdateSink;
   readonly #logger: Logger;
+  readonly #coalesceMs: number;
   #pending: SessionUpdate[] = [];
   #draining: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  /** When the oldest held chunk was queued (the window is also checked on each push: a busy event loop may run the timer late). */
+  #heldSince = 0;
   #failed = false;
+  /** Set while `flushed()` waits: nothing is held back. */
+  #forced = 0;
 
-  constructor(sink: UpdateSink, logger: Logger) {
+  constructor(sink: UpdateSink, logger: Logger, options: { coalesceMs?: number } = {}) {
     this.#sink = sink;
     this.#logger = logger;
+    this.#coalesceMs = options.coalesceMs ?? 0;
   }
 
   push(update: SessionUpdate): void {
     if (this.#failed) return;
+    if (this.#coalesceMs > 0 && isTextChunk(update)) {
+      const last = this.#pending.at(-1);
+      if (last !== undefined && isTextChunk(last) && last.sessionUpdate === update.sessionUpdate && last.messageId === update.messageId) {
+        this.#pending[this.#pending.length - 1] = { ...last, content: { ...last.content, text: last.content.text + update.content.text } };
+        if (this.#timer !== undefined && performance.now() - this.#heldSince >= this.#coalesceMs) this.#startDrain();
+        return;
+      }
+      this.#pending.push(update);
+      // Idle output: hold it for the window; a drain in progress picks it up anyway.
+      if (this.#draining === undefined && this.#timer === undefined) {
+        this.#heldSince = performance.now();
+        this.#timer = setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      } else if (this.#timer !== undefined && performance.now() - this.#heldSince >= this.#coalesceMs) this.#startDrain();
+      return;
+    }
     this.#pending.push(update);
-    this.#draining ??= this.#drain();
+    this.#startDrain();
   }
 
   /** Resolves when every update pushed so far has been written (or dropped after a send failure). */
   async flushed(): Promise<void> {
-    while (this.#draining) await this.#draining;
+    this.#forced += 1;
+    try {
+      while (this.#draining || (this.#pending.length > 0 && !this.#failed)) {
+        this.#startDrain();
+        await this.#draining;
+      }
+    } finally {
+      this.#forced -= 1;
+    }
+  }
+
+  #startDrain(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#draining ??= this.#drain();
+  }
+
+  /** Hold the chunk that arrived during the last write for a new window (instead of sending it alone)? */
+  #holdable(): boolean {
+    return this.#coalesceMs > 0 && this.#forced === 0 && this.#pending.length === 1 && isTextChunk(this.#pending[0]!);
   }
 
   async #drain(): Promise<void> {
+    let hold = false;
     try {
       await null; // so #draining is assigned before this can finish
-      while (this.#pending.length > 0) {
+      for (let first = true; this.#pending.length > 0; first = false) {
+        if (!first && this.#holdable()) {
+          hold = true;
+          break;
+        }
         const batch = this.#pending;
         this.#pending = [];
         // The SDK queues writes in call order, so a batch can be handed over at once (pipelined)
@@ -48,6 +103,14 @@ export class UpdateQueue {
       this.#logger.warn("session/update could not be sent; dropping further updates for this session", { error: errorMessage(error) });
     } finally {
       this.#draining = undefined;
+      if (hold && this.#timer === undefined) {
+        this.#heldSince = performance.now();
+        this.#timer = setTimeout(() => this.#startDrain(), this.#coalesceMs);
+      }
     }
   }
+}
+
+function isTextChunk(update: SessionUpdate): update is TextChunk {
+  return (update.sessionUpdate === "agent_message_chunk" || update.sessionUpdate === "agent_thought_chunk") && update.content.type === "text";
 }

@@ -2,12 +2,14 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createStderrLogger, type Logger } from "../../core/logger.js";
 import { requireAdditionalDirectories, requireCapability, validateMcpServers } from "./capabilities.js";
 import { resolveTimeouts, validateConfig, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
-import { AuthenticationRequiredError, ClientClosedError, type AgentExitedError, type AgentSpawnError } from "./errors.js";
+import { AuthenticationRequiredError, ClientClosedError, type AgentConnectionError, type AgentExitedError, type AgentSpawnError } from "./errors.js";
 import { hostCapabilities, registerHostHandlers } from "./host-bridge.js";
 import type { HostSessionInfo } from "./host-services.js";
 import { Link, type RequestOptions } from "./link.js";
+import type { RemoteAgent } from "./remote.js";
 import { ClientPermissionPolicy } from "./permissions.js";
 import { recoverSessions } from "./recovery.js";
+import type { AcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
 import type { AcpSessionEvent } from "./events.js";
 import { AcpSession, type SessionHost } from "./session.js";
 
@@ -27,14 +29,14 @@ export interface SessionOptions {
 
 
 export type ClientLifecycleEvent =
-  | { type: "agent_exited"; error: AgentExitedError | AgentSpawnError }
+  | { type: "agent_exited"; error: AgentExitedError | AgentSpawnError | AgentConnectionError }
   | { type: "recovered"; restarts: number; sessions: string[] }
   | { type: "recovery_failed"; error: unknown };
 
 const MAX_BUFFERED_UPDATES = 10_000;
 
 /**
- * One ACP agent process and connection: initialize (protocol version checked), optional
+ * One ACP agent process (or, with `url`, a connection to a served agent) and connection: initialize (protocol version checked), optional
  * authentication, capability-gated session methods, permission requests answered through
  * the policy, host services forwarded. `close()` ends the whole process tree.
  */
@@ -56,6 +58,8 @@ export class AcpClient {
   #earlyCount = 0;
   readonly #lifecycle = new Set<(event: ClientLifecycleEvent) => void>();
   readonly #authListeners = new Set<(status: acp.AuthStatusUpdateNotification) => void>();
+  /** A `url` agent's cookies (balancer affinity), kept across reconnects. */
+  #cookies: AcpCookieStore | undefined;
 
   private constructor(config: AcpAgentConfig, policy: ClientPermissionPolicy) {
     this.config = config;
@@ -115,7 +119,7 @@ export class AcpClient {
     return this.#link.init.agentInfo ?? undefined;
   }
 
-  /** The agent's process id (= its process group id). */
+  /** The agent's process id (= its process group id); undefined for a `url` agent. */
   get pid(): number | undefined {
     return this.#link.process.pid;
   }
@@ -343,7 +347,14 @@ export class AcpClient {
         return elicitation(params, signal);
       });
     }
-    const link = new Link(this.config, this.timeouts, this.logger, app);
+    let remote: RemoteAgent | undefined;
+    if (this.config.url !== undefined) {
+      // Loaded only for URL agents: it brings in `ws` and the SDK's network transports.
+      const { RemoteAgent: Remote, affinityCookieStore } = await import("./remote.js");
+      this.#cookies ??= affinityCookieStore();
+      remote = new Remote({ ...this.config, url: this.config.url }, this.#cookies);
+    }
+    const link = new Link(this.config, this.timeouts, this.logger, app, remote);
     try {
       const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation: { form: {} } } : {}) };
       await link.initialize(this.config, this.timeouts, capabilities);
@@ -438,22 +449,27 @@ export class AcpClient {
   #onExit(link: Link): void {
     if (link !== this.#link || this.#closing) return;
     const error = link.process.exitError();
-    this.logger.warn("the ACP agent exited unexpectedly", { exitCode: link.process.exitInfo?.code, signal: link.process.exitInfo?.signal });
+    if (this.config.url !== undefined) this.logger.warn("the connection to the ACP agent dropped", { url: this.config.url, error: error.message });
+    else this.logger.warn("the ACP agent exited unexpectedly", { exitCode: link.process.exitInfo?.code, signal: link.process.exitInfo?.signal });
     this.#emitLifecycle({ type: "agent_exited", error });
-    const recovery = this.config.recovery;
-    if (!recovery?.enabled || this.#restarts >= (recovery.maxRestarts ?? 3)) {
+    const remote = this.config.url !== undefined;
+    const reconnect = this.config.reconnect;
+    const enabled = remote ? reconnect?.enabled !== false : this.config.recovery?.enabled === true;
+    const limit = remote ? (reconnect?.maxReconnects ?? 10) : (this.config.recovery?.maxRestarts ?? 3);
+    if (!enabled || this.#restarts >= limit) {
       this.#dead = error;
       return;
     }
     this.#restarts += 1;
     this.#recovering = (async () => {
       try {
-        const next = await this.#connect();
+        const next = remote ? await this.#reconnect(reconnect?.attempts ?? 5) : await this.#connect();
         if (this.#closing) {
           await next.close();
           return;
         }
-        const recovered = await recoverSessions(next, this.#sessions.values(), (id) => this.#sessionMcp.get(id) ?? [], this.timeouts.requestMs);
+        const retryForMs = remote ? (reconnect?.reattachTimeoutMs ?? 30_000) : 0;
+        const recovered = await recoverSessions(next, this.#sessions.values(), (id) => this.#sessionMcp.get(id) ?? [], this.timeouts.requestMs, retryForMs);
         this.#link = next;
         this.#emitLifecycle({ type: "recovered", restarts: this.#restarts, sessions: recovered });
       } catch (e) {
@@ -463,6 +479,19 @@ export class AcpClient {
         this.#recovering = undefined;
       }
     })();
+  }
+
+  /** A new connection to a `url` agent: bounded attempts, backoff 250 ms doubling to 4 s. */
+  async #reconnect(attempts: number): Promise<Link> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#connect();
+      } catch (error) {
+        if (attempt >= attempts || this.#closing) throw error;
+        this.logger.info("reconnecting to the ACP agent failed; retrying", { url: this.config.url, attempt, error: String(error) });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(4_000, 250 * 2 ** (attempt - 1))));
+      }
+    }
   }
 
   #emitLifecycle(event: ClientLifecycleEvent): void {

@@ -34,6 +34,21 @@ export interface AcpRecoveryOptions {
   maxRestarts?: number;
 }
 
+/** For a `url` agent: how a dropped connection is re-established (bounded). */
+export interface AcpReconnectOptions {
+  /** Reconnect and re-attach open sessions when the connection drops (default true for `url`). */
+  enabled?: boolean;
+  /** Connection attempts per drop before giving up (default 5; backoff 250 ms doubling to 4 s). */
+  attempts?: number;
+  /**
+   * How long re-attaching a session (session/resume, else session/load) is retried while the
+   * agent refuses it, e.g. because the dead instance's lease has not expired yet (default 30 000 ms).
+   */
+  reattachTimeoutMs?: number;
+  /** Drops survived over the client's life before it gives up for good (default 10). */
+  maxReconnects?: number;
+}
+
 /** How to launch and talk to one ACP agent. */
 export type AcpElicitationHandler = (request: acp.CreateElicitationRequest, signal: AbortSignal) => Promise<acp.CreateElicitationResponse>;
 
@@ -43,7 +58,20 @@ export interface AcpAgentConfig {
   args?: string[];
   /** A whole command line run through `/bin/sh -c` (quotes, `npx …`, env expansion). */
   shellLine?: string;
-  /** Absolute working directory of the agent process and default session cwd. */
+  /**
+   * Or an agent served over the network (`serve --listen`): `http(s)://host:port/acp`
+   * (Streamable HTTP) or `ws(s)://host:port/acp` (WebSocket). Nothing is spawned.
+   */
+  url?: string;
+  /** The bearer token sent with every request to a `url` agent. */
+  token?: string;
+  /** Further headers for a `url` agent's requests. */
+  headers?: Record<string, string>;
+  /** Largest message accepted from a `url` agent over HTTP (the SDK's default otherwise). */
+  maxMessageBytes?: number;
+  /** Reconnecting to a `url` agent (on by default). */
+  reconnect?: AcpReconnectOptions;
+  /** Absolute working directory of the agent process and default session cwd (for a `url` agent: a directory on its machine). */
   cwd: string;
   /** Extra environment for the agent. Values are never logged. */
   env?: Record<string, string>;
@@ -70,6 +98,11 @@ export interface AcpAgentConfig {
   clientInfo?: { name: string; version: string; title?: string };
   logger?: Logger;
   recovery?: AcpRecoveryOptions;
+  /**
+   * Sees the raw bytes on the agent's stdio as they pass: `client` = written to the agent,
+   * `agent` = read from it (an inspector records them; must not throw or block).
+   */
+  wireObserver?: (from: "client" | "agent", chunk: Uint8Array) => void;
 }
 
 export interface ResolvedTimeouts {
@@ -92,6 +125,7 @@ export function resolveTimeouts(t: AcpTimeouts | undefined): ResolvedTimeouts {
 
 /** A printable description of the launch command (never includes env values). */
 export function describeCommand(config: AcpAgentConfig): string {
+  if (config.url !== undefined) return config.url;
   if (config.shellLine !== undefined) return config.shellLine;
   return [config.command ?? "", ...(config.args ?? [])].join(" ");
 }
@@ -99,7 +133,10 @@ export function describeCommand(config: AcpAgentConfig): string {
 export function validateConfig(config: AcpAgentConfig): void {
   const hasCommand = config.command !== undefined && config.command !== "";
   const hasShell = config.shellLine !== undefined && config.shellLine.trim() !== "";
-  if (hasCommand === hasShell) throw new ConfigError("AcpAgentConfig needs exactly one of `command` or `shellLine`");
+  const hasUrl = config.url !== undefined;
+  if (Number(hasCommand) + Number(hasShell) + Number(hasUrl) !== 1) throw new ConfigError("AcpAgentConfig needs exactly one of `command`, `shellLine` or `url`");
+  if (hasUrl && !/^(https?|wss?):\/\//i.test(config.url ?? "")) throw new ConfigError(`AcpAgentConfig.url must be an http(s):// or ws(s):// URL, got "${config.url}"`);
+  if (hasUrl && !URL.canParse(config.url ?? "")) throw new ConfigError(`AcpAgentConfig.url is not a valid URL: "${config.url}"`);
   if (!isAbsolute(config.cwd)) throw new ConfigError(`AcpAgentConfig.cwd must be absolute, got "${config.cwd}"`);
   for (const dir of config.additionalDirectories ?? []) {
     if (!isAbsolute(dir)) throw new ConfigError(`additional directory must be absolute, got "${dir}"`);

@@ -97,3 +97,27 @@ export class PermissionRequiredError extends AgentKitError {
     this.toolCallId = toolCallId;
   }
 }
+
+/** The connection to a remote agent (`url`) failed or dropped: refused, 401, the instance died … */
+export class AgentConnectionError extends AgentKitError {
+  readonly url: string;
+  constructor(url: string, detail: string) {
+    super("agent_connection", `the connection to the ACP agent at ${url} ${detail}`);
+    this.name = "AgentConnectionError";
+    this.url = url;
+  }
+}
+
+/**
+ * The connection dropped while a prompt ran. ACP does not replay what was in flight, so the
+ * turn's outcome is unknown here: the client reconnects and re-attaches the session (when it
+ * can), and the caller decides whether to prompt again.
+ */
+export class TurnInterruptedError extends AgentKitError {
+  readonly sessionId: string;
+  constructor(sessionId: string, cause: Error) {
+    super("turn_interrupted", `the turn was interrupted: ${cause.message}; the session is re-attached on reconnect, the turn's outcome is unknown`, { cause });
+    this.name = "TurnInterruptedError";
+    this.sessionId = sessionId;
+  }
+}

@@ -1,6 +1,8 @@
 /** A push-based async iterable: events queue until read; `end()` finishes the iteration. */
 export class EventQueue<T> implements AsyncIterable<T> {
-  readonly #items: T[] = [];
+  #items: T[] = [];
+  /** Index of the next item to read (no Array.shift: a long backlog stays O(1) per read). */
+  #head = 0;
   #ended = false;
   #wake: (() => void) | undefined;
   readonly #onReturn: () => void;
@@ -29,14 +31,18 @@ export class EventQueue<T> implements AsyncIterable<T> {
   [Symbol.asyncIterator](): AsyncIterator<T> {
     return {
       next: async (): Promise<IteratorResult<T>> => {
-        while (this.#items.length === 0 && !this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve));
-        if (this.#items.length > 0) return { value: this.#items.shift() as T, done: false };
+        while (this.#head === this.#items.length && !this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve));
+        if (this.#head < this.#items.length) {
+          const value = this.#items[this.#head++] as T;
+          if (this.#head === this.#items.length) [this.#items, this.#head] = [[], 0];
+          return { value, done: false };
+        }
         return { value: undefined, done: true };
       },
       return: async (): Promise<IteratorResult<T>> => {
         if (!this.#ended) this.#onReturn();
         this.#ended = true;
-        this.#items.length = 0;
+        [this.#items, this.#head] = [[], 0];
         return { value: undefined, done: true };
       },
     };

@@ -46,7 +46,7 @@ export interface ContextUsage {
 export type AcpSessionEvent =
   | { type: "message_chunk"; text: string; content: acp.ContentBlock; messageId?: string }
   | { type: "thought_chunk"; text: string; content: acp.ContentBlock; messageId?: string }
-  | { type: "user_message_chunk"; text: string; content: acp.ContentBlock }
+  | { type: "user_message_chunk"; text: string; content: acp.ContentBlock; messageId?: string }
   | { type: "tool_call"; toolCall: ToolCallState }
   | { type: "tool_call_update"; toolCall: ToolCallState; update: acp.ToolCallUpdate; diffs: DiffContent[]; terminalIds: string[] }
   | { type: "plan"; entries: acp.PlanEntry[] }
@@ -100,11 +100,18 @@ export class ClientEventMapper {
   map(update: acp.SessionUpdate): AcpSessionEvent {
     switch (update.sessionUpdate) {
       case "agent_message_chunk":
-        return { type: "message_chunk", text: blockText(update.content), content: update.content, ...(update.messageId ? { messageId: update.messageId } : {}) };
-      case "agent_thought_chunk":
-        return { type: "thought_chunk", text: blockText(update.content), content: update.content, ...(update.messageId ? { messageId: update.messageId } : {}) };
+      case "agent_thought_chunk": {
+        // The hot path of a streaming turn: one object per chunk, no spread.
+        const event: Extract<AcpSessionEvent, { type: "message_chunk" | "thought_chunk" }> = {
+          type: update.sessionUpdate === "agent_message_chunk" ? "message_chunk" : "thought_chunk",
+          text: blockText(update.content),
+          content: update.content,
+        };
+        if (update.messageId) event.messageId = update.messageId;
+        return event;
+      }
       case "user_message_chunk":
-        return { type: "user_message_chunk", text: blockText(update.content), content: update.content };
+        return { type: "user_message_chunk", text: blockText(update.content), content: update.content, ...(update.messageId ? { messageId: update.messageId } : {}) };
       case "tool_call": {
         const state: ToolCallState = {
           toolCallId: update.toolCallId,

@@ -4,7 +4,7 @@ import { lstat, mkdir, open, unlink } from "node:fs/promises";
 import { sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { errnoCode, refusal, throwIfAborted, shown } from "./host-common.js";
-import { isPathInside } from "../../tools/index.js";
+import { isPathInside } from "../../tools/paths.js";
 import { notFound, openedPath, type ResolvedHostPath } from "./host-paths.js";
 import { LineWindow } from "../../tools/text-window.js";
 

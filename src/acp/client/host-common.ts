@@ -10,7 +10,8 @@ export type HostAccessRequest =
   | { kind: "fs_write"; sessionId: string; path: string; resolvedPath: string; roots: string[] }
   | { kind: "terminal"; sessionId: string; command: string; args: string[]; cwd: string; roots: string[] };
 
-export type HostVerdict = "allow" | "deny";
+/** `{ deny: reason }` refuses with the reason in the message (e.g. which preset or rule said no). */
+export type HostVerdict = "allow" | "deny" | { deny: string };
 
 /** Optional gate (e.g. the client's permission policy); "deny" refuses the request with -32602. */
 export type HostAuthorize = (request: HostAccessRequest) => HostVerdict | Promise<HostVerdict>;
@@ -38,7 +39,8 @@ export type HostRefusalReason =
 
 /** One observed host call and its verdict (audit log, tests). */
 export interface HostAuditEvent {
-  kind: "fs_read" | "fs_write" | "terminal_create" | "terminal_output" | "terminal_wait" | "terminal_kill" | "terminal_release";
+  /** `terminal_exit` is not a request: the command of a terminal ended (exit code or signal). */
+  kind: "fs_read" | "fs_write" | "terminal_create" | "terminal_output" | "terminal_wait" | "terminal_kill" | "terminal_release" | "terminal_exit";
   sessionId: string;
   /** As the agent sent it (fs) or the cwd (terminal/create). */
   path?: string;
@@ -53,6 +55,9 @@ export interface HostAuditEvent {
   /** fs: where the content came from / went to. */
   source?: "disk" | "buffer";
   bytes?: number;
+  /** terminal_exit: how the command ended. */
+  exitCode?: number | null;
+  signal?: string | null;
 }
 
 export type HostObserver = (event: HostAuditEvent) => void;
@@ -101,7 +106,9 @@ export function notifyObserver(observer: HostObserver | undefined, event: HostAu
 export async function checkAuthorized(authorize: HostAuthorize | undefined, request: HostAccessRequest, what: string): Promise<void> {
   if (!authorize) return;
   const verdict = await authorize(request);
-  if (verdict !== "allow") throw refusal("denied", `${what}: denied by the client's permission policy`);
+  if (verdict === "allow") return;
+  const why = typeof verdict === "object" ? verdict.deny : "the client's permission policy";
+  throw refusal("denied", `${what}: denied by ${why}`, { rule: why });
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {

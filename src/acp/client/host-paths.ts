@@ -2,8 +2,9 @@ import { existsSync } from "node:fs";
 import { readlink, realpath } from "node:fs/promises";
 import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
-import { PathAccessError, resolvePathInRoots, type ResolvedPath } from "../../tools/index.js";
+import { PathAccessError, resolvePathInRoots, type ResolvedPath } from "../../tools/paths.js";
 import { refusal, shown } from "./host-common.js";
+import { pathProblem } from "../../core/path-field.js";
 
 // Path confinement for the client's host services: the syntax a host path must have (absolute,
 // a file path not ending in "/"), then the one resolver of src/tools, its refusals turned into
@@ -30,7 +31,8 @@ export async function canonicalRoots(roots: readonly string[]): Promise<string[]
 /** Syntactic checks every host path must pass before it touches the disk. */
 export function checkPathSyntax(path: string, what: string, kind: "file" | "directory" = "file"): string {
   if (typeof path !== "string" || path.length === 0) throw refusal("invalid_path", `${what}: the path is empty`, { path });
-  if (path.includes("\0")) throw refusal("invalid_path", `${what}: the path contains a NUL byte`, { path });
+  const problem = pathProblem(path);
+  if (problem !== undefined) throw refusal("invalid_path", `${what}: the path ${problem}`, { path });
   if (!isAbsolute(path)) throw refusal("not_absolute", `${what}: ${shown(path)} is not an absolute path`, { path });
   if (kind === "file" && path.length > 1 && path.endsWith(sep)) {
     throw refusal("not_a_file", `${what}: ${shown(path)} ends with "/" (names a directory, not a file)`, { path });

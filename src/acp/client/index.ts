@@ -7,7 +7,8 @@ export {
   type PromptOptions,
   type PromptStream,
 } from "./session.js";
-export type { AcpAgentConfig, AcpElicitationHandler, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
+export type { AcpAgentConfig, AcpElicitationHandler, AcpReconnectOptions, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
+export { AFFINITY_COOKIE, isAgentUrl } from "./remote-url.js";
 export { describeCommand } from "./config.js";
 export type {
   AcpSessionEvent,
@@ -20,6 +21,8 @@ export type {
 } from "./events.js";
 export {
   AcpTimeoutError,
+  AgentConnectionError,
+  TurnInterruptedError,
   AgentExitedError,
   AgentSpawnError,
   AuthenticationRequiredError,

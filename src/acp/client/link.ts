@@ -3,6 +3,7 @@ import type { Logger } from "../../core/logger.js";
 import type { AcpAgentConfig, ResolvedTimeouts } from "./config.js";
 import { AcpTimeoutError, AuthenticationRequiredError, ClientClosedError, ProtocolVersionError } from "./errors.js";
 import { AgentProcess } from "./process.js";
+import type { RemoteAgent } from "./remote.js";
 
 export const SUPPORTED_PROTOCOL_VERSIONS = [acp.PROTOCOL_VERSION];
 
@@ -12,18 +13,21 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-/** One agent process plus its SDK connection, initialized. Replaced as a whole on recovery. */
+/** One agent process (or remote connection) plus its SDK connection, initialized. Replaced as a whole on recovery. */
 export class Link {
-  readonly process: AgentProcess;
+  readonly process: AgentProcess | RemoteAgent;
   readonly connection: acp.ClientConnection;
   #init: acp.InitializeResponse | undefined;
   #closedByUs: Error | undefined;
 
-  constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger, app: acp.ClientApp) {
-    this.process = new AgentProcess(config, timeouts, logger);
+  /** `remote`: the connection to a `url` agent (built by the caller, which loads its module lazily). */
+  constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger, app: acp.ClientApp, remote?: RemoteAgent) {
+    this.process = remote ?? new AgentProcess(config, timeouts, logger);
     this.connection = app.connect(this.process.stream);
     // The connection can also end without the process (oversized message …): then end it too.
+    // For a remote agent, the end of the connection is its "exit".
     void this.connection.closed.then(() => {
+      if (!(this.process instanceof AgentProcess) && this.connection.signal.aborted) this.process.noteFailure(this.connection.signal.reason);
       if (!this.process.exitInfo) void this.process.close();
     });
   }
@@ -63,6 +67,11 @@ export class Link {
     if (userSignal?.aborted) return userSignal.reason instanceof Error ? userSignal.reason : abortError();
     if (error instanceof acp.RequestError) return error;
     if (this.#closedByUs) return this.#closedByUs;
+    // A transport failure (refused, 401, the instance died): say which URL and why.
+    if (!(this.process instanceof AgentProcess)) {
+      this.process.noteFailure(error);
+      return this.process.exitError(`during ${method}`);
+    }
     // The SDK reports a dead peer as a plain "ACP connection closed"; say why it closed.
     if (this.process.exitInfo) return this.process.exitError(`during ${method}`);
     return error;

@@ -1,6 +1,11 @@
 import { isAbsolute, resolve, sep } from "node:path";
+import { createRequire } from "node:module";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
-import picomatch from "picomatch";
+import type picomatchType from "picomatch";
+
+// picomatch (CommonJS) is loaded at the first path rule, not with the client: importing it
+// starts Node's CommonJS loader, a noticeable part of a client's start-up.
+let picomatch: typeof picomatchType | undefined;
 
 export type PermissionAction = "allow" | "deny" | "ask";
 
@@ -99,6 +104,7 @@ function commandMatches(command: string, prefix: string): boolean {
 
 function pathMatcher(globs: string[], roots: string[]): (path: string) => boolean {
   const absolute = globs.flatMap((g) => (isAbsolute(g) ? [g] : roots.map((r) => `${r.replace(/\/+$/, "")}/${g}`)));
+  picomatch ??= createRequire(import.meta.url)("picomatch") as typeof picomatchType;
   return picomatch(absolute, { dot: true });
 }
 

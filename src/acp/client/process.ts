@@ -31,6 +31,7 @@ export class AgentProcess {
   #closePromise: Promise<ExitInfo> | undefined;
   readonly #exited: Promise<ExitInfo>;
   readonly #leaderExited: Promise<void>;
+  #observe: AcpAgentConfig["wireObserver"];
 
   constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger) {
     this.command = describeCommand(config);
@@ -69,6 +70,7 @@ export class AgentProcess {
     void this.#leaderExited.then(() => {
       if (!this.#closing) void this.#reapGroup();
     });
+    this.#observe = config.wireObserver;
     this.stream = acp.ndJsonStream(this.#writable(), this.#readable());
   }
 
@@ -142,7 +144,11 @@ export class AgentProcess {
   #readable(): ReadableStream<Uint8Array> {
     // Pull-based so that the stream only ends after every byte the agent wrote was read.
     const stream = pullStream();
-    this.#child.stdout?.on("data", (chunk: Buffer) => stream.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+    this.#child.stdout?.on("data", (chunk: Buffer) => {
+      const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      this.#observe?.("agent", bytes);
+      stream.push(bytes);
+    });
     void this.#exited.then(() => stream.end());
     return stream.readable;
   }
@@ -154,6 +160,7 @@ export class AgentProcess {
         new Promise<void>((resolve) => {
           // A message to a dead agent is dropped: pending calls settle via the exit path.
           if (!stdin || stdin.destroyed || stdin.writableEnded || this.#exit) return resolve();
+          this.#observe?.("client", chunk);
           stdin.write(chunk, (error) => {
             if (error) {
               // EPIPE: the agent can no longer hear us. End it, so pending calls settle.

@@ -1,7 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { StateError } from "../../core/errors.js";
 import { validatePromptBlocks } from "./capabilities.js";
-import { CapabilityError } from "./errors.js";
+import { AgentConnectionError, CapabilityError, TurnInterruptedError } from "./errors.js";
 import { EventQueue } from "./event-queue.js";
 import { TurnCollector, ClientEventMapper, type AcpSessionEvent, type PromptResult } from "./events.js";
 import type { HostSessionInfo } from "./host-services.js";
@@ -304,7 +304,8 @@ export class AcpSession {
       return result;
     } catch (error) {
       this.#finish(turn);
-      const e = error instanceof Error ? error : new Error(String(error));
+      // A dropped connection loses the turn's answer: say so, never report it as a plain failure.
+      const e = error instanceof AgentConnectionError ? new TurnInterruptedError(this.sessionId, error) : error instanceof Error ? error : new Error(String(error));
       this.#emit({ type: "error", error: e }, turn);
       throw e;
     } finally {

@@ -172,7 +172,11 @@ export class TerminalHost implements TerminalHostService {
     };
     child.stdout?.on("data", (chunk: Buffer) => output.append(chunk));
     child.stderr?.on("data", (chunk: Buffer) => output.append(chunk));
-    void terminal.exited.then((status) => (terminal.exit = status));
+    void terminal.exited.then((status) => {
+      terminal.exit = status;
+      const exit: HostAuditEvent = { kind: "terminal_exit", sessionId, terminalId: terminal.id, command: params.command, args, path: cwd, verdict: "allowed", exitCode: status.exitCode ?? null, signal: status.signal ?? null };
+      notifyObserver(this.options.onRequest, exit, this.logger);
+    });
     this.terminals.set(terminal.id, terminal);
     return terminal;
   }

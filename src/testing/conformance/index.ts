@@ -1,7 +1,7 @@
 // ACP v1 conformance suite: run it against any agent command line (`agentkit-acp check`).
 export { runConformance } from "./runner.js";
 export { conformanceChecks, checkById } from "./catalog.js";
-export { formatConformanceReport, type FormatOptions } from "./report.js";
+export { formatConformanceMarkdown, formatConformanceReport, verdictOf, type FormatOptions } from "./report.js";
 export { DEFAULT_PROMPTS } from "./run.js";
 export type {
   AgentLaunch,
@@ -9,6 +9,7 @@ export type {
   CheckResult,
   CheckSeverity,
   CheckStatus,
+  CheckVerdict,
   ConformanceCheck,
   ConformanceOptions,
   ConformancePrompts,

@@ -1,4 +1,4 @@
-import type { CheckResult, CheckStatus, ConformanceReport } from "./types.js";
+import type { CheckResult, CheckSeverity, CheckStatus, CheckVerdict, ConformanceReport } from "./types.js";
 
 export interface FormatOptions {
   /** ANSI colours (default false). */
@@ -9,8 +9,24 @@ export interface FormatOptions {
 
 const SYMBOL: Record<CheckStatus, string> = { pass: "✓", fail: "✗", warn: "!", skip: "–" };
 const COLOR: Record<CheckStatus, string> = { pass: "32", fail: "31", warn: "33", skip: "90" };
+const LEVEL: Record<CheckSeverity, string> = { must: "MUST", should: "SHOULD", info: "info" };
+const VERDICT: Record<CheckVerdict, string> = {
+  ok: "ok",
+  violation: "spec violation",
+  recommendation: "recommendation not followed",
+  informational: "informational",
+  skipped: "skipped",
+};
 
-/** The human-readable report: checks grouped, each with ✓/✗/!/–, and for problems the spec and the fix. */
+/** What a result means: a failed MUST is a violation, a failed SHOULD a recommendation, info findings and inconclusive results are informational. */
+export function verdictOf(severity: CheckSeverity, status: CheckStatus): CheckVerdict {
+  if (status === "pass") return "ok";
+  if (status === "skip") return "skipped";
+  if (status === "warn" || severity === "info") return "informational";
+  return severity === "must" ? "violation" : "recommendation";
+}
+
+/** The human-readable report: checks grouped, each with ✓/✗/!/–, then violations, recommendations and informational findings listed apart. */
 export function formatConformanceReport(report: ConformanceReport, options: FormatOptions = {}): string {
   const paint = (code: string, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
   const out: string[] = [];
@@ -20,6 +36,7 @@ export function formatConformanceReport(report: ConformanceReport, options: Form
   if (info) out.push(`        ${info.name}${info.version ? ` ${info.version}` : ""}${report.agent.protocolVersion !== undefined ? `, protocolVersion ${JSON.stringify(report.agent.protocolVersion)}` : ""}`);
   out.push(`cwd:    ${report.cwd}`);
   out.push(`mode:   ${report.skipPrompts ? "--skip-prompts (no prompt turns were run)" : "full (prompt turns were run; a model-backed agent spent tokens)"}`);
+  out.push("levels: MUST = a failure is a spec violation; SHOULD = a failure is a recommendation not followed; info = the spec leaves it open (reported only)");
   const idWidth = Math.max(...report.results.map((r) => r.id.length), 10);
   let group = "";
   for (const result of report.results) {
@@ -27,15 +44,18 @@ export function formatConformanceReport(report: ConformanceReport, options: Form
       group = result.group;
       out.push("", paint("1", group));
     }
-    const severity = result.severity === "must" ? "MUST  " : result.severity === "should" ? "should" : "info  ";
-    out.push(`  ${paint(COLOR[result.status], SYMBOL[result.status])} ${result.id.padEnd(idWidth)}  ${severity}  ${result.title}`);
+    out.push(`  ${paint(COLOR[result.status], SYMBOL[result.status])} ${result.id.padEnd(idWidth)}  ${LEVEL[result.severity].padEnd(6)}  ${result.title}`);
     out.push(...details(result, options.verbose === true).map((line) => paint("90", `      ${line}`)));
   }
   const { summary } = report;
   out.push("");
+  const list = (ids: string[]): string => (ids.length > 0 ? ids.join(", ") : "none");
+  out.push(`spec violations (failed MUST checks):          ${list(summary.violations)}`);
+  out.push(`recommendations not followed (failed SHOULD):  ${list(summary.recommendations)}`);
+  out.push(`informational (spec leaves it open, or inconclusive): ${list(summary.informational)}`);
   const counts = `${summary.pass} passed, ${summary.fail} failed, ${summary.warn} warning(s), ${summary.skip} skipped`;
   if (report.ok) out.push(paint("32", `CONFORMANT on every MUST check — ${counts}`));
-  else out.push(paint("31", `NOT CONFORMANT — MUST check(s) failed: ${summary.mustFailures.join(", ")} — ${counts}`));
+  else out.push(paint("31", `NOT CONFORMANT — MUST check(s) failed: ${summary.violations.join(", ")} — ${counts}`));
   if (!report.ok && report.stderrTail.length > 0) {
     out.push("", "last lines of the agent's stderr:", ...report.stderrTail.slice(-10).map((l) => `  ${l}`));
   }
@@ -48,5 +68,34 @@ function details(result: CheckResult, verbose: boolean): string[] {
     if (verbose) lines.push(`spec: ${result.spec.section} — ${result.spec.text}`);
     return lines;
   }
-  return [`observed: ${result.detail}`, `spec:     ${result.spec.text}`, `          ${result.spec.url}`, ...(result.fix ? [`fix:      ${result.fix}`] : [])];
+  return [
+    `${VERDICT[result.verdict]}: ${result.detail}`,
+    `spec:     "${result.spec.text}"`,
+    `          ${result.spec.url}`,
+    ...(result.spec.rating ? [`level:    ${result.spec.rating}`] : []),
+    ...(result.fix ? [`fix:      ${result.fix}`] : []),
+  ];
+}
+
+/** The report as a Markdown document (a table of every result), for publishing next to the JSON. */
+export function formatConformanceMarkdown(report: ConformanceReport): string {
+  const info = report.agent.info;
+  const cell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+  const { summary } = report;
+  const lines = [
+    `# ACP v1 conformance report`,
+    "",
+    `- agent: \`${cell(report.agent.command)}\`${info ? ` (${cell(info.name)}${info.version ? ` ${cell(info.version)}` : ""})` : ""}`,
+    `- mode: ${report.skipPrompts ? "`--skip-prompts` (no prompt turns)" : "full (prompt turns run)"}`,
+    `- result: ${report.ok ? "**conformant on every MUST check**" : `**not conformant**: ${summary.violations.join(", ")}`} — ${summary.pass} passed, ${summary.fail} failed, ${summary.warn} warning(s), ${summary.skip} skipped`,
+    `- spec violations (failed MUST): ${summary.violations.join(", ") || "none"}`,
+    `- recommendations not followed (failed SHOULD): ${summary.recommendations.join(", ") || "none"}`,
+    `- informational: ${summary.informational.join(", ") || "none"}`,
+    "",
+    "| check | level | result | meaning | observed | spec |",
+    "|---|---|---|---|---|---|",
+    ...report.results.map((r) => `| \`${r.id}\` | ${LEVEL[r.severity]} | ${SYMBOL[r.status]} ${r.status} | ${VERDICT[r.verdict]} | ${cell(r.detail)} | [${cell(r.spec.section)}](${r.spec.url}) |`),
+    "",
+  ];
+  return lines.join("\n");
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { conformanceChecks } from "./catalog.js";
+import { verdictOf } from "./report.js";
 import type { CheckResult, CheckStatus, ConformanceOptions, ConformanceReport } from "./types.js";
 import { WireAgent, WireLog, type CallOutcome } from "./wire.js";
 
@@ -91,11 +92,13 @@ export class Run {
     return false;
   }
 
-  record(id: string, status: CheckStatus, detail: string): void {
+  /** Records a result; an info check never fails: a miss is recorded as `warn` (informational). */
+  record(id: string, observed: CheckStatus, detail: string): void {
     const check = conformanceChecks.find((c) => c.id === id);
     if (!check) throw new Error(`unknown conformance check ${id}`);
     if ((this.#only && !this.#only.has(id)) || this.#results.has(id)) return;
-    const result: CheckResult = { id, group: check.group, severity: check.severity, title: check.title, status, detail, spec: check.spec };
+    const status = observed === "fail" && check.severity === "info" ? "warn" : observed;
+    const result: CheckResult = { id, group: check.group, severity: check.severity, title: check.title, status, verdict: verdictOf(check.severity, status), detail, spec: check.spec };
     if (status === "fail" || status === "warn") result.fix = check.fix;
     this.#results.set(id, result);
     this.#options.onResult?.(result);
@@ -159,7 +162,8 @@ export class Run {
     }
     const results = conformanceChecks.flatMap((c) => this.#results.get(c.id) ?? []);
     const count = (status: CheckStatus): number => results.filter((r) => r.status === status).length;
-    const mustFailures = results.filter((r) => r.status === "fail" && r.severity === "must").map((r) => r.id);
+    const withVerdict = (verdict: CheckResult["verdict"]): string[] => results.filter((r) => r.verdict === verdict).map((r) => r.id);
+    const violations = withVerdict("violation");
     const authMethods = this.init?.authMethods;
     return {
       agent: {
@@ -172,8 +176,16 @@ export class Run {
       cwd: this.cwd,
       skipPrompts: this.skipPrompts,
       results,
-      summary: { pass: count("pass"), fail: count("fail"), warn: count("warn"), skip: count("skip"), mustFailures },
-      ok: mustFailures.length === 0,
+      summary: {
+        pass: count("pass"),
+        fail: count("fail"),
+        warn: count("warn"),
+        skip: count("skip"),
+        violations,
+        recommendations: withVerdict("recommendation"),
+        informational: withVerdict("informational"),
+      },
+      ok: violations.length === 0,
       stderrTail: [...this.stderrTail],
       durationMs: Date.now() - this.#started,
     };

@@ -58,10 +58,10 @@ async function checkClose(run: Run, agent: WireAgent): Promise<void> {
   if (created.sessionId === undefined) return run.fail("caps.session-close", `could not create a session to close: ${describeOutcome(created.outcome)}`);
   const closed = await agent.call(acp.methods.agent.session.close, { sessionId: created.sessionId }, run.timeoutMs);
   if (closed.kind !== "result") return run.fail("caps.session-close", `session/close: ${describeOutcome(closed)}`);
-  // A conforming agent refuses this without running a turn.
+  // Refusing a later prompt is allowed, not required ("Agents MAY return an error"): only reported. A refusing agent runs no turn.
   const after = await agent.call(acp.methods.agent.session.prompt, { sessionId: created.sessionId, prompt: [textBlock(run.prompts.text)] }, run.timeoutMs);
-  if (after.kind === "error") run.pass("caps.session-close", `closed; a later prompt for it was refused (${describeOutcome(after)})`);
-  else run.fail("caps.session-close", `session/close answered, but a later prompt for the closed session got ${describeOutcome(after)}`);
+  const later = after.kind === "error" ? `a later prompt for it was refused (${describeOutcome(after)})` : `a later prompt for it got ${describeOutcome(after)} (allowed: the spec lets the agent refuse or not)`;
+  run.pass("caps.session-close", `closed; ${later}`);
 }
 
 async function checkDelete(run: Run, agent: WireAgent): Promise<void> {

@@ -3,7 +3,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { Run } from "./run.js";
 import { newSession } from "./steps-session.js";
 import { describeTurn, isValidStopReason, lateUpdates, runTurn, stopReasonOf, summarizeLate, textBlock, type Turn } from "./turns.js";
-import { describeOutcome, type WireAgent } from "./wire.js";
+import { delay, describeOutcome, type WireAgent } from "./wire.js";
 
 /** A response later than this after session/cancel cannot be a race with a finishing turn. */
 const CANCEL_RACE_MS = 500;
@@ -85,7 +85,7 @@ async function checkContent(run: Run, agent: WireAgent, sessionId: string, name:
   } else if (turn.outcome.kind === "error") {
     run.pass(refused, `${article(block.type)} block was refused (${describeOutcome(turn.outcome)})`);
   } else {
-    run.fail(refused, `${article(block.type)} block was not refused although ${capability} is not advertised (${describeTurn(turn)}); the content was probably dropped silently`);
+    run.fail(refused, `${article(block.type)} block was accepted although ${capability} is not advertised (${describeTurn(turn)}); allowed, since the client must not send it`);
   }
 }
 
@@ -130,7 +130,7 @@ async function checkCancel(run: Run, agent: WireAgent, sessionId: string): Promi
  * Judges a turn cancelled at `cancelAt`; true when it ended as a cancelled turn should. `raceMs`:
  * how soon after the cancel another stop reason counts as a finishing turn rather than a bug.
  */
-function judgeCancel(run: Run, turn: Turn, cancelAt: number | undefined, id: string, what: string, raceMs: number): boolean {
+function judgeCancel(run: Run, turn: Turn, cancelAt: number | undefined, id: string, what: string, raceMs: number, context = ""): boolean {
   const reason = stopReasonOf(turn.outcome);
   const answeredAt = turn.response?.at;
   if (cancelAt === undefined || (answeredAt !== undefined && answeredAt < cancelAt)) {
@@ -139,7 +139,7 @@ function judgeCancel(run: Run, turn: Turn, cancelAt: number | undefined, id: str
   }
   const latency = answeredAt !== undefined ? answeredAt - cancelAt : undefined;
   if (reason === "cancelled" && latency !== undefined) {
-    run.pass(id, `stopReason "cancelled" ${latency} ms after session/cancel`);
+    run.pass(id, `stopReason "cancelled" ${latency} ms after session/cancel${context}`);
     return true;
   }
   if (turn.outcome.kind === "timeout") {
@@ -158,7 +158,12 @@ function judgeCancel(run: Run, turn: Turn, cancelAt: number | undefined, id: str
   return false;
 }
 
-/** The permission prompt in its own session: answer session/cancel + `cancelled` to the first request. */
+/**
+ * The permission prompt in its own session. When the agent asks permission for its tool call,
+ * the request is left pending while session/cancel is sent and a round trip has passed (the
+ * agent has seen the cancel), then answered `cancelled`, as the spec orders. The turn must end
+ * `cancelled`; an agent that ignores the cancel and reads the answer as a rejection fails.
+ */
 async function checkPermissionCancel(run: Run, agent: WireAgent): Promise<void> {
   if (!run.wants("cancel.permission")) return;
   const created = await newSession(run, agent);
@@ -171,11 +176,15 @@ async function checkPermissionCancel(run: Run, agent: WireAgent): Promise<void> 
   const stop = new AbortController();
   let bound: NodeJS.Timeout | undefined;
   const previous = agent.permission;
-  agent.permission = (params) => {
+  let asked: acp.RequestPermissionRequest | undefined;
+  agent.permission = async (params) => {
     if (params.sessionId === sessionId && cancelAt === undefined) {
+      asked = params;
       cancelAt = Date.now();
-      void agent.notify(acp.methods.agent.session.cancel, { sessionId });
       bound = setTimeout(() => stop.abort(), run.cancelBoundMs);
+      await agent.notify(acp.methods.agent.session.cancel, { sessionId });
+      await agent.call("_agentkit_check/ping", {}, Math.min(run.timeoutMs, 5_000));
+      await delay(run.settleMs);
     }
     return { outcome: { outcome: "cancelled" } };
   };
@@ -191,7 +200,8 @@ async function checkPermissionCancel(run: Run, agent: WireAgent): Promise<void> 
     return;
   }
   // The agent was waiting for our answer: no race is possible, anything but "cancelled" is wrong.
-  judgeCancel(run, turn, cancelAt, "cancel.permission", "the turn", 0);
+  const tool = asked?.toolCall.title ?? asked?.toolCall.toolCallId ?? "?";
+  judgeCancel(run, turn, cancelAt, "cancel.permission", "the turn", 0, `, sent while permission for "${tool}" was pending`);
 }
 
 function judgeUpdateOrder(run: Run): void {

@@ -1,7 +1,19 @@
 import type * as acp from "@agentclientprotocol/sdk";
 
-/** How much a failed check matters: `must` failures make the run fail; `should` and `info` only inform. */
+/**
+ * The level of a check, taken from the RFC 2119 keyword of the sentence it enforces: `must`
+ * (MUST / MUST NOT binding the agent) failures make the run fail; `should` (SHOULD) failures are
+ * recommendations; `info` checks report behaviour the spec leaves open (a rule that binds the
+ * client, a definition without a keyword, or common practice) and never count against the agent.
+ */
 export type CheckSeverity = "must" | "should" | "info";
+
+/**
+ * What a result means for the agent: `violation` a MUST check failed; `recommendation` a SHOULD
+ * check failed; `informational` an info check differed from the reference behaviour, or a check
+ * was inconclusive (warn); `ok` passed; `skipped` not applicable.
+ */
+export type CheckVerdict = "ok" | "violation" | "recommendation" | "informational" | "skipped";
 
 /** `warn`: inconclusive or heuristic finding (e.g. a race); `skip`: not applicable, with the reason. */
 export type CheckStatus = "pass" | "fail" | "skip" | "warn";
@@ -12,8 +24,10 @@ export interface SpecReference {
   /** Spec page and section, e.g. "prompt-turn#cancellation". */
   section: string;
   url: string;
-  /** The requirement, quoted or summarised from the v1 spec / schema. */
+  /** The sentence the check enforces, quoted verbatim from the ACP v1 docs (or JSON-RPC 2.0). */
   text: string;
+  /** Why the check has its level, when that is not simply the sentence's own MUST / SHOULD. */
+  rating?: string;
 }
 
 /** One named conformance check (metadata; the runner produces a `CheckResult` for it). */
@@ -35,6 +49,8 @@ export interface CheckResult {
   severity: CheckSeverity;
   title: string;
   status: CheckStatus;
+  /** What the result means: spec violation, recommendation not followed, informational, ok, skipped. */
+  verdict: CheckVerdict;
   /** What was observed (for a skip: why it was skipped). */
   detail: string;
   spec: SpecReference;
@@ -92,8 +108,12 @@ export interface ConformanceSummary {
   fail: number;
   warn: number;
   skip: number;
-  /** Ids of failed `must` checks. */
-  mustFailures: string[];
+  /** Spec violations: failed MUST checks. */
+  violations: string[];
+  /** Recommendations not followed: failed SHOULD checks. */
+  recommendations: string[];
+  /** Informational findings: info checks that differed from the reference behaviour, and inconclusive results. */
+  informational: string[];
 }
 
 export interface ConformanceReport {

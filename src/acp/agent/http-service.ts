@@ -1,0 +1,322 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import type { Stream } from "@agentclientprotocol/sdk";
+import { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } from "@agentclientprotocol/sdk/experimental/node";
+import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
+import { WebSocketServer } from "ws";
+import type { Logger } from "../../core/index.js";
+import { ConfigError, errorMessage } from "../../core/index.js";
+import type { AcpHeadlessRuntime } from "./runtime.js";
+import { ServiceMetrics } from "./service-metrics.js";
+
+/** The ACP endpoint's path (HTTP and WebSocket). */
+export const ACP_PATH = "/acp";
+export const DEFAULT_MAX_CONNECTIONS = 256;
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_IDLE_CONNECTION_MS = 30_000;
+const READY_PROBE_TIMEOUT_MS = 2_000;
+
+export interface AcpHttpServiceOptions {
+  runtime: AcpHeadlessRuntime;
+  /** The bearer token every `/acp` and `/metrics` request must carry. */
+  token: string;
+  /** Interface to bind (default 127.0.0.1). */
+  host?: string;
+  /** 0 picks a free port (read it from `address`). */
+  port: number;
+  /** Open ACP connections allowed at once; more get HTTP 503 (default 256). */
+  maxConnections?: number;
+  /** Largest HTTP request body / WebSocket message accepted (default 4 MiB); larger: 413 / close 1009. */
+  maxMessageBytes?: number;
+  /**
+   * A Streamable HTTP connection with no open event stream and no request for this long is
+   * closed (its sessions closed, their leases released): a client that vanished without
+   * `DELETE` must not hold its sessions (default 30 s). WebSocket connections end with their socket.
+   */
+  idleConnectionMs?: number;
+  /** `/readyz`: throws (or rejects) while the store cannot be reached. Default: always ready. */
+  ready?: () => Promise<void>;
+  /** Shared with the agents' loops (as their observer) for model errors and tokens. */
+  metrics?: ServiceMetrics;
+  logger: Logger;
+}
+
+/** The address was taken, not ours, or not valid: the message names it (the CLI exits 2). */
+export class ListenError extends ConfigError {
+  override readonly name = "ListenError";
+}
+
+/**
+ * `serve --listen`: the runtime served over the SDK's Streamable HTTP and WebSocket transports
+ * at `/acp`, each accepted connection a runtime connection of its own. What the SDK leaves to
+ * the application lives here: bearer auth (constant time), `/healthz`, `/readyz`, `/metrics`,
+ * connection and message limits, and draining.
+ */
+export class AcpHttpService {
+  readonly metrics: ServiceMetrics;
+  readonly #options: AcpHttpServiceOptions;
+  readonly #server: Server;
+  readonly #acp: AcpServer;
+  readonly #ws: WebSocketServer;
+  readonly #tokenDigest: Buffer;
+  readonly #maxConnections: number;
+  #connections = 0;
+  /** Per HTTP connection id: open SSE streams and the idle timer running while there are none. */
+  readonly #httpConnections = new Map<string, { streams: number; idle: NodeJS.Timeout | undefined }>();
+  #draining = false;
+  #closing: Promise<void> | undefined;
+
+  private constructor(options: AcpHttpServiceOptions) {
+    if (options.token.length === 0) throw new ConfigError("AcpHttpService needs a non-empty token");
+    this.#options = options;
+    this.metrics = options.metrics ?? new ServiceMetrics();
+    this.#tokenDigest = digest(options.token);
+    this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    // Client messages queued on a WebSocket count against maxBufferedBytes: keep it above the message limit.
+    this.#acp = new AcpServer({ agent: { connect: (stream: Stream) => this.#serve(stream) }, maxBufferedBytes: Math.max(64 * 1024 * 1024, 4 * maxMessageBytes) });
+    this.#ws = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
+    const handleAcp = createNodeHttpHandler(this.#acp, { maxRequestBodyBytes: maxMessageBytes });
+    const upgradeAcp = createNodeWebSocketUpgradeHandler(this.#acp, this.#ws);
+    this.#server = createServer((req, res) => this.#route(req, res, handleAcp));
+    this.#server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head, upgradeAcp));
+    this.#server.on("clientError", (_error, socket) => socket.destroy());
+  }
+
+  /** Binds and starts serving; a taken or invalid address rejects with a `ListenError` naming it. */
+  static async listen(options: AcpHttpServiceOptions): Promise<AcpHttpService> {
+    const service = new AcpHttpService(options);
+    const host = options.host ?? "127.0.0.1";
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: NodeJS.ErrnoException): void => reject(new ListenError(listenFailure(host, options.port, error)));
+      service.#server.once("error", onError);
+      service.#server.listen({ host, port: options.port }, () => {
+        service.#server.off("error", onError);
+        resolve();
+      });
+    });
+    service.#server.on("error", (error) => options.logger.error("HTTP server error", { error: errorMessage(error) }));
+    return service;
+  }
+
+  /** Where it listens (the real port when 0 was asked for). */
+  get address(): { host: string; port: number } {
+    const info = this.#server.address() as AddressInfo;
+    return { host: info.address, port: info.port };
+  }
+
+  /** `http://host:port/acp` (IPv6 hosts in brackets). */
+  get url(): string {
+    const { host, port } = this.address;
+    return `http://${host.includes(":") ? `[${host}]` : host}:${port}${ACP_PATH}`;
+  }
+
+  get connectionCount(): number {
+    return this.#connections;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /**
+   * Stops taking new connections and sessions (503 / -32600), lets running turns finish for up
+   * to `timeoutMs`, then closes everything (turns still running are cancelled). Resolves with
+   * whether every turn finished in time.
+   */
+  async drain(timeoutMs: number): Promise<boolean> {
+    this.#draining = true;
+    this.#options.runtime.refuseNewSessions("this agent instance is shutting down; open or load the session on another instance");
+    const finished = await this.metrics.whenIdle(timeoutMs);
+    await this.close();
+    return finished;
+  }
+
+  /** Cancels running turns, closes every connection and the listener. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#draining = true;
+      for (const id of [...this.#httpConnections.keys()]) this.#forget(id);
+      await this.#options.runtime.shutdown();
+      await this.#acp.close();
+      for (const client of this.#ws.clients) client.terminate();
+      await new Promise<void>((resolve) => this.#ws.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+      this.#server.closeAllConnections();
+      await closed;
+    })();
+    return this.#closing;
+  }
+
+  #serve(stream: Stream): { closed: Promise<void> } {
+    this.#connections += 1;
+    const tapped = this.metrics.tap(stream);
+    const served = this.#options.runtime.serve(tapped.stream);
+    void served.closed.finally(() => {
+      this.#connections -= 1;
+      tapped.end();
+    });
+    return served;
+  }
+
+  #route(req: IncomingMessage, res: ServerResponse, handleAcp: (req: IncomingMessage, res: ServerResponse) => void): void {
+    const path = pathOf(req);
+    if (path === "/healthz" && isRead(req)) return plain(res, 200, "ok\n");
+    if (path === "/readyz" && isRead(req)) {
+      void this.#ready().then((problem) => (problem === undefined ? plain(res, 200, "ready\n") : plain(res, 503, `not ready: ${problem}\n`)));
+      return;
+    }
+    if (path === "/metrics" && isRead(req)) {
+      if (!this.#authorized(req)) return unauthorized(res);
+      void this.#ready().then((problem) => {
+        const { runtime } = this.#options;
+        const body = this.metrics.render({ openSessions: runtime.sessionCount, connections: this.#connections, ready: problem === undefined });
+        plain(res, 200, body, "text/plain; version=0.0.4; charset=utf-8");
+      });
+      return;
+    }
+    if (path !== ACP_PATH) return plain(res, 404, "not found\n");
+    if (!this.#authorized(req)) return unauthorized(res);
+    // A POST without a connection id opens a new connection (initialize); the rest belong to open ones.
+    if (req.method === "POST" && req.headers["acp-connection-id"] === undefined) {
+      const refusal = this.#admission();
+      if (refusal !== undefined) return plain(res, 503, `${refusal}\n`, undefined, { "Retry-After": "1" });
+    }
+    this.#trackHttpConnection(req, res);
+    handleAcp(req, res);
+  }
+
+  /** Follows each HTTP connection's event streams, so that an abandoned connection is closed. */
+  #trackHttpConnection(req: IncomingMessage, res: ServerResponse): void {
+    const header = req.headers["acp-connection-id"];
+    const given = typeof header === "string" ? header : undefined;
+    if (given !== undefined) this.#touch(given, 0);
+    if (req.method === "GET" && given !== undefined) {
+      this.#touch(given, +1);
+      res.once("close", () => this.#touch(given, -1));
+    } else if (given === undefined && req.method === "POST") {
+      // initialize: the new connection's id is on the answer.
+      res.once("finish", () => {
+        const id = res.getHeader("acp-connection-id");
+        if (typeof id === "string") this.#touch(id, 0);
+      });
+    } else if (req.method === "DELETE" && given !== undefined) {
+      res.once("finish", () => this.#forget(given));
+    }
+  }
+
+  #touch(id: string, streamDelta: number): void {
+    const entry = this.#httpConnections.get(id) ?? { streams: 0, idle: undefined };
+    this.#httpConnections.set(id, entry);
+    entry.streams += streamDelta;
+    clearTimeout(entry.idle);
+    entry.idle = undefined;
+    if (entry.streams > 0) return;
+    const idleMs = this.#options.idleConnectionMs ?? DEFAULT_IDLE_CONNECTION_MS;
+    entry.idle = setTimeout(() => {
+      this.#forget(id);
+      this.#options.logger.info("closing an HTTP connection whose client went away", { connectionId: id, idleMs });
+      // The SDK's own DELETE: the connection ends and the runtime closes its sessions.
+      void this.#acp.handleRequest(new Request(`http://localhost${ACP_PATH}`, { method: "DELETE", headers: { "Acp-Connection-Id": id } })).catch(() => undefined);
+    }, idleMs);
+    entry.idle.unref();
+  }
+
+  #forget(id: string): void {
+    clearTimeout(this.#httpConnections.get(id)?.idle);
+    this.#httpConnections.delete(id);
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, upgradeAcp: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): void {
+    socket.on("error", () => socket.destroy());
+    if (pathOf(req) !== ACP_PATH) return rejectUpgrade(socket, 404, "Not Found");
+    if (!this.#authorized(req)) return rejectUpgrade(socket, 401, "Unauthorized", { "WWW-Authenticate": 'Bearer realm="agentkit-acp"' });
+    const refusal = this.#admission();
+    if (refusal !== undefined) return rejectUpgrade(socket, 503, "Service Unavailable", { "Retry-After": "1" });
+    upgradeAcp(req, socket, head);
+  }
+
+  /** Why a new connection is refused now, if it is. */
+  #admission(): string | undefined {
+    if (this.#draining) return "this agent instance is shutting down; connect to another one";
+    if (this.#connections >= this.#maxConnections) return `too many connections (the limit is ${this.#maxConnections})`;
+    return undefined;
+  }
+
+  /** Constant-time comparison of SHA-256 digests (equal lengths whatever was sent). */
+  #authorized(req: IncomingMessage): boolean {
+    const header = req.headers.authorization;
+    const match = typeof header === "string" ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    const given = digest(match?.[1] ?? "");
+    return timingSafeEqual(given, this.#tokenDigest) && match !== null;
+  }
+
+  /** undefined when ready, else what is wrong (bounded: a hung store counts as not ready). */
+  async #ready(): Promise<string | undefined> {
+    const probe = this.#options.ready;
+    if (probe === undefined) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        probe(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the store did not answer within ${READY_PROBE_TIMEOUT_MS} ms`)), READY_PROBE_TIMEOUT_MS);
+        }),
+      ]);
+      return undefined;
+    } catch (error) {
+      return errorMessage(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text, "utf8").digest();
+}
+
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? "/";
+  const end = url.search(/[?#]/);
+  return end === -1 ? url : url.slice(0, end);
+}
+
+function isRead(req: IncomingMessage): boolean {
+  return req.method === "GET" || req.method === "HEAD";
+}
+
+function plain(res: ServerResponse, status: number, body: string, type = "text/plain; charset=utf-8", headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "Content-Type": type, "Cache-Control": "no-store", ...headers });
+  res.end(body);
+}
+
+/** 401 with an empty body: nothing about the service leaks to an unauthenticated caller. */
+function unauthorized(res: ServerResponse): void {
+  res.writeHead(401, { "WWW-Authenticate": 'Bearer realm="agentkit-acp"', "Content-Length": "0" });
+  res.end();
+}
+
+function rejectUpgrade(socket: Duplex, status: number, text: string, headers: Record<string, string> = {}): void {
+  const lines = [`HTTP/1.1 ${status} ${text}`, "Connection: close", "Content-Length: 0", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  socket.end(`${lines.join("\r\n")}\r\n\r\n`);
+}
+
+function listenFailure(host: string, port: number, error: NodeJS.ErrnoException): string {
+  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  switch (error.code) {
+    case "EADDRINUSE":
+      return `--listen ${where}: the port is already in use; stop the other server or pick another port`;
+    case "EACCES":
+      return `--listen ${where}: not allowed to bind this port (ports below 1024 need privileges); pick a port above 1023`;
+    case "EADDRNOTAVAIL":
+      return `--listen ${where}: ${host} is not an address of this machine`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `--listen ${where}: cannot resolve the host "${host}"`;
+    default:
+      return `--listen ${where}: ${error.message}`;
+  }
+}

@@ -1,0 +1,316 @@
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { agentLaunch, agentPresets } from "../acp/client/index.js";
+import {
+  DriveController,
+  PortInUseError,
+  readTrace,
+  replayTrace,
+  startRecording,
+  startRecordingWorker,
+  startTap,
+  type DriveAction,
+  type ReadTrace,
+  type Recorder,
+  type RecorderOptions,
+  type StatusInfo,
+  type TraceHeader,
+} from "../inspect/index.js";
+
+export const inspectHelp = `Usage:
+  agentkit-acp inspect [options] -- AGENT_CMD [ARGS…]   tap: relay an editor ↔ agent, show and record it
+  agentkit-acp inspect [options] --agent AGENT          drive: the page is the client
+  agentkit-acp inspect [options] --open FILE            view a saved trace
+  agentkit-acp inspect [options] --replay FILE --agent AGENT
+                                                        send a trace's client messages again, show the differences
+
+The page's URL (with its access token) is printed on stderr; stdout carries only the relayed protocol.
+
+Options:
+  --port P          listen on this port (default: a random free port)
+  --host H          listen on this address (default 127.0.0.1; anything else exposes the traffic)
+  --trace FILE      write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)
+  --no-redact       keep secrets (MCP env/header values, authenticate params) in the page and trace
+  --agent AGENT     a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line
+  --cwd DIR         drive mode: default session cwd; all modes: the agent's working directory
+  --verbose         drive/replay: show the agent's stderr
+  -h, --help        show this help
+
+Exit codes: 0 ok; 1 the agent could not be started (or a replay differs); 2 usage error or port in use.
+Tap mode exits when either side ends (the agent's process group is ended); the other modes run until Ctrl-C.
+`;
+
+interface InspectArgs {
+  port: number;
+  host: string;
+  trace: string | undefined;
+  redact: boolean;
+  agent: string | undefined;
+  cwd: string;
+  open: string | undefined;
+  replay: string | undefined;
+  verbose: boolean;
+  command: string[] | undefined;
+}
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): InspectArgs | "help" {
+  const args: InspectArgs = { port: 0, host: "127.0.0.1", trace: undefined, redact: true, agent: undefined, cwd: process.cwd(), open: undefined, replay: undefined, verbose: false, command: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const value = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(`${arg} needs a value`);
+      return next;
+    };
+    switch (arg) {
+      case "-h":
+      case "--help":
+        return "help";
+      case "--port": {
+        const v = value();
+        const port = Number(v);
+        if (!/^\d+$/.test(v) || port > 65535) throw new UsageError(`--port must be a number 0–65535, got "${v}"`);
+        args.port = port;
+        break;
+      }
+      case "--host":
+        args.host = value();
+        break;
+      case "--trace":
+        args.trace = resolve(value());
+        break;
+      case "--no-redact":
+        args.redact = false;
+        break;
+      case "--agent":
+        args.agent = value();
+        break;
+      case "--cwd": {
+        const dir = value();
+        args.cwd = isAbsolute(dir) ? dir : resolve(dir);
+        break;
+      }
+      case "--open":
+        args.open = resolve(value());
+        break;
+      case "--replay":
+        args.replay = resolve(value());
+        break;
+      case "--verbose":
+        args.verbose = true;
+        break;
+      case "--":
+        args.command = argv.slice(i + 1);
+        i = argv.length;
+        break;
+      default:
+        throw new UsageError(`unknown option ${arg}`);
+    }
+  }
+  const modes = [args.command !== undefined, args.open !== undefined, args.replay !== undefined, args.agent !== undefined && args.replay === undefined].filter(Boolean).length;
+  if (modes !== 1) throw new UsageError("choose one mode: `-- AGENT_CMD …` (tap), --agent (drive), --open FILE (view) or --replay FILE --agent AGENT");
+  if (args.command?.length === 0) throw new UsageError("no agent command after --");
+  if (args.replay !== undefined && args.agent === undefined) throw new UsageError("--replay needs --agent AGENT");
+  return args;
+}
+
+const say = (text: string): void => void process.stderr.write(`agentkit-acp inspect: ${text}\n`);
+
+/** Resolves on the first SIGINT/SIGTERM (a human ends the page-serving modes). */
+function untilSignal(): Promise<void> {
+  return new Promise((done) => {
+    process.once("SIGINT", () => done());
+    process.once("SIGTERM", () => done());
+  });
+}
+
+
+/** Tap mode: the relay runs here; recording, analysis and the page run on a worker thread. */
+async function runTap(args: InspectArgs, argv: string[], options: RecorderOptions): Promise<number> {
+  const [command = "", ...rest] = argv;
+  let recorder: Recorder;
+  try {
+    recorder = await startRecordingWorker(options);
+  } catch (e) {
+    say(e instanceof PortInUseError ? `${e.message}: choose another with --port, or leave --port out for a free one` : `cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    return 2;
+  }
+  say(`page ${recorder.url}`);
+  say(`trace ${options.trace?.path ?? ""}`);
+  let sawAgent = false;
+  const tap = startTap({
+    command,
+    args: rest,
+    cwd: args.cwd,
+    input: process.stdin,
+    output: process.stdout,
+    onLine: (ts, from, line) => {
+      if (from === "agent") sawAgent = true;
+      recorder.line(ts, from, line);
+    },
+  });
+  recorder.setStatus({ state: "running" });
+  const stop = (): void => void tap.stop();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const end = await tap.done;
+  process.stdout.end();
+  if (end.spawnError || (end.endedBy === "agent" && !sawAgent && end.code !== 0)) {
+    const text = end.spawnError ? `the agent could not be started: ${command}: ${end.spawnError.message}` : `the agent exited (${end.signal ?? `code ${end.code}`}) before sending anything: ${argv.join(" ")}`;
+    say(text);
+    recorder.note({ ts: Date.now(), note: { level: "error", text } });
+    recorder.setStatus({ state: "failed", detail: text });
+    // The page keeps saying why until the editor lets go of us (bounded).
+    await new Promise<void>((done) => {
+      const t = setTimeout(done, 30_000);
+      const finish = (): void => {
+        clearTimeout(t);
+        done();
+      };
+      if (process.stdin.readableEnded) return finish();
+      process.stdin.once("close", finish).once("end", finish).resume();
+    });
+    await recorder.close();
+    return 1;
+  }
+  recorder.setStatus({ state: "ended", detail: `ended by the ${end.endedBy}` });
+  await recorder.close();
+  return end.endedBy === "client" ? 0 : (end.code ?? 1);
+}
+
+export async function runInspect(argv: string[]): Promise<number> {
+  let args: InspectArgs;
+  try {
+    const parsed = parseArgs(argv);
+    if (parsed === "help") {
+      process.stdout.write(inspectHelp);
+      return 0;
+    }
+    args = parsed;
+  } catch (e) {
+    say(`${e instanceof Error ? e.message : String(e)}\nRun \`agentkit-acp inspect --help\` for the options.`);
+    return 2;
+  }
+  const mode: StatusInfo["mode"] = args.command ? "tap" : args.open ? "view" : args.replay ? "replay" : "drive";
+  const agent = args.command?.join(" ") ?? args.agent ?? "";
+  const tracePath = args.trace ?? join(tmpdir(), `agentkit-inspect-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}.jsonl`);
+  const trace = mode === "view" ? undefined : { path: tracePath, header: { agentkitInspect: 1, startedAt: Date.now(), mode, agent, redacted: args.redact } satisfies TraceHeader };
+  const options: RecorderOptions = { host: args.host, port: args.port, redact: args.redact, status: { mode, agent, state: "starting", ...(trace ? { trace: trace.path } : {}) }, ...(trace ? { trace } : {}) };
+  if (mode === "tap") return runTap(args, args.command as string[], options);
+
+  let drive: DriveAction = () => Promise.reject(new Error("only drive mode takes actions"));
+  let recorder: Recorder;
+  try {
+    recorder = await startRecording({ ...options, drive: (action, body) => drive(action, body) });
+  } catch (e) {
+    say(e instanceof PortInUseError ? `${e.message}: choose another with --port, or leave --port out for a free one` : `cannot start: ${e instanceof Error ? e.message : String(e)}`);
+    return 2;
+  }
+  say(`page ${recorder.url}`);
+  if (trace) say(`trace ${trace.path}`);
+  const fail = (text: string): void => {
+    say(text);
+    recorder.note({ ts: Date.now(), note: { level: "error", text } });
+    recorder.setStatus({ state: "failed", detail: text });
+  };
+  const finish = async (code: number): Promise<number> => {
+    await recorder.close();
+    return code;
+  };
+  const open = (file: string): ReadTrace | undefined => {
+    try {
+      const read = readTrace(file);
+      for (const w of read.warnings) {
+        say(`warning: ${file}: ${w}`);
+        recorder.note({ ts: Date.now(), note: { level: "warning", text: w } });
+      }
+      return read;
+    } catch (e) {
+      say(`cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`);
+      return undefined;
+    }
+  };
+
+  if (mode === "view") {
+    const read = open(args.open as string);
+    if (!read) return finish(2);
+    for (const l of read.lines) {
+      if ("note" in l) recorder.note(l);
+      else recorder.message(l.ts, l.from, l.message);
+    }
+    recorder.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: args.open });
+    await untilSignal();
+    return finish(0);
+  }
+
+  if (mode === "replay") {
+    const read = open(args.replay as string);
+    if (!read) return finish(2);
+    recorder.setStatus({ state: "running" });
+    const result = await replayTrace({ ...agentLaunch(args.agent as string), cwd: args.cwd, lines: read.lines, onMessage: (ts, from, m) => recorder.message(ts, from, m) });
+    recorder.setReplay(result.diff);
+    if (result.error) fail(result.error);
+    else {
+      recorder.setStatus({ state: "ended", detail: `${result.differences} differing line(s)` });
+      say(result.differences === 0 ? "replay: the agent answered the same (ids and timestamps ignored)" : `replay: ${result.differences} differing message line(s); the page shows the diff`);
+    }
+    await untilSignal();
+    return finish(result.error || result.differences > 0 ? 1 : 0);
+  }
+
+  // Drive mode: this package's client does the work; the page posts actions.
+  const controller = new DriveController({
+    config: { ...agentLaunch(args.agent as string), cwd: args.cwd, stderr: args.verbose ? "inherit" : "ignore" },
+    onMessage: (ts, from, m) => recorder.message(ts, from, m),
+    onAsks: (asks) => recorder.setAsks(asks),
+  });
+  drive = (action, body) => driveAction(controller, action, body);
+  let failed = false;
+  try {
+    const client = await controller.start();
+    client.onLifecycle((e) => {
+      if (e.type !== "agent_exited") return;
+      const text = `the agent ended: ${e.error.message}`;
+      say(text);
+      recorder.note({ ts: Date.now(), note: { level: "error", text } });
+      recorder.setStatus({ state: "ended", detail: text });
+    });
+    recorder.setStatus({ state: "running", drive: { cwd: args.cwd, loadSession: controller.canLoad } });
+  } catch (e) {
+    failed = true;
+    fail(`the agent could not be started: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  await untilSignal();
+  await controller.close().catch(() => undefined);
+  return finish(failed ? 1 : 0);
+}
+
+/** The page's drive-mode actions (`POST /api/<action>`). */
+async function driveAction(controller: DriveController, action: string, body: Record<string, unknown>): Promise<unknown> {
+  const str = (k: string): string => {
+    const v = body[k];
+    if (typeof v !== "string" || v === "") throw new Error(`"${k}" is required`);
+    return v;
+  };
+  const opt = (k: string): string | undefined => (typeof body[k] === "string" && body[k] !== "" ? (body[k] as string) : undefined);
+  switch (action) {
+    case "new":
+      return { sessionId: await controller.newSession(opt("cwd")) };
+    case "load":
+      return { sessionId: await controller.loadSession(str("sessionId"), opt("cwd")) };
+    case "prompt":
+      return controller.prompt(str("sessionId"), str("text"));
+    case "cancel":
+      return controller.cancel(str("sessionId"));
+    case "permission":
+      return controller.answer(str("key"), str("optionId"));
+    case "mode":
+      return controller.setMode(str("sessionId"), str("modeId"));
+    case "config":
+      return controller.setConfigOption(str("sessionId"), str("configId"), typeof body.value === "boolean" ? body.value : str("value"));
+    default:
+      throw new Error(`unknown action ${action}`);
+  }
+}

@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+/**
+ * A tiny supervisor process that ends our process groups when we die without cleaning up
+ * (SIGKILL, OOM kill, crash): Node has no PR_SET_PDEATHSIG, and detached groups outlive us.
+ * It reads "+pgid" / "-pgid" lines on stdin; when stdin closes (our end closes on any death, the
+ * kernel sees to that) it sends SIGTERM to the groups still listed, SIGKILL after `graceMs`,
+ * and exits. It runs in its own process group, so a kill of ours does not take it along, and is
+ * unref'd: it never keeps this process alive. Started on the first tracked group.
+ */
+const SCRIPT = `
+const groups = new Set();
+let buffer = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk) => {
+  buffer += chunk;
+  let at;
+  while ((at = buffer.indexOf("\\n")) >= 0) {
+    const line = buffer.slice(0, at);
+    buffer = buffer.slice(at + 1);
+    const pgid = Number(line.slice(1));
+    if (!Number.isInteger(pgid) || pgid <= 1) continue;
+    if (line[0] === "+") groups.add(pgid);
+    else groups.delete(pgid);
+  }
+});
+const signal = (sig) => { for (const g of groups) { try { process.kill(-g, sig); } catch {} } };
+const end = () => {
+  signal("SIGTERM");
+  setTimeout(() => { signal("SIGKILL"); process.exit(0); }, Number(process.argv[1]));
+};
+process.stdin.on("end", end);
+process.stdin.on("error", end);
+`;
+
+let enabled = false;
+let graceMs = 1000;
+let watchdog: ChildProcess | undefined;
+
+/** Turns the watchdog on for this process (the CLI does; embedders may). `grace` is SIGTERM → SIGKILL. */
+export function enableOrphanWatchdog(options: { graceMs?: number } = {}): void {
+  enabled = true;
+  graceMs = options.graceMs ?? graceMs;
+}
+
+/** Tells the watchdog about a new group (no-op unless enabled). */
+export function watchGroup(pgid: number): void {
+  if (!enabled) return;
+  send(`+${pgid}\n`);
+}
+
+/** The group ended (or was ended by us): the watchdog forgets it, so a reused id is never signalled. */
+export function unwatchGroup(pgid: number): void {
+  if (watchdog) send(`-${pgid}\n`);
+}
+
+/** The watchdog's pid, when one runs (tests). */
+export function orphanWatchdogPid(): number | undefined {
+  return watchdog?.pid;
+}
+
+function send(line: string): void {
+  const child = watchdog ?? start();
+  if (!child?.stdin?.writable) return;
+  child.stdin.write(line);
+}
+
+function start(): ChildProcess | undefined {
+  try {
+    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs)], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    child.on("error", () => undefined);
+    child.stdin?.on("error", () => undefined);
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    watchdog = child;
+    return child;
+  } catch {
+    enabled = false; // cannot spawn: the exit hook still covers orderly exits
+    return undefined;
+  }
+}

@@ -1,0 +1,104 @@
+import { Worker } from "node:worker_threads";
+import { settledWithin } from "../core/process-group.js";
+import { Analyzer } from "./analyze.js";
+import { parseLine } from "./lines.js";
+import { redactMessage } from "./redact.js";
+import { PageServer, PortInUseError, type DriveAction } from "./server.js";
+import { TraceWriter } from "./trace.js";
+import type { Direction, PendingAsk, ReplayDiffLine, StatusInfo, TraceHeader, TraceNote } from "./types.js";
+
+export interface RecorderOptions {
+  host: string;
+  port: number;
+  status: StatusInfo;
+  /** Where to write the trace (none: view mode). */
+  trace?: { path: string; header: TraceHeader };
+  redact: boolean;
+}
+
+/** Every mode's recording pipeline: redact, write the trace, analyze, serve the page. */
+export interface Recorder {
+  readonly url: string;
+  /** A wire line as read (parsed here). */
+  line(ts: number, from: Direction, line: string): void;
+  message(ts: number, from: Direction, message: unknown): void;
+  note(note: TraceNote): void;
+  setStatus(status: Partial<StatusInfo>): void;
+  setAsks(asks: PendingAsk[]): void;
+  setReplay(diff: ReplayDiffLine[]): void;
+  close(): Promise<void>;
+}
+
+/** The pipeline on this thread; `drive` takes the page's drive-mode actions. */
+export async function startRecording(options: RecorderOptions & { drive?: DriveAction }): Promise<Recorder> {
+  const analyzer = new Analyzer();
+  const trace = options.trace ? new TraceWriter(options.trace.path, options.trace.header) : undefined;
+  let server: PageServer;
+  try {
+    server = await PageServer.start({ analyzer, host: options.host, port: options.port, status: options.status, ...(options.drive ? { drive: options.drive } : {}) });
+  } catch (e) {
+    trace?.close();
+    throw e;
+  }
+  const message = (ts: number, from: Direction, raw: unknown): void => {
+    const m = options.redact ? redactMessage(raw) : raw;
+    trace?.message(ts, from, m);
+    analyzer.add(ts, from, m);
+  };
+  return {
+    url: server.url,
+    line: (ts, from, line) => message(ts, from, parseLine(line)),
+    message,
+    note(note) {
+      trace?.note(note);
+      analyzer.note(note);
+    },
+    setStatus: (status) => server.setStatus(status),
+    setAsks: (asks) => server.setAsks(asks),
+    setReplay: (diff) => server.setReplay(diff),
+    async close() {
+      trace?.close();
+      await server.close();
+    },
+  };
+}
+
+type FromWorker = { type: "ready"; url: string } | { type: "error"; portInUse?: { host: string; port: number }; message: string } | { type: "closed" };
+
+/**
+ * The recording pipeline on a worker thread, so that parsing, validation and the page never
+ * delay the relay: the tap's thread only forwards bytes and posts whole lines.
+ */
+export async function startRecordingWorker(options: RecorderOptions): Promise<Recorder> {
+  const worker = new Worker(new URL("./recorder-worker.js", import.meta.url), { workerData: options });
+  const next = (): Promise<FromWorker> =>
+    new Promise((resolve, reject) => {
+      const onError = (e: Error): void => reject(e);
+      worker.once("error", onError);
+      worker.once("message", (m: FromWorker) => {
+        worker.off("error", onError);
+        resolve(m);
+      });
+    });
+  const first = await next();
+  if (first.type === "error") {
+    await worker.terminate();
+    throw first.portInUse ? new PortInUseError(first.portInUse.host, first.portInUse.port) : new Error(first.message);
+  }
+  const url = first.type === "ready" ? first.url : "";
+  return {
+    url,
+    line: (ts, from, line) => worker.postMessage({ type: "line", ts, from, line }),
+    message: (ts, from, message) => worker.postMessage({ type: "message", ts, from, message }),
+    note: (note) => worker.postMessage({ type: "note", note }),
+    setStatus: (status) => worker.postMessage({ type: "status", status }),
+    setAsks: (asks) => worker.postMessage({ type: "asks", asks }),
+    setReplay: (diff) => worker.postMessage({ type: "replay", diff }),
+    async close() {
+      const closed = next().catch(() => undefined);
+      worker.postMessage({ type: "close" });
+      await settledWithin(closed, 5_000); // the trace is written line by line: nothing is lost by not waiting longer
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { Logger } from "../../core/index.js";
+import { createStderrLogger } from "../../core/index.js";
+import type { PostgresDatabaseOptions, PostgresStoreStats } from "./database.js";
+import { PostgresDatabase } from "./database.js";
+import { PostgresApprovalMemoryStore } from "./approval-store.js";
+import type { PostgresSessionLeasesOptions } from "./leases.js";
+import { PostgresSessionLeases } from "./leases.js";
+import { PostgresSessionStore } from "./session-store.js";
+
+export { PostgresDatabase } from "./database.js";
+export type { PostgresDatabaseOptions, PostgresStoreStats, Query, QueryResult, Row } from "./database.js";
+export { PostgresStoreError, parsePostgresUrl, redact as redactStoreUrl } from "./url.js";
+export type { PostgresStoreErrorCode } from "./url.js";
+export { PostgresSessionStore, leaseLost, sessionKey } from "./session-store.js";
+export type { PostgresSessionStoreOptions } from "./session-store.js";
+export { PostgresApprovalMemoryStore } from "./approval-store.js";
+export { PostgresSessionLeases, DEFAULT_LEASE_TTL_MS } from "./leases.js";
+export type { PostgresSessionLeasesOptions } from "./leases.js";
+export { SCHEMA_VERSION } from "./migrations.js";
+
+export interface OpenPostgresStoreOptions extends PostgresDatabaseOptions {
+  leases?: Omit<PostgresSessionLeasesOptions, "logger">;
+  clock?: () => Date;
+}
+
+/** Everything an instance keeps in PostgreSQL, over one pool. */
+export interface PostgresStore {
+  db: PostgresDatabase;
+  sessions: PostgresSessionStore;
+  approvals: PostgresApprovalMemoryStore;
+  leases: PostgresSessionLeases;
+  /** The database answers (for `/readyz`); never throws. */
+  ready(): Promise<boolean>;
+  stats(): PostgresStoreStats;
+  /** Releases the leases, then closes the pool. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects (bounded), migrates the schema, and returns the stores. Rejects with a
+ * `PostgresStoreError` saying what to fix (bad URL, unreachable server, login refused, missing
+ * database, schema newer than this build).
+ */
+export async function openPostgresStore(options: OpenPostgresStoreOptions): Promise<PostgresStore> {
+  const logger: Logger = options.logger ?? createStderrLogger();
+  const db = await PostgresDatabase.open({ ...options, logger });
+  const leases = new PostgresSessionLeases(db, { ...options.leases, logger });
+  return {
+    db,
+    // Writes to a session this instance leased are fenced by the lease (see PostgresSessionStore).
+    sessions: new PostgresSessionStore(db, { fence: (id) => leases.fenceToken(id), ...(options.clock ? { clock: options.clock } : {}) }),
+    approvals: new PostgresApprovalMemoryStore(db),
+    leases,
+    ready: () => db.ready(),
+    stats: () => db.stats(),
+    close: async () => {
+      await leases.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type pg from "pg";
+import { PostgresStoreError } from "./url.js";
+
+/**
+ * The schema, as numbered steps. A step is never edited once released: changes are new steps.
+ * Session ids are stored as their UTF-16BE bytes (`bytea`): any string fits (even NUL, which
+ * `text` refuses) and byte order equals JavaScript string order, so SQL pages in exactly the
+ * order the other stores list. Items and headers are `json` (kept as written; `jsonb` refuses
+ * `\u0000`, which tool output may carry).
+ */
+const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [
+  (s) => `
+    CREATE TABLE "${s}".agentkit_sessions (
+      id bytea PRIMARY KEY,
+      cwd text NOT NULL,
+      updated_at timestamptz NOT NULL,
+      item_count integer NOT NULL DEFAULT 0,
+      header json NOT NULL
+    );
+    CREATE INDEX agentkit_sessions_recent ON "${s}".agentkit_sessions (updated_at DESC, id);
+    CREATE INDEX agentkit_sessions_cwd ON "${s}".agentkit_sessions (cwd, updated_at DESC, id);
+    CREATE TABLE "${s}".agentkit_items (
+      session_id bytea NOT NULL REFERENCES "${s}".agentkit_sessions (id) ON DELETE CASCADE,
+      seq integer NOT NULL,
+      at timestamptz NOT NULL,
+      item json NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE "${s}".agentkit_approvals (
+      root text NOT NULL,
+      key text NOT NULL,
+      entry json NOT NULL,
+      PRIMARY KEY (root, key)
+    );
+    CREATE TABLE "${s}".agentkit_leases (
+      session_id bytea PRIMARY KEY,
+      holder text NOT NULL,
+      token text NOT NULL,
+      acquired_at timestamptz NOT NULL DEFAULT now(),
+      expires_at timestamptz NOT NULL
+    );
+    CREATE INDEX agentkit_leases_token ON "${s}".agentkit_leases (token);`,
+];
+
+/** The newest schema version this build knows. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the schema to SCHEMA_VERSION in one transaction under a transaction-level advisory lock
+ * keyed by the schema name: instances starting at once wait for each other, and the second finds
+ * nothing to do. DDL is transactional in PostgreSQL, so a failed step leaves nothing behind.
+ */
+export async function migrate(client: pg.PoolClient, schema: string): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`agentkit-acp schema ${schema}`]);
+    if (schema !== "public") await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await client.query(`CREATE TABLE IF NOT EXISTS "${schema}".agentkit_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM "${schema}".agentkit_schema`);
+    const current = rows[0]?.version ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new PostgresStoreError(
+        "store_schema_too_new",
+        `the store's schema is version ${current}, newer than this agentkit-acp knows (${SCHEMA_VERSION}); upgrade agentkit-acp or use another database/schema`,
+      );
+    }
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+      await client.query(MIGRATIONS[version - 1]!(schema));
+      await client.query(`INSERT INTO "${schema}".agentkit_schema (version) VALUES ($1)`, [version]);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,276 @@
+import type { Item, SessionId } from "../../core/index.js";
+import { AgentKitError } from "../../core/index.js";
+import type {
+  CreateSessionInput,
+  ListSessionsOptions,
+  ListSessionsResult,
+  LoadedSession,
+  SessionHeader,
+  SessionHeaderPatch,
+  SessionStore,
+  SessionSummary,
+} from "../types.js";
+import { SessionStoreError } from "../types.js";
+import { applyPatch, assertItem, newHeader, normalizePatch, summaryOf } from "../header.js";
+import { pageOf, pageQuery } from "../pagination.js";
+import { isValidSessionId } from "../session-ids.js";
+import type { PostgresDatabase } from "./database.js";
+
+export interface PostgresSessionStoreOptions {
+  /** Source of `createdAt` / `updatedAt` times (tests pin it). */
+  clock?: () => Date;
+  /**
+   * Fencing: the lease token this instance holds for a session (e.g. `leases.fenceToken`).
+   * Writes to a session with a token commit only while that lease is still current in the
+   * database, so a write delayed past a lost lease can never land in a session another
+   * instance has taken over (it fails with `session_lease_lost`).
+   */
+  fence?: (sessionId: SessionId) => string | undefined;
+}
+
+/** The key a session is stored under: UTF-16BE bytes, so `bytea` order is JavaScript string order. */
+export function sessionKey(sessionId: SessionId): Buffer {
+  return Buffer.from(sessionId, "utf16le").swap16();
+}
+
+/** What a header row keeps in `header` (cwd and updatedAt live in their own, indexed, columns). */
+type StoredHeader = Omit<SessionHeader, "cwd" | "updatedAt">;
+
+type HeaderRow = {
+  header: StoredHeader;
+  cwd: string;
+  updated_at: Date;
+};
+
+type Pending =
+  | { kind: "item"; json: string; at: string; done: Settle }
+  | { kind: "patch"; patch: SessionHeaderPatch; at: string; done: Settle };
+
+interface Settle {
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Sessions in PostgreSQL (tables in migrations.ts). Each write is acknowledged only after its
+ * commit, so an instance killed at any point loses nothing it acknowledged. Writes to one
+ * session are queued in call order; items that queue up while a write is in flight go out
+ * together in one statement (one commit), so a busy session costs fewer round trips without
+ * acknowledging anything early. Header updates are a transaction of their own (read, patch
+ * with the same rules as the file store, write).
+ */
+export class PostgresSessionStore implements SessionStore {
+  readonly #db: PostgresDatabase;
+  readonly #clock: () => Date;
+  readonly #fence: (sessionId: SessionId) => string | undefined;
+  readonly #leases: string;
+  readonly #queues = new Map<SessionId, Pending[]>();
+  readonly #sessions: string;
+  readonly #items: string;
+
+  constructor(db: PostgresDatabase, options: PostgresSessionStoreOptions = {}) {
+    this.#db = db;
+    this.#clock = options.clock ?? (() => new Date());
+    this.#fence = options.fence ?? (() => undefined);
+    this.#leases = db.table("agentkit_leases");
+    this.#sessions = db.table("agentkit_sessions");
+    this.#items = db.table("agentkit_items");
+  }
+
+  async create(input: CreateSessionInput): Promise<SessionHeader> {
+    const header = newHeader(input, this.#clock());
+    const { cwd, updatedAt, ...stored } = header;
+    const result = await this.#db
+      .query(
+        `INSERT INTO ${this.#sessions} (id, cwd, updated_at, header) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`,
+        [sessionKey(header.sessionId), cwd, updatedAt, json(stored)],
+        true,
+      )
+      .catch(translate);
+    if (result.rowCount === 0) throw new SessionStoreError("session_exists", `session ${header.sessionId} already exists`);
+    return header;
+  }
+
+  async append(sessionId: SessionId, item: Item): Promise<void> {
+    assertItem(item);
+    const text = json(item);
+    return this.#enqueue(sessionId, (done) => ({ kind: "item", json: text, at: this.#now(), done }));
+  }
+
+  async updateHeader(sessionId: SessionId, patch: SessionHeaderPatch): Promise<void> {
+    const normalized = normalizePatch(patch);
+    return this.#enqueue(sessionId, (done) => ({ kind: "patch", patch: normalized, at: this.#now(), done }));
+  }
+
+  async load(sessionId: SessionId): Promise<LoadedSession | undefined> {
+    if (!isValidSessionId(sessionId)) return undefined;
+    // One statement: header and items come from one snapshot.
+    const { rows } = await this.#db
+      .query<HeaderRow & { items: Item[] }>(
+        `SELECT s.header, s.cwd, s.updated_at,
+                (SELECT coalesce(json_agg(i.item ORDER BY i.seq), '[]'::json) FROM ${this.#items} i WHERE i.session_id = s.id) AS items
+           FROM ${this.#sessions} s WHERE s.id = $1`,
+        [sessionKey(sessionId)],
+      )
+      .catch(translate);
+    const row = rows[0];
+    if (!row) return undefined;
+    return { header: headerOf(row), items: row.items, warnings: [] };
+  }
+
+  async list(options: ListSessionsOptions = {}): Promise<ListSessionsResult> {
+    const query = pageQuery(options);
+    const after = query.after;
+    if (after !== undefined && Number.isNaN(Date.parse(after.updatedAt))) throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
+    const { rows } = await this.#db
+      .query<HeaderRow>(
+        `SELECT header, cwd, updated_at FROM ${this.#sessions}
+          WHERE ($1::text IS NULL OR cwd = $1)
+            AND ($2::timestamptz IS NULL OR updated_at < $2 OR (updated_at = $2 AND id > $3))
+            AND ($5::text = 'include' OR coalesce((header->>'archived')::boolean, false) = ($5::text = 'only'))
+          ORDER BY updated_at DESC, id ASC
+          LIMIT $4`,
+        [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived],
+      )
+      .catch(translate);
+    const summaries: SessionSummary[] = rows.map((row) => summaryOf(headerOf(row)));
+    return pageOf(summaries, query.limit);
+  }
+
+  async delete(sessionId: SessionId): Promise<boolean> {
+    if (!isValidSessionId(sessionId)) return false;
+    const result = await this.#db.query(`DELETE FROM ${this.#sessions} WHERE id = $1`, [sessionKey(sessionId)], true).catch(translate);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async exists(sessionId: SessionId): Promise<boolean> {
+    if (!isValidSessionId(sessionId)) return false;
+    const result = await this.#db.query(`SELECT 1 FROM ${this.#sessions} WHERE id = $1`, [sessionKey(sessionId)]).catch(translate);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  /** SQL: true when no fence token is given (parameter `param`) or that lease is still current. */
+  #fenced(param: string): string {
+    return `(${param}::text IS NULL OR EXISTS (SELECT 1 FROM ${this.#leases} l WHERE l.session_id = $1 AND l.token = ${param} AND l.expires_at > now()))`;
+  }
+
+  async #whyNotWritten(sessionId: SessionId, token: string | null): Promise<AgentKitError> {
+    if (token !== null && (await this.exists(sessionId))) return leaseLost(sessionId);
+    return notFound(sessionId);
+  }
+
+  #now(): string {
+    return this.#clock().toISOString();
+  }
+
+  #enqueue(sessionId: SessionId, make: (done: Settle) => Pending): Promise<void> {
+    if (!isValidSessionId(sessionId)) return Promise.reject(notFound(sessionId));
+    return new Promise<void>((resolve, reject) => {
+      const entry = make({ resolve, reject });
+      const queue = this.#queues.get(sessionId);
+      if (queue) {
+        queue.push(entry);
+        return;
+      }
+      this.#queues.set(sessionId, [entry]);
+      void this.#drain(sessionId);
+    });
+  }
+
+  /** Writes a session's queue in order until it is empty; every entry is settled exactly once. */
+  async #drain(sessionId: SessionId): Promise<void> {
+    const queue = this.#queues.get(sessionId)!;
+    while (queue.length > 0) {
+      const first = queue[0]!;
+      let batch: Pending[];
+      if (first.kind === "item") {
+        const end = queue.findIndex((p) => p.kind !== "item");
+        batch = queue.splice(0, end === -1 ? queue.length : end);
+      } else {
+        batch = queue.splice(0, 1);
+      }
+      try {
+        if (first.kind === "patch") await this.#writePatch(sessionId, first.patch, first.at);
+        else await this.#writeItems(sessionId, batch as Array<Extract<Pending, { kind: "item" }>>);
+        for (const p of batch) p.done.resolve();
+      } catch (error) {
+        for (const p of batch) p.done.reject(error);
+      }
+    }
+    this.#queues.delete(sessionId);
+  }
+
+  async #writeItems(sessionId: SessionId, batch: Array<Extract<Pending, { kind: "item" }>>): Promise<void> {
+    const n = batch.length;
+    const token = this.#fence(sessionId) ?? null;
+    const result = await this.#db
+      .query(
+        `WITH s AS (
+           UPDATE ${this.#sessions} SET item_count = item_count + $2, updated_at = $3 WHERE id = $1 AND ${this.#fenced("$6")} RETURNING item_count
+         )
+         INSERT INTO ${this.#items} (session_id, seq, at, item)
+         SELECT $1, s.item_count - $2 + i.ord, i.at, i.item
+           FROM s, unnest($4::timestamptz[], $5::json[]) WITH ORDINALITY AS i(at, item, ord)`,
+        [sessionKey(sessionId), n, batch[n - 1]!.at, batch.map((p) => p.at), batch.map((p) => p.json), token],
+        true,
+      )
+      .catch(translate);
+    if (result.rowCount !== n) throw await this.#whyNotWritten(sessionId, token);
+    this.#db.countItems(n);
+  }
+
+  async #writePatch(sessionId: SessionId, patch: SessionHeaderPatch, at: string): Promise<void> {
+    await this.#db
+      .transaction(async (query) => {
+        const token = this.#fence(sessionId) ?? null;
+        const { rows } = await query<HeaderRow>(`SELECT header, cwd, updated_at FROM ${this.#sessions} WHERE id = $1 AND ${this.#fenced("$2")} FOR UPDATE`, [sessionKey(sessionId), token]);
+        const row = rows[0];
+        if (!row) throw await this.#whyNotWritten(sessionId, token);
+        const { cwd, updatedAt, ...stored } = applyPatch(headerOf(row), patch, at);
+        await query(`UPDATE ${this.#sessions} SET header = $2, cwd = $3, updated_at = $4 WHERE id = $1`, [sessionKey(sessionId), json(stored), cwd, updatedAt]);
+      })
+      .catch(translate);
+  }
+}
+
+/** The lease was lost (another instance may run the session now): nothing was written. */
+export function leaseLost(sessionId: SessionId): AgentKitError {
+  return new AgentKitError("session_lease_lost", `this instance no longer holds the lease on session ${JSON.stringify(sessionId)}; nothing was written`);
+}
+
+function headerOf(row: HeaderRow): SessionHeader {
+  const { header } = row;
+  const out: SessionHeader = {
+    version: header.version,
+    sessionId: header.sessionId,
+    cwd: row.cwd,
+    additionalDirectories: header.additionalDirectories,
+    createdAt: header.createdAt,
+    updatedAt: row.updated_at.toISOString(),
+    metadata: header.metadata,
+  };
+  if (header.title !== undefined) out.title = header.title;
+  if (header.archived === true) out.archived = true;
+  if (header.forkedFrom !== undefined) out.forkedFrom = header.forkedFrom;
+  return out;
+}
+
+function json(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw new SessionStoreError("invalid_argument", "record is not JSON-serializable", { cause: error });
+  }
+}
+
+function notFound(sessionId: SessionId): SessionStoreError {
+  return new SessionStoreError("session_not_found", `session ${JSON.stringify(sessionId)} not found`);
+}
+
+/** Our own errors pass; a value PostgreSQL refuses (class 22: e.g. NUL in text) is bad input; the rest says the store failed. */
+function translate(error: unknown): never {
+  if (error instanceof AgentKitError) throw error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && code.startsWith("22")) throw new SessionStoreError("invalid_argument", `PostgreSQL refused a value: ${(error as Error).message}`, { cause: error });
+  throw new AgentKitError("store_unavailable", `PostgreSQL session store: ${(error as Error).message ?? String(error)}`, { cause: error });
+}

@@ -1,0 +1,121 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as acp from "@agentclientprotocol/sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { AcpClient } from "../../../src/acp/client/index.js";
+import { bin, connectServe, writeScript } from "./serve-support.js";
+import { tempDir } from "./support.js";
+
+const hangServer = new URL("../../fixtures/mcp-hang.mjs", import.meta.url).pathname;
+
+const cleanups: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Waits (bounded) until the hanging MCP server has written its pid: start-up is under way. */
+async function startedPid(file: string, ms = 20_000): Promise<number> {
+  const deadline = Date.now() + ms;
+  while (!existsSync(file) || readFileSync(file, "utf8") === "") {
+    if (Date.now() > deadline) throw new Error("the MCP server was never started");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Number(readFileSync(file, "utf8"));
+}
+
+async function gone(pid: number, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+function hanging(dir: string, name: string): { server: acp.McpServerStdio; pidFile: string } {
+  const pidFile = join(dir, `${name}.pid`);
+  return { pidFile, server: { name, command: process.execPath, args: [hangServer, pidFile], env: [] } };
+}
+
+function serve(dir: string) {
+  const script = writeScript(dir, [{ echo: "last_user_message" }]);
+  // A start-up bound far beyond the test: only the cancellation can end these requests early.
+  return ["--model", `scripted:${script}`, "--state-dir", join(dir, "state"), "--mcp-startup-timeout", "600000"];
+}
+
+describe("$/cancel_request cancels slow session requests cleanly", () => {
+  it("official SDK client → serve: a session/new stuck starting an MCP server, and a session/load likewise, answer -32800 and leave nothing behind", async () => {
+    const dir = tempDir("agentkit-cancel-req-");
+    const env = connectServe(serve(dir.path), { cwd: dir.path });
+    cleanups.push(
+      () => dir.remove(),
+      async () => {
+        env.connection.close();
+        await env.proc.end();
+      },
+    );
+    await env.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+
+    const slow = hanging(dir.path, "new");
+    const abort = new AbortController();
+    const request = env.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [slow.server] }, { cancellationSignal: abort.signal });
+    const settled = request.then(
+      () => "answered",
+      (e: unknown) => e,
+    );
+    const pid = await startedPid(slow.pidFile);
+    abort.abort();
+    expect(await settled).toMatchObject({ code: -32800 });
+    expect(await gone(pid), "the MCP server of the cancelled session/new is stopped").toBe(true);
+    // Nothing stored or open; the agent serves on.
+    expect((await env.agent.request(acp.methods.agent.session.list, {})).sessions).toEqual([]);
+    const ok = await env.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+    await env.agent.request(acp.methods.agent.session.prompt, { sessionId: ok.sessionId, prompt: [{ type: "text", text: "kept" }] });
+    await env.agent.request(acp.methods.agent.session.close, { sessionId: ok.sessionId });
+
+    const slowLoad = hanging(dir.path, "load");
+    const abortLoad = new AbortController();
+    const loading = env.agent
+      .request(acp.methods.agent.session.load, { sessionId: ok.sessionId, cwd: dir.path, mcpServers: [slowLoad.server] }, { cancellationSignal: abortLoad.signal })
+      .then(
+        () => "answered",
+        (e: unknown) => e,
+      );
+    const loadPid = await startedPid(slowLoad.pidFile);
+    abortLoad.abort();
+    expect(await loading).toMatchObject({ code: -32800 });
+    expect(await gone(loadPid)).toBe(true);
+    // Still stored, not open: a prompt is refused until a load succeeds, which replays the history.
+    await expect(env.agent.request(acp.methods.agent.session.prompt, { sessionId: ok.sessionId, prompt: [{ type: "text", text: "x" }] })).rejects.toMatchObject({ code: -32002 });
+    const before = env.client.notifications.length;
+    await env.agent.request(acp.methods.agent.session.load, { sessionId: ok.sessionId, cwd: dir.path, mcpServers: [] });
+    expect(env.client.notifications.slice(before).some((n) => n.update.sessionUpdate === "user_message_chunk")).toBe(true);
+  });
+
+  it("AcpClient: aborting newSession's signal sends $/cancel_request; serve stops the MCP start-up and keeps no session", async () => {
+    const dir = tempDir("agentkit-cancel-client-");
+    const client = await AcpClient.start({ command: process.execPath, args: [bin, "serve", ...serve(dir.path)], cwd: dir.path, stderr: "ignore" });
+    cleanups.push(
+      () => dir.remove(),
+      () => client.close(),
+    );
+    const slow = hanging(dir.path, "client");
+    const abort = new AbortController();
+    const opening = client.newSession({ mcpServers: [slow.server], signal: abort.signal }).then(
+      () => "opened",
+      (e: unknown) => e,
+    );
+    const pid = await startedPid(slow.pidFile);
+    abort.abort();
+    expect(await opening).toMatchObject({ name: "AbortError" });
+    expect(await gone(pid)).toBe(true);
+    expect((await client.listSessions()).sessions).toEqual([]);
+    expect(client.sessions).toEqual([]);
+    const session = await client.newSession();
+    expect((await session.prompt("still works")).stopReason).toBe("end_turn");
+  });
+});

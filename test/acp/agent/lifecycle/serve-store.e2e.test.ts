@@ -1,0 +1,117 @@
+import { spawnSync } from "node:child_process";
+import * as acp from "@agentclientprotocol/sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { SESSION_ACTIVE_ELSEWHERE } from "../../../../src/acp/agent/index.js";
+import { silentLogger } from "../../../../src/core/index.js";
+import { openPostgresStore } from "../../../../src/store/postgres/index.js";
+import { bin, cleanEnv } from "../serve-support.js";
+import { createTestDatabase, postgresOrSkip } from "../../../support/postgres.js";
+import { startTcpProxy } from "../../../support/tcp-proxy.js";
+import { cleanUp, label, onCleanup, startServe, textOf, workspace, writeScriptFile } from "./support.js";
+
+afterEach(cleanUp);
+const pg = await postgresOrSkip("serve --store postgres://… tests");
+
+const run = (args: string[], env = cleanEnv()) => spawnSync(process.execPath, [bin, "serve", ...args], { encoding: "utf8", env, input: "", timeout: 30_000 });
+
+describe("serve --store: bad store configuration exits 2 saying what to fix", () => {
+  it.each([
+    [["--store", "mysql://u@h/db"], /--store: store URL must start with postgres:\/\/ or postgresql:\/\//],
+    [["--store", "postgres://"], /--store: store URL .* names no host/],
+    [["--store", ""], /--store needs a URL such as postgres:\/\//],
+    [["--store", "postgres://h/db", "--no-persist"], /--store and --no-persist exclude each other/],
+    [["--store", "postgres://h/db", "--state-dir", "/tmp/x"], /--store and --state-dir exclude each other/],
+  ])("%j", (args, message) => {
+    const r = run(args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe("");
+  });
+
+  it("AGENTKIT_STORE_URL is checked the same way, and named", () => {
+    const r = run([], cleanEnv({ AGENTKIT_STORE_URL: "redis://h" }));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/AGENTKIT_STORE_URL: store URL must start with postgres:\/\//);
+  });
+
+  it("an unreachable database: exit 2 naming host and port, password not shown, stdout clean", async () => {
+    const closed = await startTcpProxy("127.0.0.1", 1);
+    await closed.cut();
+    const r = run(["--model", "demo", "--store", `postgres://agent:s3cret@127.0.0.1:${closed.port}/agents`]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`cannot use the session store: nothing accepts connections at 127\\.0\\.0\\.1:${closed.port}/agents: start PostgreSQL there or fix the host/port`));
+    expect(r.stderr).not.toContain("s3cret");
+    expect(r.stdout).toBe("");
+  });
+
+  it("stdio serve without --store never loads the PostgreSQL driver", () => {
+    const dist = new URL("../../../../dist/", import.meta.url).href;
+    const probe = `import { createRequire } from "node:module";
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes("/node_modules/pg/"));
+      await import("${dist}cli/serve.js");
+      await import("${dist}acp/agent/serve.js");
+      const before = loaded();
+      await import("${dist}store/postgres/index.js");
+      process.stdout.write(JSON.stringify([before, loaded()]));`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", probe], { encoding: "utf8", timeout: 30_000 });
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual([false, true]);
+  });
+
+  it.runIf(pg.url)("a database that does not exist: exit 2 saying to create it", () => {
+    const url = new URL(pg.url!);
+    url.pathname = "/agentkit_missing_db";
+    const r = run(["--model", "demo", "--store", url.toString()]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/database "agentkit_missing_db" does not exist.*create it \(createdb\)/);
+  });
+});
+
+describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () => {
+  it("two instances on one database: the session runs on one; after kill -9 of it the other loads the whole history within 15 s and goes on", { timeout: 90_000 }, async () => {
+    const db = await createTestDatabase(pg.url!);
+    onCleanup(() => db.drop());
+    const { root, ws } = workspace();
+    const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
+    const args = ["--model", `scripted:${file}`, "--store", db.url];
+    const a = await startServe(args, ws);
+    expect(a.proc.stderr).toMatch(/kept in PostgreSQL at postgres:\/\/postgres@/);
+    const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
+
+    const b = await startServe(args, ws);
+    expect((await b.agent.request(acp.methods.agent.session.list, {})).sessions.map((s) => [s.sessionId, s.title])).toEqual([[sessionId, "hello there"]]);
+    await expect(b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] })).rejects.toMatchObject({
+      code: -32600,
+      data: { sessionId, reason: SESSION_ACTIVE_ELSEWHERE },
+    });
+    await expect(b.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "me too" }] })).rejects.toMatchObject({ code: -32600 });
+
+    a.proc.kill(); // SIGKILL to the whole process group: no chance to release the lease
+    await a.proc.exited;
+    const killedAt = performance.now();
+    for (;;) {
+      const loaded = await b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] }).then(
+        () => true,
+        (error: { data?: { reason?: string } }) => {
+          if (error.data?.reason !== SESSION_ACTIVE_ELSEWHERE) throw error;
+          return false;
+        },
+      );
+      if (loaded) break;
+      expect(performance.now() - killedAt).toBeLessThan(15_000);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    process.stderr.write(`[serve-store] session free on the other instance ${Math.round(performance.now() - killedAt)} ms after kill -9\n`);
+    expect(b.client.updates(sessionId).map(label).filter((l) => l.startsWith("user") || l.startsWith("agent"))).toEqual(["user_message_chunk:hello there", "agent_message_chunk:first answer"]);
+    expect((await b.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "still there?" }] })).stopReason).toBe("end_turn");
+    expect(textOf(b.client.updates(sessionId), "agent_message_chunk")).toContain("user: hello there\nassistant: first answer\nuser: still there?");
+
+    // A clean exit gives the lease back at once.
+    expect((await b.end()).code).toBe(0);
+    const store = await openPostgresStore({ url: db.url, logger: silentLogger });
+    onCleanup(() => store.close());
+    expect(await store.leases.holderOf(sessionId)).toBeUndefined();
+    expect((await store.sessions.load(sessionId))!.items.map((i) => i.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+});

@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import type { ClientConnection } from "@agentclientprotocol/sdk";
+import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
+import { RecordingClient } from "./support.js";
+
+export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
+
+/** Env without provider keys, so nothing can reach a real provider. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "AGENTKIT_API_KEY", "AGENTKIT_MODEL", "AGENTKIT_BASE_URL", "AGENTKIT_STORE_URL"]) delete env[key];
+  return { ...env, ...extra };
+}
+
+export function writeScript(dir: string, steps: ScriptFileStep[], name = "script.json"): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify({ steps }));
+  return path;
+}
+
+/** A spawned `agentkit-acp serve`: raw stdout kept (to check it stays pure JSON-RPC), stderr kept. */
+export class ServeProcess {
+  readonly child: ChildProcess;
+  stdout = "";
+  stderr = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+    this.child = spawn(process.execPath, [bin, "serve", ...args], {
+      cwd: options.cwd,
+      env: options.env ?? cleanEnv(),
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true, // own process group, so the test can end it with everything it started
+    });
+    // No setEncoding: the SDK stream reads the same bytes and needs Uint8Array chunks.
+    const decoder = new StringDecoder("utf8");
+    this.child.stdout!.on("data", (chunk: Buffer) => (this.stdout += decoder.write(chunk)));
+    this.child.stderr!.setEncoding("utf8");
+    this.child.stderr!.on("data", (chunk: string) => (this.stderr += chunk));
+    this.child.stdin!.on("error", () => undefined); // EPIPE after exit is expected in some tests
+    this.exited = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
+  }
+
+  /** An SDK stream over the child's stdio (stdout is also recorded raw). */
+  stream(): acp.Stream {
+    return acp.ndJsonStream(Writable.toWeb(this.child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(this.child.stdout!) as ReadableStream<Uint8Array>);
+  }
+
+  /** Every stdout line is one JSON-RPC 2.0 message. */
+  stdoutLines(): unknown[] {
+    return this.stdout
+      .split("\n")
+      .filter((l) => l.length > 0)
+      .map((l) => JSON.parse(l) as unknown);
+  }
+
+  /** Ends stdin (what a client does), waits for exit; kills the group if it does not go. */
+  async end(timeoutMs = 10_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    this.child.stdin!.end();
+    const timer = setTimeout(() => this.kill(), timeoutMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  kill(): void {
+    try {
+      process.kill(-this.child.pid!, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Spawns serve and connects the official SDK client to it. */
+export function connectServe(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const proc = new ServeProcess(args, options);
+  const client = new RecordingClient();
+  const connection: ClientConnection = client.connect(proc.stream());
+  return { proc, client, connection, agent: connection.agent };
+}
+
+/** Raw line-level JSON-RPC against serve, for malformed input the SDK client cannot send. */
+export class RawRpc {
+  readonly #proc: ServeProcess;
+  #seen = 0;
+
+  constructor(proc: ServeProcess) {
+    this.#proc = proc;
+  }
+
+  send(line: string): void {
+    this.#proc.child.stdin!.write(`${line}\n`);
+  }
+
+  /** Waits for the next response with this id (null: protocol errors). */
+  async response(id: number | null, timeoutMs = 15_000): Promise<{ id: number | null; result?: unknown; error?: { code: number; message: string; data?: unknown } }> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const lines = this.#proc.stdoutLines() as Array<{ id?: number | null; method?: string }>;
+      const index = lines.findIndex((l, i) => i >= this.#seen && "id" in l && l.id === id && l.method === undefined);
+      if (index >= 0) {
+        this.#seen = index + 1;
+        return lines[index] as { id: number | null };
+      }
+      if (Date.now() > deadline) throw new Error(`no response with id ${id}; stdout so far:\n${this.#proc.stdout}\nstderr:\n${this.#proc.stderr}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()) + 1);
+        this.#proc.child.stdout!.once("data", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+
+// The in-memory pair is public API (src/testing); tests use it as users would.
+export { memoryPipes, RecordingClient, selectOption as select, type RecordedPermissionAnswer as PermissionAnswer } from "../../../src/testing/index.js";
+
+/** A promise with its resolver, for permission answers a test releases later. */
+export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Resolves with `{ cancelled }` when the permission request is cancelled by the agent. */
+export function waitForAbort(signal: AbortSignal): Promise<RequestPermissionResponse> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve({ outcome: { outcome: "cancelled" } });
+    else signal.addEventListener("abort", () => resolve({ outcome: { outcome: "cancelled" } }), { once: true });
+  });
+}
+
+export function tempDir(prefix = "agentkit-agent-"): { path: string; remove(): void } {
+  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function textOf(updates: SessionUpdate[], kind: "agent_message_chunk" | "agent_thought_chunk"): string {
+  return updates
+    .map((u) => (u.sessionUpdate === kind && u.content.type === "text" ? u.content.text : ""))
+    .join("");
+}

@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect } from "vitest";
+import type { AcpSession} from "../../../src/acp/client/index.js";
+import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../../src/acp/client/index.js";
+import { livePidsInGroup } from "../../../src/core/process-group.js";
+import { pidAlive } from "../../support/processes.js";
+export { pidAlive };
+
+export const fixture = new URL("../../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
+export const repoRoot = new URL("../../..", import.meta.url).pathname;
+
+/** Agent process groups started by the current test; each must be empty afterwards. */
+const groups = new Set<number>();
+const closers: (() => Promise<void>)[] = [];
+const dirs: string[] = [];
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "acp-client-test-"));
+  dirs.push(dir);
+  return dir;
+}
+
+export function fixtureConfig(flags: string[] = [], extra: Partial<AcpAgentConfig> = {}): AcpAgentConfig {
+  return { command: process.execPath, args: [fixture, ...flags], cwd: repoRoot.replace(/\/$/, ""), stderr: "ignore", ...extra };
+}
+
+export function trackPid(pid: number | undefined): void {
+  if (pid !== undefined) groups.add(pid);
+}
+
+export async function startClient(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpClient> {
+  const client = await AcpClient.start(fixtureConfig(flags, extra), policy);
+  trackPid(client.pid);
+  closers.push(() => client.close());
+  return client;
+}
+
+export async function startSession(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpSession> {
+  const client = await startClient(flags, policy, extra);
+  const session = await client.newSession();
+  // As AcpClient.startSession does: closing the session ends the agent.
+  session.onClose = () => client.close();
+  return session;
+}
+
+/** Polls (on a busy machine) until the group has no live member, up to `ms`. */
+export async function expectGroupGone(pgid: number, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (livePidsInGroup(pgid).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  expect(livePidsInGroup(pgid), `processes left in group ${pgid}`).toEqual([]);
+}
+
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close().catch(() => undefined);
+  for (const pgid of [...groups]) await expectGroupGone(pgid);
+  groups.clear();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+export const allowAll = (): ClientPermissionPolicy => ClientPermissionPolicy.allowAll();

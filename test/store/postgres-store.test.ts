@@ -1,0 +1,160 @@
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/core/index.js";
+import type { Item } from "../../src/core/index.js";
+import { PostgresApprovalMemoryStore, PostgresStoreError, SCHEMA_VERSION, openPostgresStore } from "../../src/store/postgres/index.js";
+import { postgresOrSkip } from "../support/postgres.js";
+import { schemaScope } from "../support/postgres-store.js";
+import { startTcpProxy } from "../support/tcp-proxy.js";
+import { approvalContract } from "./approval-store.contract.js";
+
+const pg = await postgresOrSkip("the PostgreSQL store tests");
+const worker = fileURLToPath(new URL("../fixtures/store/pg-worker.mjs", import.meta.url));
+const item = (id: string): Item => ({ id, role: "user", parts: [{ type: "text", text: `text ${id}` }], createdAt: "2025-01-01T00:00:00.000Z" });
+
+async function rejection(promise: Promise<unknown>): Promise<PostgresStoreError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(PostgresStoreError);
+  return error as PostgresStoreError;
+}
+
+describe.runIf(pg.url)("PostgreSQL store", () => {
+  const url = pg.url!;
+  const scopes: Array<ReturnType<typeof schemaScope>> = [];
+  const children: ChildProcess[] = [];
+  const scope = (): ReturnType<typeof schemaScope> => {
+    const s = schemaScope(url);
+    scopes.push(s);
+    return s;
+  };
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGKILL");
+        await once(child, "exit");
+      }
+    }
+    await Promise.all(scopes.splice(0).map((s) => s.cleanup()));
+  });
+
+  approvalContract("PostgresApprovalMemoryStore", async () => {
+    const s = schemaScope(url);
+    const store = await s.open();
+    return { store: store.approvals, restart: () => new PostgresApprovalMemoryStore(store.db), cleanup: () => s.cleanup() };
+  });
+
+  it("creates the schema once when several instances start at the same moment, and reopens idempotently", async () => {
+    const s = scope();
+    const stores = await Promise.all(Array.from({ length: 5 }, () => s.open()));
+    const { rows } = await stores[0]!.db.query<{ version: number }>(`SELECT version FROM ${stores[0]!.db.table("agentkit_schema")} ORDER BY version`);
+    expect(rows.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
+    await stores[1]!.sessions.create({ sessionId: "s", cwd: "/w" });
+    const again = await s.open();
+    expect(await again.sessions.exists("s")).toBe(true);
+  });
+
+  it("refuses a schema newer than this build, saying what to do", async () => {
+    const s = scope();
+    const store = await s.open();
+    await store.db.query(`INSERT INTO ${store.db.table("agentkit_schema")} (version) VALUES (${SCHEMA_VERSION + 1})`);
+    const error = await rejection(s.open());
+    expect(error.code).toBe("store_schema_too_new");
+    expect(error.message).toMatch(/newer than this agentkit-acp knows.*upgrade agentkit-acp/);
+  });
+
+  it("explains bad URLs and unreachable servers", async () => {
+    const target = new URL(url);
+    const bad = await rejection(openPostgresStore({ url: "mysql://x@y/z", logger: silentLogger }));
+    expect(bad.code).toBe("invalid_store_url");
+    expect(bad.message).toMatch(/postgres:\/\/USER:PASSWORD@HOST:PORT\/DATABASE/);
+    expect((await rejection(openPostgresStore({ url: "not a url", logger: silentLogger }))).code).toBe("invalid_store_url");
+
+    const proxy = await startTcpProxy("127.0.0.1", 1);
+    await proxy.cut(); // a port nothing listens on
+    const refused = await rejection(openPostgresStore({ url: `postgres://u:secret@127.0.0.1:${proxy.port}/db`, logger: silentLogger }));
+    expect(refused.code).toBe("store_unavailable");
+    expect(refused.message).toMatch(new RegExp(`nothing accepts connections at 127.0.0.1:${proxy.port}.*start PostgreSQL`));
+    expect(refused.message).not.toContain("secret");
+
+    const noDb = new URL(url);
+    noDb.pathname = "/no_such_database";
+    expect((await rejection(openPostgresStore({ url: noDb.toString(), logger: silentLogger }))).message).toMatch(/"no_such_database" does not exist.*createdb/);
+    const noUser = new URL(url);
+    noUser.username = "nobody_here";
+    expect((await rejection(openPostgresStore({ url: noUser.toString(), logger: silentLogger }))).message).toMatch(/refused the login.*user\/password/);
+    expect(target.protocol).toMatch(/postgres/);
+  });
+
+  it("ready() follows the database: false while it is unreachable, true again when it is back; nothing crashes", async () => {
+    const target = new URL(url);
+    const proxy = await startTcpProxy(target.hostname, Number(target.port));
+    try {
+      const via = new URL(url);
+      via.port = String(proxy.port);
+      const s = schemaScope(via.toString());
+      const store = await s.open();
+      await store.sessions.create({ sessionId: "r", cwd: "/w" });
+      expect(await store.ready()).toBe(true);
+      await proxy.cut();
+      expect(await store.ready()).toBe(false);
+      await expect(store.sessions.append("r", item("lost"))).rejects.toThrow(/PostgreSQL session store/);
+      await proxy.restore();
+      expect(await store.ready()).toBe(true);
+      await store.sessions.append("r", item("kept"));
+      expect((await store.sessions.load("r"))!.items.map((i) => i.id)).toEqual(["kept"]);
+      await s.cleanup();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("batches items that queue up while a write is in flight, acknowledging each only after its commit", async () => {
+    const store = await scope().open();
+    await store.sessions.create({ sessionId: "b", cwd: "/w" });
+    const before = store.stats();
+    await Promise.all(Array.from({ length: 40 }, (_, n) => store.sessions.append("b", item(`i${n}`))));
+    const after = store.stats();
+    expect(after.items - before.items).toBe(40);
+    expect(after.writes - before.writes).toBeLessThan(40);
+    expect(after.writes - before.writes).toBeGreaterThanOrEqual(1);
+    expect((await store.sessions.load("b"))!.items.map((i) => i.id)).toEqual(Array.from({ length: 40 }, (_, n) => `i${n}`));
+    // One awaited append is one write.
+    const one = store.stats().writes;
+    await store.sessions.append("b", item("single"));
+    expect(store.stats().writes - one).toBe(1);
+  });
+
+  it("keeps every acknowledged item, in order, when the writing process is killed with SIGKILL", { timeout: 90_000 }, async () => {
+    const s = scope();
+    const reader = await s.open();
+    for (let round = 0; round < 2; round++) {
+      const before = (await reader.sessions.load("crashy"))?.items.length ?? 0;
+      const child = spawn(process.execPath, [worker, "append", url, s.schema, "crashy", "4"], { stdio: ["ignore", "pipe", "pipe"] });
+      children.push(child);
+      let stderr = "";
+      child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      const acked = await new Promise<number>((resolve, reject) => {
+        let next = before;
+        createInterface({ input: child.stdout! }).on("line", (line) => {
+          if (Number(line.slice(4)) !== next) reject(new Error(`ack out of order: ${line}`));
+          if (++next - before === 50) {
+            child.kill("SIGKILL");
+            resolve(next);
+          }
+        });
+        child.once("exit", (code) => code !== null && reject(new Error(`worker exited ${code}: ${stderr}`)));
+      });
+      await once(child, "exit");
+      const items = (await reader.sessions.load("crashy"))!.items;
+      expect(items.length).toBeGreaterThanOrEqual(acked);
+      items.forEach((it, n) => expect(it.id).toBe(`item-${n}`));
+    }
+  });
+});
