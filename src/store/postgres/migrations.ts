@@ -40,6 +40,9 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [
       expires_at timestamptz NOT NULL
     );
     CREATE INDEX agentkit_leases_token ON "${s}".agentkit_leases (token);`,
+  // session/archive: the flag is also in the header, but list filters on a column (a header
+  // holding \u0000 cannot be read with ->>, and the flag wants no JSON parse per row).
+  (s) => `ALTER TABLE "${s}".agentkit_sessions ADD COLUMN archived boolean NOT NULL DEFAULT false;`,
 ];
 
 /** The newest schema version this build knows. */

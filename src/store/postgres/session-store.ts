@@ -127,7 +127,7 @@ export class PostgresSessionStore implements SessionStore {
         `SELECT header, cwd, updated_at FROM ${this.#sessions}
           WHERE ($1::text IS NULL OR cwd = $1)
             AND ($2::timestamptz IS NULL OR updated_at < $2 OR (updated_at = $2 AND id > $3))
-            AND ($5::text = 'include' OR coalesce((header->>'archived')::boolean, false) = ($5::text = 'only'))
+            AND ($5::text = 'include' OR archived = ($5::text = 'only'))
           ORDER BY updated_at DESC, id ASC
           LIMIT $4`,
         [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived],
@@ -227,7 +227,13 @@ export class PostgresSessionStore implements SessionStore {
         const row = rows[0];
         if (!row) throw await this.#whyNotWritten(sessionId, token);
         const { cwd, updatedAt, ...stored } = applyPatch(headerOf(row), patch, at);
-        await query(`UPDATE ${this.#sessions} SET header = $2, cwd = $3, updated_at = $4 WHERE id = $1`, [sessionKey(sessionId), json(stored), cwd, updatedAt]);
+        await query(`UPDATE ${this.#sessions} SET header = $2, cwd = $3, updated_at = $4, archived = $5 WHERE id = $1`, [
+          sessionKey(sessionId),
+          json(stored),
+          cwd,
+          updatedAt,
+          stored.archived === true,
+        ]);
       })
       .catch(translate);
   }
