@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
  * (SIGKILL, OOM kill, crash): Node has no PR_SET_PDEATHSIG, and detached groups outlive us.
  * It reads "+pgid" / "-pgid" lines on stdin; when stdin closes (our end closes on any death, the
  * kernel sees to that) it sends SIGTERM to the groups still listed, SIGKILL after `graceMs`,
- * and exits. It runs in its own process group, so a kill of ours does not take it along, and is
+ * and exits (at once when none is listed, so it never outlives an orderly exit). It runs in its own process group, so a kill of ours does not take it along, and is
  * unref'd: it never keeps this process alive. Started on the first tracked group.
  */
 const SCRIPT = `
@@ -26,6 +26,7 @@ process.stdin.on("data", (chunk) => {
 });
 const signal = (sig) => { for (const g of groups) { try { process.kill(-g, sig); } catch {} } };
 const end = () => {
+  if (groups.size === 0) process.exit(0);
   signal("SIGTERM");
   setTimeout(() => { signal("SIGKILL"); process.exit(0); }, Number(process.argv[1]));
 };
