@@ -93,8 +93,17 @@ export class ServiceMetrics implements LoopObserver {
       },
       flush: endAll,
     });
-    const outbound = new TransformStream<AnyMessage, AnyMessage>({
-      transform: (message, controller) => {
+    // A turn ends once its answer has been handed to the transport (not merely produced), so
+    // a drain that waits for idle turns never closes a connection before the answer is out.
+    const writer = stream.writable.getWriter();
+    const outbound = new WritableStream<AnyMessage>({
+      write: async (message) => {
+        try {
+          await writer.write(message);
+        } catch (error) {
+          endAll();
+          throw error;
+        }
         const m = message as { id?: unknown; method?: unknown; result?: { stopReason?: unknown }; error?: unknown };
         if (m.method === undefined && (typeof m.id === "string" || typeof m.id === "number")) {
           const end = open.get(String(m.id));
@@ -103,12 +112,17 @@ export class ServiceMetrics implements LoopObserver {
             end(m.error !== undefined ? "error" : typeof m.result?.stopReason === "string" ? m.result.stopReason : "other");
           }
         }
-        controller.enqueue(message);
       },
-      flush: endAll,
+      close: async () => {
+        endAll();
+        await writer.close();
+      },
+      abort: async (reason: unknown) => {
+        endAll();
+        await writer.abort(reason);
+      },
     });
-    void outbound.readable.pipeTo(stream.writable).catch(endAll);
-    return { stream: { readable: stream.readable.pipeThrough(inbound), writable: outbound.writable }, end: endAll };
+    return { stream: { readable: stream.readable.pipeThrough(inbound), writable: outbound }, end: endAll };
   }
 
   /** The Prometheus text exposition (version 0.0.4). */
