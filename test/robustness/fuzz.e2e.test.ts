@@ -87,9 +87,15 @@ describe("robustness: seeded fuzzing of serve's wire", () => {
       }
       return counts;
     };
+    // Handlers run concurrently, so the final answer can overtake slower ones: wait (bounded)
+    // until every request has its answer.
+    const allAnswered = (): boolean => {
+      const counts = answered();
+      return counts.has(999_999) && [...ids].every((id) => counts.has(id));
+    };
     const deadline = Date.now() + 60_000;
-    while (!answered().has(999_999)) {
-      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`serve stopped answering; stderr:\n${proc.stderr.slice(-2000)}`);
+    while (!allAnswered()) {
+      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`unanswered requests: ${[...ids].filter((id) => !answered().has(id)).join(", ") || "(the final initialize)"}; stderr:\n${proc.stderr.slice(-2000)}`);
       await new Promise((resolve) => proc.child.stdout!.once("data", resolve));
     }
     const counts = answered();
