@@ -16,6 +16,7 @@ export const ACP_PATH = "/acp";
 export const DEFAULT_MAX_CONNECTIONS = 256;
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_IDLE_CONNECTION_MS = 30_000;
+const DRAIN_LINGER_MS = 500;
 const READY_PROBE_TIMEOUT_MS = 2_000;
 
 export interface AcpHttpServiceOptions {
@@ -130,6 +131,9 @@ export class AcpHttpService {
     this.#draining = true;
     this.#options.runtime.refuseNewSessions("this agent instance is shutting down; open or load the session on another instance");
     const finished = await this.metrics.whenIdle(timeoutMs);
+    // The last answers are handed to the SDK's transport but may still sit in its per-session
+    // queues; a short bounded linger lets them reach the clients before the streams close.
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_LINGER_MS));
     await this.close();
     return finished;
   }
