@@ -1,30 +1,21 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fixture, repoRoot } from "../acp/client/helpers.js";
+import { type CliRun, runPrompt } from "./support.js";
+import { fixture } from "../acp/client/helpers.js";
 
 // Issue 14 case 10: what the agent did on this machine is visible: `--json` events and
 // `--audit-log FILE` (JSONL, text mode too) for every host operation and permission decision.
 
-const bin = join(repoRoot, "bin/agentkit-acp.js");
 const agent = `"${process.execPath}" "${fixture}"`;
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function prompt(dir: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "prompt", "--agent", agent, "--cwd", dir, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function prompt(dir: string, args: string[]): Promise<CliRun> {
+  return runPrompt(["--agent", agent, "--cwd", dir, ...args], dir);
 }
 
 function workspace(): string {

@@ -1,34 +1,21 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fixture, repoRoot } from "../acp/client/helpers.js";
+import { type CliRun, runPrompt } from "./support.js";
+import { fixture } from "../acp/client/helpers.js";
 
 // Issue 14 case 9: the permission presets also bound the host services an agent can use
 // without asking (fs/write_text_file, terminal/*), through the real CLI.
 
-const bin = join(repoRoot, "bin/agentkit-acp.js");
 const agent = `"${process.execPath}" "${fixture}"`;
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function prompt(dir: string, preset: string, text: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "prompt", "--agent", agent, "--permissions", preset, "--cwd", dir, "--json", text], {
-      cwd: dir,
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function prompt(dir: string, preset: string, text: string): Promise<CliRun> {
+  return runPrompt(["--agent", agent, "--permissions", preset, "--cwd", dir, "--json", text], dir);
 }
 
 function workspace(): string {

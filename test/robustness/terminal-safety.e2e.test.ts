@@ -1,34 +1,20 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { type CliRun, runPrompt } from "./support.js";
 import { TextRenderer } from "../../src/cli/prompt-render.js";
 import { stripControls } from "../../src/cli/terminal-safe.js";
-import { repoRoot } from "../acp/client/helpers.js";
 
 // Issue 14 case 6: nothing the agent sends reaches the terminal with control or escape
 // sequences in text mode; --raw opts out; our own colours stay.
 
-const bin = join(repoRoot, "bin/agentkit-acp.js");
 const hostile = new URL("../fixtures/agents/hostile-agent.mjs", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "agentkit-robust-escapes-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function prompt(extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "prompt", "--agent", `"${process.execPath}" "${hostile}"`, "--permissions", "allow-all", "--cwd", dir, "--verbose", ...extra, "go"], {
-      cwd: dir,
-      env: { ...process.env, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function prompt(extra: string[]): Promise<CliRun> {
+  return runPrompt(["--agent", `"${process.execPath}" "${hostile}"`, "--permissions", "allow-all", "--cwd", dir, "--verbose", ...extra, "go"], dir);
 }
 
 // eslint-disable-next-line no-control-regex -- what must not be there
