@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 //   unit  in-process tests (real files, local processes, loopback mock servers);
 //   e2e   tests that need the built package in dist/ (the spawned CLI, agents and fixtures):
 //         `*.e2e.test.ts`, and the conformance suite.
-const e2e = ["test/**/*.e2e.test.ts", "test/conformance/**/*.test.ts"];
+const e2e = ["test/**/*.e2e.test.ts", "test/testing/conformance/**/*.test.ts"];
 
 export default defineConfig({
   test: {

@@ -3,11 +3,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect } from "vitest";
-import { runConformance, type CheckResult, type CheckStatus, type CheckVerdict, type ConformanceOptions, type ConformanceReport } from "../../src/testing/index.js";
+import { runConformance, type CheckResult, type CheckStatus, type CheckVerdict, type ConformanceOptions, type ConformanceReport } from "../../../src/testing/index.js";
 
-export const conformanceAgent = new URL("../fixtures/agents/conformance-agent.mjs", import.meta.url).pathname;
-export const fixtureAgent = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
-export const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
+export const conformanceAgent = new URL("../../fixtures/agents/conformance-agent.mjs", import.meta.url).pathname;
+export const fixtureAgent = new URL("../../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
+export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -3,7 +3,7 @@ import { bin, check, fixtureAgent, result, tempDir } from "./helpers.js";
 
 const UNSTABLE = ["unstable.session-status", "unstable.session-set-title", "unstable.session-fork", "unstable.session-archive"];
 const ALL = [...UNSTABLE, "unstable.auth-status", "rpc.cancel-request"];
-const unstableAgent = new URL("../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
+const unstableAgent = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
 
 describe("conformance: the unstable session methods", () => {
   it("agentkit-acp serve advertises them all and passes each", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conformanceChecks } from "../../src/testing/index.js";
+import { conformanceChecks } from "../../../src/testing/index.js";
 import { check, fixtureAgent, ids, result, tempDir } from "./helpers.js";
 
 // The client tests' fixture agent (another author's SDK agent) with its misbehaviour flags.

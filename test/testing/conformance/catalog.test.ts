@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { conformanceChecks, verdictOf } from "../../src/testing/index.js";
+import { conformanceChecks, verdictOf } from "../../../src/testing/index.js";
 
 // Each check's level follows the RFC 2119 keyword of the sentence it quotes; an info check
 // says why the spec leaves the behaviour open. (The quotes were compared with the spec

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { conformanceChecks, type ConformanceReport } from "../../src/testing/index.js";
+import { conformanceChecks, type ConformanceReport } from "../../../src/testing/index.js";
 import { bin, conformanceAgent, processesWith, tempDir } from "./helpers.js";
 
 interface Ran {
