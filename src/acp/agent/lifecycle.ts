@@ -1,10 +1,6 @@
 import type {
   AgentApp,
   ContentBlock,
-  ForkSessionRequest,
-  ForkSessionResponse,
-  ListSessionsResponse,
-  SessionStatus,
   LoadSessionRequest,
   NewSessionRequest,
   PromptResponse,
@@ -14,9 +10,8 @@ import type {
   SessionModeState,
 } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import { toRequestError } from "../errors.js";
 import type { Logger, TranscriptObserver } from "../../core/index.js";
-import { errorMessage, newId } from "../../core/index.js";
+import { errorMessage } from "../../core/index.js";
 import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
 import type { LoadedSession, SessionLease, SessionLeases, SessionStore } from "../../store/index.js";
 import { InProcessSessionLeases, snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
@@ -28,9 +23,10 @@ import type { DescribeCall } from "./replay.js";
 import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
-import { normalizeTitle, resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
+import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import { refuseIfLeasedElsewhere, sessionActiveElsewhere, takeSessionLease } from "./session-leases.js";
 import { checkPathField } from "./path-params.js";
+import { StoredSessions, storeError } from "./stored-sessions.js";
 
 /** The runtime-wide lifecycle settings (one per AcpHeadlessRuntime, shared by its connections). */
 export interface LifecycleSettings {
@@ -107,20 +103,28 @@ interface SessionState {
 }
 
 /**
- * One connection's share of the session lifecycle: load (with replay) / resume / list / delete
- * over the store, modes, config options, slash commands, titles. The connection keeps owning
- * open/close; it calls `prepare` / `opened` / `closed` around them.
+ * One connection's share of the session lifecycle: load (with replay) / resume over the store,
+ * modes, config options, slash commands, titles, per-session locks. The operations on stored
+ * sessions (list, delete, fork, set title, archive, status) are `StoredSessions`'. The connection
+ * keeps owning open/close; it calls `prepare` / `opened` / `closed` around them.
  */
 export class ConnectionLifecycle {
   readonly #settings: LifecycleSettings;
   readonly #host: LifecycleHost;
   readonly #logger: Logger;
   readonly #states = new Map<string, SessionState>();
+  readonly #stored: StoredSessions;
 
   constructor(settings: LifecycleSettings, host: LifecycleHost, logger: Logger) {
     this.#settings = settings;
     this.#host = host;
     this.#logger = logger;
+    this.#stored = new StoredSessions(settings, {
+      checkDirectory: (path, field) => host.checkDirectory(path, field),
+      resume: (params, signal) => this.#restore(params, false, signal),
+      locked: (id, run) => this.#locked(id, run),
+      titleChanged: (id, title) => this.#titleChanged(id, title),
+    }, logger);
   }
 
   get loadSession(): boolean {
@@ -145,22 +149,9 @@ export class ConnectionLifecycle {
     if (store) {
       app
         .onRequest(acp.methods.agent.session.load, ({ params, signal }) => this.#restore(params, true, signal))
-        .onRequest(acp.methods.agent.session.resume, ({ params, signal }) => this.#restore(params, false, signal))
-        .onRequest(acp.methods.agent.session.list, async ({ params }) => {
-          if (params.cwd != null) checkPathField(params.cwd, "cwd");
-          return this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined, params.archived ?? undefined);
-        })
-        .onRequest(acp.methods.agent.session.delete, ({ params }) => this.#delete(store, params.sessionId));
+        .onRequest(acp.methods.agent.session.resume, ({ params, signal }) => this.#restore(params, false, signal));
     }
-    const { unstable } = this.#settings;
-    if (store && unstable.fork) app.onRequest(acp.methods.agent.session.fork, ({ params, signal }) => this.#fork(store, params, signal));
-    if (store && unstable.title) app.onRequest(acp.methods.agent.session.setTitle, ({ params }) => this.#setTitleRequest(store, params.sessionId, params.title));
-    if (store && unstable.archive) {
-      app
-        .onRequest(acp.methods.agent.session.archive, ({ params }) => this.#archive(store, params.sessionId, true))
-        .onRequest(acp.methods.agent.session.unarchive, ({ params }) => this.#archive(store, params.sessionId, false));
-    }
-    if (unstable.status) app.onRequest(acp.methods.agent.session.status, ({ params }) => this.#status(params.sessionId));
+    this.#stored.register(app);
     if (modes) app.onRequest(acp.methods.agent.session.setMode, ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({})));
     if (models) {
       app.onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
@@ -358,100 +349,14 @@ export class ConnectionLifecycle {
     });
   }
 
-  async #list(store: SessionStore, cwd: string | undefined, cursor: string | undefined, archived: string | undefined): Promise<ListSessionsResponse> {
-    if (archived !== undefined && !(this.#settings.unstable.archive && (archived === "exclude" || archived === "include" || archived === "only"))) {
-      throw acp.RequestError.invalidParams({ archived }, `archived filter "${archived}" is not supported${this.#settings.unstable.archive ? " (use exclude, include or only)" : " (this agent does not archive sessions)"}`);
-    }
-    const filter = archived === "include" || archived === "only" ? { archived: archived as "include" | "only" } : {};
-    const page = await store.list({ ...(cwd !== undefined ? { cwd } : {}), ...(cursor !== undefined ? { cursor } : {}), ...filter }).catch(storeError);
-    return {
-      sessions: page.sessions.map((s) => ({
-        sessionId: s.sessionId,
-        cwd: s.cwd,
-        additionalDirectories: s.additionalDirectories,
-        ...(s.title !== undefined ? { title: s.title } : {}),
-        updatedAt: s.updatedAt,
-        ...(s.archived === true ? { archived: true } : {}),
-      })),
-      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
-    };
-  }
-
-  /** session/fork: a new stored session with the source's transcript and mode/config, opened like resume. */
-  async #fork(store: SessionStore, params: ForkSessionRequest, signal: AbortSignal): Promise<ForkSessionResponse> {
-    const cwd = this.#host.checkDirectory(params.cwd, "cwd");
-    const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => this.#host.checkDirectory(d, `additionalDirectories[${i}]`));
-    // The stored transcript holds every committed item, also of a source open and running now.
-    const source = await store.load(params.sessionId).catch(storeError);
-    if (!source) throw sessionNotFound(params.sessionId);
-    const id = newId("sess");
-    const title = source.header.title;
-    await store.create({ sessionId: id, cwd, additionalDirectories, metadata: source.header.metadata, forkedFrom: params.sessionId, ...(title !== undefined ? { title } : {}) }).catch(storeError);
-    try {
-      for (const item of source.items) await store.append(id, item);
-      const state = await this.#restore({ sessionId: id, cwd, additionalDirectories, mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null }, false, signal);
-      return { sessionId: id, ...state };
-    } catch (error) {
-      await store.delete(id).catch(() => false);
-      throw error;
-    }
-  }
-
-  /** session/set_title: stored first, then told to this connection's open session. */
-  async #setTitleRequest(store: SessionStore, id: string, requested: string): Promise<{ title: string }> {
-    const title = normalizeTitle(requested);
-    if (title === undefined) throw acp.RequestError.invalidParams({ title: requested }, "the title is empty; send a non-empty title");
-    return this.#locked(id, async () => {
-      if (!(await store.exists(id).catch(storeError))) throw sessionNotFound(id);
-      await store.updateHeader(id, { title }).catch(storeError);
-      const state = this.#states.get(id);
-      if (state) {
-        state.title = title;
-        const view = this.#host.session(id);
-        view.handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
-        await view.handle.flush();
-      }
-      return { title };
-    });
-  }
-
-  /** session/archive closes an open session first (as session/close would); both are idempotent. */
-  async #archive(store: SessionStore, id: string, archived: boolean): Promise<Record<string, never>> {
-    return this.#locked(id, async () => {
-      if (!(await store.exists(id).catch(storeError))) throw sessionNotFound(id);
-      if (archived) await this.#settings.open.get(id)?.close("session/archive");
-      // Archiving closes the session, so (as for delete) never one another instance is running.
-      const lease = archived && this.#settings.leases ? await takeSessionLease(this.#settings.leases, id, this.#logger) : undefined;
-      try {
-        const loaded = await store.load(id).catch(storeError);
-        if (loaded && (loaded.header.archived === true) !== archived) await store.updateHeader(id, { archived }).catch(storeError);
-      } finally {
-        await lease?.release();
-      }
-      return {};
-    });
-  }
-
-  /** session/status: no side effects; `_meta` says whether a prompt is running. */
-  async #status(id: string): Promise<{ status: SessionStatus; _meta: Record<string, unknown> }> {
-    const open = this.#settings.open.get(id);
-    if (open) return { status: "open", _meta: { running: open.busy() } };
-    const store = this.#settings.store;
-    if (store && (await store.exists(id).catch(storeError))) return { status: "saved", _meta: { running: false } };
-    throw sessionNotFound(id);
-  }
-
-  async #delete(store: SessionStore, id: string): Promise<void> {
-    await this.#locked(id, async () => {
-      await this.#settings.open.get(id)?.close("session/delete");
-      // Never delete a session another instance is running.
-      const lease = this.#settings.leases && (await takeSessionLease(this.#settings.leases, id, this.#logger));
-      try {
-        if (!(await store.delete(id).catch(storeError))) throw sessionNotFound(id);
-      } finally {
-        await lease?.release();
-      }
-    });
+  /** A title set by session/set_title, told to the session if it is open on this connection. */
+  async #titleChanged(id: string, title: string): Promise<void> {
+    const state = this.#states.get(id);
+    if (!state) return;
+    state.title = title;
+    const view = this.#host.session(id);
+    view.handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
+    await view.handle.flush();
   }
 
   /** For a request about a session that is not open on this connection: -32600 if another instance runs it. */
@@ -484,11 +389,6 @@ export class ConnectionLifecycle {
       if (locks.get(id) === current) locks.delete(id);
     }
   }
-}
-
-/** Store failures as JSON-RPC errors: bad input → -32602, anything else → -32603 with the reason. */
-function storeError(error: unknown): never {
-  throw toRequestError(error, "session store");
 }
 
 /** Title from a prompt: its first non-empty text line, whitespace collapsed, at most 60 characters. */
