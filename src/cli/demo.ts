@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClientPermissionPolicy } from "../acp/client/index.js";
 import { EXIT, parsePromptArgs } from "./prompt-args.js";
+import { argWords } from "./argv.js";
 import { UsageError } from "./usage.js";
 import { runPromptFlow } from "./prompt.js";
 
@@ -37,13 +38,7 @@ interface DemoArgs {
 
 function parseDemoArgs(argv: string[]): DemoArgs {
   const args: DemoArgs = { keep: false, json: false, agent: "self", prompts: [], help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = (): string => {
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`${arg} needs a value`);
-      return next;
-    };
+  for (const { flag: arg, value } of argWords(argv)) {
     if (arg === "--keep") args.keep = true;
     else if (arg === "--json") args.json = true;
     else if (arg === "--agent") args.agent = value();

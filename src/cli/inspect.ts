@@ -1,5 +1,5 @@
 import { tmpdir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { agentLaunch, agentPresets } from "../acp/client/index.js";
 import {
   DriveController,
@@ -16,6 +16,8 @@ import {
   type StatusInfo,
   type TraceHeader,
 } from "../inspect/index.js";
+import { absolutePath, argWords } from "./argv.js";
+import { UsageError } from "./usage.js";
 
 export const inspectHelp = `Usage:
   agentkit-acp inspect [options] -- AGENT_CMD [ARGS…]   tap: relay an editor ↔ agent, show and record it
@@ -53,18 +55,10 @@ interface InspectArgs {
   command: string[] | undefined;
 }
 
-class UsageError extends Error {}
-
 function parseArgs(argv: string[]): InspectArgs | "help" {
   const args: InspectArgs = { port: 0, host: "127.0.0.1", trace: undefined, redact: true, agent: undefined, cwd: process.cwd(), open: undefined, replay: undefined, verbose: false, command: undefined };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const value = (): string => {
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`${arg} needs a value`);
-      return next;
-    };
-    switch (arg) {
+  for (const { flag, value, rest } of argWords(argv)) {
+    switch (flag) {
       case "-h":
       case "--help":
         return "help";
@@ -87,11 +81,9 @@ function parseArgs(argv: string[]): InspectArgs | "help" {
       case "--agent":
         args.agent = value();
         break;
-      case "--cwd": {
-        const dir = value();
-        args.cwd = isAbsolute(dir) ? dir : resolve(dir);
+      case "--cwd":
+        args.cwd = absolutePath(value(), process.cwd());
         break;
-      }
       case "--open":
         args.open = resolve(value());
         break;
@@ -102,11 +94,10 @@ function parseArgs(argv: string[]): InspectArgs | "help" {
         args.verbose = true;
         break;
       case "--":
-        args.command = argv.slice(i + 1);
-        i = argv.length;
+        args.command = rest();
         break;
       default:
-        throw new UsageError(`unknown option ${arg}`);
+        throw new UsageError(`unknown option ${flag}`);
     }
   }
   const modes = [args.command !== undefined, args.open !== undefined, args.replay !== undefined, args.agent !== undefined && args.replay === undefined].filter(Boolean).length;

@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from "node:path";
+import { absolutePath, argWords } from "./argv.js";
 import { agentPresets } from "../acp/client/index.js";
 import { UsageError } from "./usage.js";
 
@@ -129,15 +129,7 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
     extra: new Map(),
   };
   const words: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
-    const value = (): string => {
-      if (inline !== undefined) return inline;
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`${flag} needs a value`);
-      return next;
-    };
+  for (const { arg, flag, value, rest } of argWords(argv)) {
     switch (flag) {
       case "-h":
       case "--help":
@@ -146,11 +138,9 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
       case "--agent":
         args.agent = value();
         break;
-      case "--cwd": {
-        const dir = value();
-        args.cwd = isAbsolute(dir) ? dir : resolve(cwd, dir);
+      case "--cwd":
+        args.cwd = absolutePath(value(), cwd);
         break;
-      }
       case "--permissions":
         args.permissions = value();
         break;
@@ -196,12 +186,11 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
       case "--audit-log": {
         const file = value();
         if (file.trim() === "") throw new UsageError("--audit-log needs a file");
-        args.auditLog = isAbsolute(file) ? file : resolve(cwd, file);
+        args.auditLog = absolutePath(file, cwd);
         break;
       }
       case "--":
-        words.push(...argv.slice(i + 1));
-        i = argv.length;
+        words.push(...rest());
         break;
       default:
         if (EXTRA_FLAGS.has(flag)) {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../src/acp/client/index.js";
 import type { ServerEvent } from "../../src/inspect/types.js";
+import { exitOrKill, killGroup } from "../support/processes.js";
 
 export const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
 export const fixtureAgent = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
@@ -81,20 +82,11 @@ export class InspectProcess {
     } catch {
       // gone
     }
-    const timer = setTimeout(() => this.kill(), timeoutMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+    return exitOrKill(this.exited, this.child.pid, timeoutMs);
   }
 
   kill(): void {
-    try {
-      process.kill(-this.child.pid!, "SIGKILL");
-    } catch {
-      // gone
-    }
+    killGroup(this.child.pid);
   }
 }
 

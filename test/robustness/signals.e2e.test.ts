@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { livePidsInGroup } from "../../src/core/process-group.js";
 import { fixture, repoRoot } from "../acp/client/helpers.js";
+import { killGroup } from "../support/processes.js";
 
 // Issue 14 cases 7 and 8 for `prompt`: a signal ends the agent's whole process group and the
 // terminals prompt hosts within 5 s; a SIGKILLed prompt leaves nothing behind either.
@@ -67,13 +68,7 @@ describe("robustness: prompt and signals (real processes)", () => {
       const run = startPrompt(dir);
       const pids: number[] = [];
       cleanups.push(() => {
-        for (const pid of pids) {
-          try {
-            process.kill(-pid, "SIGKILL");
-          } catch {
-            // gone
-          }
-        }
+        for (const pid of pids) killGroup(pid);
         run.child.kill("SIGKILL");
         rmSync(dir, { recursive: true, force: true });
       });

@@ -15,3 +15,23 @@ export function pidAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** SIGKILL to the process group `pid` leads (children are spawned detached); one already gone is fine. */
+export function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+/** Waits for `exited`; kills the group `pid` leads if it has not gone within `timeoutMs` (bounded). */
+export async function exitOrKill<T>(exited: Promise<T>, pid: number | undefined, timeoutMs: number): Promise<T> {
+  const timer = setTimeout(() => killGroup(pid), timeoutMs);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}

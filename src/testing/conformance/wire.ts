@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
 import { livePidsInGroup, processGroupAlive, settledWithin, terminateProcessGroup, trackProcessGroup } from "../../core/process-group.js";
 import { pullStream } from "../../acp/client/pull-stream.js";
+import type { ExitInfo } from "../../acp/client/process.js";
+import type { RecordedPermissionAnswer } from "../memory-pair.js";
 
 /** One line seen on the wire, in either direction, numbered in arrival order across all processes. */
 export interface WireEntry {
@@ -98,8 +100,6 @@ export function describeOutcome(outcome: CallOutcome): string {
   }
 }
 
-export type PermissionAnswer = (params: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
-
 export interface LaunchSpec {
   shellLine?: string;
   command?: string;
@@ -109,10 +109,8 @@ export interface LaunchSpec {
   onStderr?: (line: string) => void;
 }
 
-export interface ExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  /** Set when the command could not be started at all. */
+/** How a launch ended: the client's `ExitInfo`, plus why the command could not be started at all. */
+export interface WireExit extends ExitInfo {
   startError?: string;
 }
 
@@ -128,14 +126,14 @@ export class WireAgent {
   readonly acceptedUpdates = new Map<string, number>();
   /** Client methods the agent called that this client does not offer. */
   readonly unexpectedCalls: string[] = [];
-  readonly exited: Promise<ExitInfo>;
-  readonly leaderExited: Promise<ExitInfo>;
+  readonly exited: Promise<WireExit>;
+  readonly leaderExited: Promise<WireExit>;
   /** How permission requests are answered; checks swap it for the duration of a turn. */
-  permission: PermissionAnswer = rejectOrCancel;
+  permission: RecordedPermissionAnswer = rejectOrCancel;
   readonly #child: ChildProcess;
   readonly #log: WireLog;
   readonly #stderrTail: string[];
-  #exit: ExitInfo | undefined;
+  #exit: WireExit | undefined;
 
   constructor(spec: LaunchSpec, log: WireLog, launch: number, stderrTail: string[]) {
     this.#log = log;
@@ -168,7 +166,7 @@ export class WireAgent {
     this.#tapStderr(spec.onStderr);
     const app = acp
       .client({ name: "agentkit-acp check" })
-      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.permission(params))
+      .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => this.permission(params, signal))
       .onRequest("*", ({ method }) => {
         // Extension methods (`_vendor/…`) may be probed freely; ACP methods need a capability.
         if (!method.startsWith("_")) this.unexpectedCalls.push(method);
@@ -185,7 +183,7 @@ export class WireAgent {
     return this.#child.pid;
   }
 
-  get exitInfo(): ExitInfo | undefined {
+  get exitInfo(): WireExit | undefined {
     return this.#exit;
   }
 
@@ -334,14 +332,14 @@ export function rejectOrCancel(params: acp.RequestPermissionRequest): acp.Reques
   return reject ? { outcome: { outcome: "selected", optionId: reject.optionId } } : { outcome: { outcome: "cancelled" } };
 }
 
-function toOutcome(error: unknown, exit: ExitInfo | undefined): CallOutcome {
+function toOutcome(error: unknown, exit: WireExit | undefined): CallOutcome {
   if (error instanceof acp.RequestError) return { kind: "error", code: error.code, message: error.message, data: error.data };
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === "number") return { kind: "error", code, message: String((error as Error).message) };
   return { kind: "closed", detail: exit ? describeExit(exit) : String(error instanceof Error ? error.message : error) };
 }
 
-export function describeExit(exit: ExitInfo): string {
+export function describeExit(exit: WireExit): string {
   if (exit.startError !== undefined) return `the agent could not be started: ${exit.startError}`;
   if (exit.signal) return `the agent was ended by ${exit.signal}`;
   return `the agent exited with code ${exit.code}${exit.code === 127 ? " (command not found)" : ""}`;

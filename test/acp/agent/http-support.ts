@@ -4,6 +4,7 @@ import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-
 import { WebSocket } from "ws";
 import { bin, cleanEnv } from "./serve-support.js";
 import { RecordingClient } from "./support.js";
+import { exitOrKill, killGroup } from "../../support/processes.js";
 
 export const TOKEN = "test-token-1234567890";
 
@@ -72,11 +73,7 @@ export class ListeningServe {
 
   /** SIGKILL of the whole group; resolves when it is gone. */
   async kill(): Promise<void> {
-    try {
-      process.kill(-this.child.pid!, "SIGKILL");
-    } catch {
-      // already gone
-    }
+    killGroup(this.child.pid);
     await this.exited;
   }
 }
@@ -92,10 +89,5 @@ export function connectOver(transport: "http" | "ws", url: string, token: string
 
 /** Waits for `exited`, SIGKILLing the group if it has not gone in `timeoutMs`. */
 export async function exitWithin(proc: ListeningServe, timeoutMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  const timer = setTimeout(() => void proc.kill(), timeoutMs);
-  try {
-    return await proc.exited;
-  } finally {
-    clearTimeout(timer);
-  }
+  return exitOrKill(proc.exited, proc.child.pid, timeoutMs);
 }

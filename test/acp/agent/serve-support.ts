@@ -7,6 +7,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { RecordingClient } from "./support.js";
+import { exitOrKill, killGroup } from "../../support/processes.js";
 
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
@@ -62,20 +63,11 @@ export class ServeProcess {
   /** Ends stdin (what a client does), waits for exit; kills the group if it does not go. */
   async end(timeoutMs = 10_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     this.child.stdin!.end();
-    const timer = setTimeout(() => this.kill(), timeoutMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+    return exitOrKill(this.exited, this.child.pid, timeoutMs);
   }
 
   kill(): void {
-    try {
-      process.kill(-this.child.pid!, "SIGKILL");
-    } catch {
-      // already gone
-    }
+    killGroup(this.child.pid);
   }
 }
 

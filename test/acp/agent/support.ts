@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 
 // The in-memory pair is public API (src/testing); tests use it as users would.
-export { memoryPipes, RecordingClient, selectOption as select, type RecordedPermissionAnswer as PermissionAnswer } from "../../../src/testing/index.js";
+export { memoryPipes, RecordingClient, selectOption as select } from "../../../src/testing/index.js";
 
 /** A promise with its resolver, for permission answers a test releases later. */
 export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {

@@ -4,6 +4,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { INTERRUPTED_TOOL_TEXT } from "../../../../src/acp/agent/index.js";
 import { cleanUp, label, onCleanup, sessionRecords, startServe, textOf, workspace, writeScriptFile } from "./support.js";
+import { killGroup } from "../../../support/processes.js";
 
 afterEach(cleanUp);
 
@@ -24,12 +25,7 @@ describe("kill -9 of serve in the middle of a turn", () => {
     const command: { pid?: number } = {};
     onCleanup(() => {
       // The command runs in its own process group (so the kill of serve's group leaves it): end it.
-      if (command.pid === undefined) return;
-      try {
-        process.kill(-command.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      killGroup(command.pid);
     });
 
     const a = await startServe(args, ws);
