@@ -13,55 +13,18 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Logger, TranscriptObserver } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
-import type { LoadedSession, SessionLease, SessionLeases, SessionStore } from "../../store/index.js";
-import { InProcessSessionLeases, snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
+import type { LoadedSession, SessionLease } from "../../store/index.js";
+import { snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
 import { availableCommands, parseSlashCommand, runSlashCommand } from "./commands.js";
-import type { AcpModelCatalog } from "./config-options.js";
 import { sessionNotFound } from "./integration.js";
-import type { AcpModes } from "./modes.js";
 import type { DescribeCall } from "./replay.js";
 import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
-import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import { refuseIfLeasedElsewhere, sessionActiveElsewhere, takeSessionLease } from "./session-leases.js";
 import { checkPathField } from "./path-params.js";
 import { StoredSessions, storeError } from "./stored-sessions.js";
-
-/** The runtime-wide lifecycle settings (one per AcpHeadlessRuntime, shared by its connections). */
-export interface LifecycleSettings {
-  store: SessionStore | undefined;
-  /** One instance per session: taken on open, given back on close (default with a store: in-process). */
-  leases: SessionLeases | undefined;
-  modes: AcpModes | undefined;
-  models: AcpModelCatalog | undefined;
-  slashCommands: boolean;
-  unstable: AcpUnstableFeatures;
-  /** Sessions open in any connection, by ACP id: load / resume / delete / archive close them there first. */
-  open: Map<string, OpenSession>;
-  /** Per-session-id serialization of load / resume / delete. */
-  locks: Map<string, Promise<unknown>>;
-}
-
-export interface OpenSession {
-  close(why: string): Promise<void>;
-  /** A prompt is running. */
-  busy(): boolean;
-}
-
-export function lifecycleSettings(options: Partial<Omit<LifecycleSettings, "open" | "locks">> = {}): LifecycleSettings {
-  const leases = options.leases ?? (options.store ? new InProcessSessionLeases() : undefined);
-  return {
-    store: options.store,
-    leases,
-    modes: options.modes,
-    models: options.models,
-    slashCommands: options.slashCommands ?? false,
-    unstable: options.unstable ?? resolveUnstableFeatures(true),
-    open: new Map(),
-    locks: new Map(),
-  };
-}
+import type { LifecycleSettings } from "./lifecycle-settings.js";
 
 /** A stored session being opened again (session/load or session/resume). */
 export interface SessionRestore {

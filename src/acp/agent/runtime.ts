@@ -12,7 +12,7 @@ import { guardedNdJsonStream } from "./line-guard.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
-import { lifecycleSettings } from "./lifecycle.js";
+import { lifecycleSettings } from "./lifecycle-settings.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";

@@ -14,7 +14,7 @@ import type { Logger } from "../../core/index.js";
 import { newId } from "../../core/index.js";
 import type { SessionStore } from "../../store/index.js";
 import { sessionNotFound } from "./integration.js";
-import type { LifecycleSettings } from "./lifecycle.js";
+import type { LifecycleSettings } from "./lifecycle-settings.js";
 import { takeSessionLease } from "./session-leases.js";
 import { normalizeTitle } from "./unstable.js";
 import { checkPathField } from "./path-params.js";

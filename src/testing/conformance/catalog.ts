@@ -1,6 +1,6 @@
 import { connectionChecks } from "./checks-connection.js";
 import { sessionChecks } from "./checks-session.js";
-import { unstableChecks } from "./steps-unstable.js";
+import { unstableChecks } from "./checks-unstable.js";
 import type { CheckGroup, ConformanceCheck } from "./types.js";
 
 /** Report order of the groups; a check list added for a new area slots in by its group. */
