@@ -34,6 +34,8 @@ export interface ServeOptions {
   persist: boolean;
   /** --store or AGENTKIT_STORE_URL: a postgres:// URL; undefined → files under the state dir. */
   storeUrl: string | undefined;
+  /** --lease-ttl: the PostgreSQL session lease's time to live (default: the store's, 10 s). */
+  leaseTtlMs: number | undefined;
   /** false with --no-approval-memory. */
   approvalMemory: boolean;
   clearApprovalMemory: boolean;
@@ -99,6 +101,9 @@ Options:
                            AGENTKIT_STORE_URL, else files under the state directory). Tables are
                            created/migrated at start; instances sharing a database share
                            sessions, and a session is open on one instance at a time
+  --lease-ttl MS           with --store: how long an instance's hold on an open session lasts
+                           unless renewed (renewed every third of it; default 10000). A session
+                           of an instance that died is free again within this time
   --no-approval-memory     do not offer "always allow / always reject"; remember nothing
   --clear-approval-memory  forget every remembered approval at start-up, then serve
   --max-sessions N         open sessions allowed at once (default 32)
@@ -169,6 +174,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "state-dir": { type: "string" },
         "no-persist": { type: "boolean" },
         store: { type: "string" },
+        "lease-ttl": { type: "string" },
         "no-approval-memory": { type: "boolean" },
         "clear-approval-memory": { type: "boolean" },
         "model-timeout": { type: "string" },
@@ -219,6 +225,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     return Number(text);
   };
   const clientTimeoutMs = ms("client-timeout", 1) ?? 30_000;
+  const leaseTtlMs = ms("lease-ttl", 1);
+  if (leaseTtlMs !== undefined && storeUrl === undefined) throw new UsageError("--lease-ttl only applies with --store (PostgreSQL): leases of one process need no expiry");
+  if (leaseTtlMs !== undefined && leaseTtlMs < 1_000) throw new UsageError(`--lease-ttl must be at least 1000 ms (got "${leaseTtlMs}"): renewals must fit in it`);
   const modelTimeouts: ModelTimeouts = {
     totalMs: ms("model-timeout", 1),
     connectMs: ms("model-connect-timeout", 1),
@@ -254,6 +263,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     stateDir: stateDir === undefined ? undefined : resolve(stateDir),
     persist: values["no-persist"] !== true,
     storeUrl,
+    leaseTtlMs,
     approvalMemory: values["no-approval-memory"] !== true,
     clearApprovalMemory: values["clear-approval-memory"] === true,
     maxMessageBytes,

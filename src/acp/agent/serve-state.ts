@@ -22,6 +22,8 @@ export interface ServeStateOptions {
   clearApprovalMemory: boolean;
   /** --store / AGENTKIT_STORE_URL: a postgres:// URL; sessions, approvals and leases go to PostgreSQL instead of files. */
   storeUrl?: string | undefined;
+  /** --lease-ttl: the PostgreSQL leases' time to live (default 10 s). */
+  leaseTtlMs?: number | undefined;
 }
 
 export interface ServeState {
@@ -85,7 +87,7 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
  */
 async function postgresState(options: ServeStateOptions, url: string, logger: Logger): Promise<ServeState> {
   const { openPostgresStore, redactStoreUrl } = await import("../../store/postgres/index.js");
-  const store = await openPostgresStore({ url, logger });
+  const store = await openPostgresStore({ url, logger, ...(options.leaseTtlMs !== undefined ? { leases: { ttlMs: options.leaseTtlMs } } : {}) });
   if (options.clearApprovalMemory) {
     await store.approvals.clear();
     logger.info("cleared the remembered approvals in the PostgreSQL store");

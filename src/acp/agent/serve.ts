@@ -67,6 +67,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
       approvalMemory: options.approvalMemory ?? true,
       clearApprovalMemory: options.clearApprovalMemory ?? false,
       storeUrl: options.storeUrl,
+      leaseTtlMs: options.leaseTtlMs,
     },
     env,
     logger,

@@ -42,8 +42,9 @@ function sharedScript(dir: string): string {
   return path;
 }
 
+// A 5 s lease (default 10 s): a dead instance's sessions come free sooner; the default's length is tested in test/store.
 function instance(script: string, storeUrl: string, cwd: string): ListeningServe {
-  const proc = new ListeningServe(["--model", `scripted:${script}`, "--store", storeUrl, "--approve", "ask"], { cwd, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }) });
+  const proc = new ListeningServe(["--model", `scripted:${script}`, "--store", storeUrl, "--lease-ttl", "5000", "--approve", "ask"], { cwd, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }) });
   cleanups.push(() => proc.kill());
   return proc;
 }
