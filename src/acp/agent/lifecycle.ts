@@ -162,11 +162,15 @@ export class ConnectionLifecycle {
     await this.#settings.store?.delete(acpSessionId).catch((error: unknown) => this.#logger.warn("could not remove a cancelled session", { sessionId: acpSessionId, error: errorMessage(error) }));
   }
 
-  /** Called when the connection closed a session (the file stays). */
-  closed(acpSessionId: string): void {
-    void this.#states.get(acpSessionId)?.lease?.release();
+  /**
+   * Called when the connection closed a session (the file stays). The lease is given back
+   * before the close is answered, so another instance can open the session right after.
+   */
+  async closed(acpSessionId: string): Promise<void> {
+    const lease = this.#states.get(acpSessionId)?.lease;
     this.#states.delete(acpSessionId);
     this.#settings.open.delete(acpSessionId);
+    await lease?.release();
   }
 
   /**

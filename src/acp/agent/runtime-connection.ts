@@ -337,7 +337,7 @@ export class AcpConnectionState implements LifecycleHost {
     }
     this.#sessions.delete(id);
     integration.unbindSession(id);
-    this.#lifecycle.closed(id);
+    await this.#lifecycle.closed(id);
     try {
       await session.close?.();
     } catch (error) {
