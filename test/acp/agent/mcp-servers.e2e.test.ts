@@ -126,7 +126,8 @@ describe("MCP servers from session/new (serve)", () => {
   });
 
   it("stdin EOF (the client quits) and SIGTERM end every session's MCP servers", async () => {
-    for (const how of ["eof", "sigterm"] as const) {
+    // The two ways run side by side: separate serve processes, workspaces and servers.
+    await Promise.all((["eof", "sigterm"] as const).map(async (how) => {
       const ws = workspace();
       const web = await httpFixture();
       const client = await serve(ws, [call("fixture__status", {}), echo]);
@@ -138,7 +139,7 @@ describe("MCP servers from session/new (serve)", () => {
       await client.close();
       await eventually(() => pids.every((p) => !pidAlive(p)), `${how}: the MCP processes to end`);
       await eventually(() => web.sessionCount() === 0, `${how}: the HTTP session to end`);
-    }
+    }));
   });
 
   it("a hanging and a failing server are skipped within the start-up bound and reported; the session still works and the hung process is ended", async () => {
