@@ -1,0 +1,111 @@
+import { McpServer } from "@modelcontextprotocol/server";
+import { afterEach, describe, expect, it } from "vitest";
+import * as z from "zod/v4";
+import { AcpClient, CapabilityError, type AcpInProcessMcpServer } from "../../../src/acp/client/index.js";
+import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
+import { Workspace, startServeClient } from "../agent/services-support.js";
+import { fixtureConfig } from "./helpers.js";
+
+// MCP over ACP (unstable `mcp/message`): MCP servers built with the official MCP SDK, living in
+// the client's process, handed to `agentkit-acp serve` in session/new as `acp` servers; serve's
+// model calls their tools like any other MCP server's.
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const call = (name: string, input: unknown): ScriptFileStep => ({ toolCall: { name, input } });
+const echo: ScriptFileStep = { echo: "last_tool_result" };
+
+async function serve(steps: ScriptFileStep[], extraArgs: string[] = []): Promise<AcpClient> {
+  const ws = new Workspace("agentkit-mcp-acp-");
+  cleanups.push(() => ws.cleanup());
+  const client = await startServeClient(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all", ...extraArgs]);
+  cleanups.push(() => client.close());
+  return client;
+}
+
+/** A calculator served in-process; `calls` records what reached it, `hang` a tool that answers only when cancelled. */
+function calculator(): { server: AcpInProcessMcpServer; calls: unknown[]; hanging: Promise<void>; aborted: Promise<string> } {
+  const calls: unknown[] = [];
+  let onAbort!: (reason: string) => void;
+  const aborted = new Promise<string>((resolve) => (onAbort = resolve));
+  let onHang!: () => void;
+  const hanging = new Promise<void>((resolve) => (onHang = resolve));
+  const build = (): McpServer => {
+    const server = new McpServer({ name: "calc", version: "1.0.0" });
+    server.registerTool("add", { description: "Adds two numbers", inputSchema: z.object({ a: z.number(), b: z.number() }) }, ({ a, b }) => {
+      calls.push({ a, b });
+      return { content: [{ type: "text", text: `sum=${a + b}` }] };
+    });
+    server.registerTool("hang", { description: "Never answers", inputSchema: z.object({}) }, (_args, ctx) => {
+      calls.push("hang");
+      onHang();
+      return new Promise((_, reject) => {
+        ctx.mcpReq.signal.addEventListener("abort", () => {
+          onAbort(String(ctx.mcpReq.signal.reason));
+          reject(new Error("cancelled"));
+        });
+      });
+    });
+    return server;
+  };
+  return { server: { name: "calc", server: build }, calls, hanging, aborted };
+}
+
+describe("MCP over ACP: our client's in-process MCP server ↔ agentkit-acp serve", () => {
+  it("serve advertises mcpCapabilities.acp; the model calls calc__add, the call reaches the in-process McpServer and its result returns to the model", async () => {
+    const client = await serve([call("calc__add", { a: 2, b: 3 }), echo, call("calc__add", { a: 10, b: -4 }), echo]);
+    expect(client.agentCapabilities.mcpCapabilities).toEqual({ http: true, sse: true, acp: true });
+    const calc = calculator();
+    const session = await client.newSession({ mcpServers: [calc.server] });
+    const first = await session.prompt("add 2 and 3");
+    expect(first.stopReason).toBe("end_turn");
+    expect(first.toolCalls[0]).toMatchObject({ status: "completed", title: expect.stringContaining("calc") });
+    // The scripted model echoes the tool result it was sent: the in-process server's answer.
+    expect(first.text).toBe("sum=5");
+    const second = await session.prompt("again");
+    expect(second.text).toBe("sum=6");
+    expect(calc.calls).toEqual([
+      { a: 2, b: 3 },
+      { a: 10, b: -4 },
+    ]);
+  });
+
+  it("a request the client never answers ends as a tool error at --mcp-call-timeout (cancelled with $/cancel_request); the turn goes on", async () => {
+    const client = await serve([call("calc__hang", {}), echo], ["--mcp-call-timeout", "1500"]);
+    const calc = calculator();
+    const session = await client.newSession({ mcpServers: [calc.server] });
+    const result = await session.prompt("hang");
+    expect(result.stopReason).toBe("end_turn");
+    expect(result.toolCalls[0]).toMatchObject({ status: "failed" });
+    expect(result.text).toMatch(/MCP server calc failed to run hang: the ACP client did not answer MCP tools\/call within 1500 ms/);
+    // The agent withdrew the request: the in-process handler saw its cancellation.
+    await expect(calc.aborted).resolves.toBeDefined();
+  });
+
+  it("cancelling the turn cancels the MCP request in flight", async () => {
+    const client = await serve([call("calc__hang", {}), echo]);
+    const calc = calculator();
+    const session = await client.newSession({ mcpServers: [calc.server] });
+    const stream = session.stream("hang until cancelled");
+    await calc.hanging;
+    await session.cancel();
+    const done = await stream.result;
+    expect(done.stopReason).toBe("cancelled");
+    await expect(calc.aborted).resolves.toBeDefined();
+  });
+
+  it("an agent that does not advertise mcpCapabilities.acp: a CapabilityError before anything is sent; a server instance instead of a factory: a ConfigError", async () => {
+    const client = await AcpClient.start(fixtureConfig());
+    cleanups.push(() => client.close());
+    const calc = calculator();
+    await expect(client.newSession({ mcpServers: [calc.server] })).rejects.toThrow(CapabilityError);
+    await expect(client.newSession({ mcpServers: [calc.server] })).rejects.toThrow(/mcpCapabilities\.acp/);
+
+    const served = await serve([echo]);
+    const instance = new McpServer({ name: "x", version: "1" });
+    await expect(served.newSession({ mcpServers: [{ name: "x", server: instance as never }] })).rejects.toThrow(/must be a function returning a fresh McpServer/);
+  });
+});
