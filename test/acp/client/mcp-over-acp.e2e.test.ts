@@ -4,7 +4,9 @@ import * as z from "zod/v4";
 import { AcpClient, CapabilityError, type AcpInProcessMcpServer } from "../../../src/acp/client/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { Workspace, startServeClient } from "../agent/services-support.js";
-import { fixtureConfig } from "./helpers.js";
+import { fixtureConfig, repoRoot } from "./helpers.js";
+
+const mcpAcpFixture = new URL("../../fixtures/agents/mcp-acp-agent.mjs", import.meta.url).pathname;
 
 // MCP over ACP (unstable `mcp/message`): MCP servers built with the official MCP SDK, living in
 // the client's process, handed to `agentkit-acp serve` in session/new as `acp` servers; serve's
@@ -107,5 +109,28 @@ describe("MCP over ACP: our client's in-process MCP server ↔ agentkit-acp serv
     const served = await serve([echo]);
     const instance = new McpServer({ name: "x", version: "1" });
     await expect(served.newSession({ mcpServers: [{ name: "x", server: instance as never }] })).rejects.toThrow(/must be a function returning a fresh McpServer/);
+  });
+});
+
+describe("MCP over ACP: our client ↔ an agent on the official SDK's McpOverAcpCaller", () => {
+  it("two in-process servers in one session: the agent lists and calls their tools over mcp/message", async () => {
+    const client = await AcpClient.start({ command: process.execPath, args: [mcpAcpFixture], cwd: repoRoot.replace(/\/$/, ""), stderr: "ignore" });
+    cleanups.push(() => client.close());
+    const calc = calculator();
+    const greeter: AcpInProcessMcpServer = {
+      name: "greeter",
+      server: () => {
+        const server = new McpServer({ name: "greeter", version: "1.0.0" });
+        server.registerTool("greet", { inputSchema: z.object({ a: z.number() }) }, ({ a }) => ({ content: [{ type: "text", text: `hello #${a}` }] }));
+        return server;
+      },
+    };
+    const session = await client.newSession({ mcpServers: [calc.server, greeter] });
+    expect((await session.prompt("which tools?")).text).toBe("calc: add,hang\ngreeter: greet");
+    expect((await session.prompt('tool:{"a":4,"b":5}')).text).toBe("sum=9\nhello #4");
+    expect(calc.calls).toEqual([{ a: 4, b: 5 }]);
+    // The same server object in a second session: the same registration (one serverId per server and connection).
+    const again = await client.newSession({ mcpServers: [calc.server] });
+    expect((await again.prompt('tool:{"a":1,"b":1}')).text).toBe("sum=2");
   });
 });
