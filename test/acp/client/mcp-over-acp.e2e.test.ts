@@ -1,7 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod/v4";
-import { AcpClient, CapabilityError, type AcpInProcessMcpServer } from "../../../src/acp/client/index.js";
+import { AcpClient, CapabilityError, type AcpInProcessMcpServer, type ClientLifecycleEvent } from "../../../src/acp/client/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { Workspace, startServeClient } from "../agent/services-support.js";
 import { fixtureConfig, repoRoot } from "./helpers.js";
@@ -40,6 +40,15 @@ function calculator(): { server: AcpInProcessMcpServer; calls: unknown[]; hangin
     server.registerTool("add", { description: "Adds two numbers", inputSchema: z.object({ a: z.number(), b: z.number() }) }, ({ a, b }) => {
       calls.push({ a, b });
       return { content: [{ type: "text", text: `sum=${a + b}` }] };
+    });
+    // Reports progress each second, longer than --mcp-call-timeout in total: progress resets the bound.
+    server.registerTool("slow", { description: "Slow, with progress", inputSchema: z.object({ steps: z.number() }) }, async ({ steps }, ctx) => {
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      for (let i = 1; i <= steps; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        if (progressToken !== undefined) await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, progress: i, total: steps, message: `step ${i}` } });
+      }
+      return { content: [{ type: "text", text: `done after ${steps} steps` }] };
     });
     server.registerTool("hang", { description: "Never answers", inputSchema: z.object({}) }, (_args, ctx) => {
       calls.push("hang");
@@ -87,6 +96,21 @@ describe("MCP over ACP: our client's in-process MCP server ↔ agentkit-acp serv
     await expect(calc.aborted).resolves.toBeDefined();
   });
 
+  it("progress notifications travel back over mcp/message: they reset --mcp-call-timeout and reach the editor as tool call updates", async () => {
+    // 4 × 1 s in total, beyond the 3 s bound (2 s of slack per step for a busy machine); each progress note resets it.
+    const client = await serve([call("calc__slow", { steps: 4 }), echo], ["--mcp-call-timeout", "3000"]);
+    const calc = calculator();
+    const session = await client.newSession({ mcpServers: [calc.server] });
+    const updates: string[] = [];
+    const unsubscribe = session.onEvent((event) => {
+      if (event.type === "tool_call_update") updates.push(JSON.stringify(event));
+    });
+    const result = await session.prompt("slow");
+    unsubscribe();
+    expect(result.text).toBe("done after 4 steps");
+    expect(updates.some((u) => u.includes("step 3"))).toBe(true);
+  });
+
   it("cancelling the turn cancels the MCP request in flight", async () => {
     const client = await serve([call("calc__hang", {}), echo]);
     const calc = calculator();
@@ -97,6 +121,25 @@ describe("MCP over ACP: our client's in-process MCP server ↔ agentkit-acp serv
     const done = await stream.result;
     expect(done.stopReason).toBe("cancelled");
     await expect(calc.aborted).resolves.toBeDefined();
+  });
+
+  it("after the agent crashes, recovery re-registers the in-process server under the same serverId: the resumed session still reaches it", async () => {
+    const ws = new Workspace("agentkit-mcp-acp-recover-");
+    cleanups.push(() => ws.cleanup());
+    const steps = [call("calc__add", { a: 1, b: 2 }), echo];
+    const recovering = await startServeClient(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all"], { recovery: { enabled: true, maxRestarts: 1 } });
+    cleanups.push(() => recovering.close());
+    const recovered = new Promise<ClientLifecycleEvent>((resolve) => recovering.onLifecycle((event) => event.type !== "agent_exited" && resolve(event)));
+    const calc = calculator();
+    const session = await recovering.newSession({ mcpServers: [calc.server] });
+    expect((await session.prompt("add")).text).toBe("sum=3");
+    process.kill(-recovering.pid!, "SIGKILL");
+    expect(await recovered).toMatchObject({ type: "recovered", sessions: [session.sessionId] });
+    expect((await session.prompt("add again")).text).toBe("sum=3");
+    expect(calc.calls).toEqual([
+      { a: 1, b: 2 },
+      { a: 1, b: 2 },
+    ]);
   });
 
   it("an agent that does not advertise mcpCapabilities.acp: a CapabilityError before anything is sent; a server instance instead of a factory: a ConfigError", async () => {
