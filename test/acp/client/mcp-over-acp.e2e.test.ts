@@ -169,7 +169,7 @@ describe("MCP over ACP: our client ↔ an agent on the official SDK's McpOverAcp
       },
     };
     const session = await client.newSession({ mcpServers: [calc.server, greeter] });
-    expect((await session.prompt("which tools?")).text).toBe("calc: add,hang\ngreeter: greet");
+    expect((await session.prompt("which tools?")).text).toBe("calc: add,slow,hang\ngreeter: greet");
     expect((await session.prompt('tool:{"a":4,"b":5}')).text).toBe("sum=9\nhello #4");
     expect(calc.calls).toEqual([{ a: 4, b: 5 }]);
     // The same server object in a second session: the same registration (one serverId per server and connection).
