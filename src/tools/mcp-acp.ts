@@ -1,6 +1,7 @@
 // An MCP server the ACP client provides over the ACP connection itself (unstable `mcp/message`,
 // MCP 2026-07-28). The ACP SDK's McpOverAcpCaller does the framing and per-request metadata; this
 // only gives the tool bridge the same listTools / callTool surface the MCP SDK's Client has.
+// Loaded when an `acp` server is first connected (it brings in the MCP SDK's schemas).
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolRequest, CallToolResult, ListToolsRequest, ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
 import { CallToolResultSchema, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";

@@ -3,7 +3,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, createStderrLogger, errorMessage } from "../core/index.js";
 import type { Logger } from "../core/index.js";
-import { AcpMcpClient, type McpAcpChannel } from "./mcp-acp.js";
+import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
 import { mcpToolName, sanitizeMcpName, wrapMcpTool, type McpToolClient } from "./mcp-tool.js";
 import type { Tool } from "./types.js";
@@ -148,6 +148,7 @@ async function connectOne(
   let work: Promise<McpTool[]>;
   if (server.transport === "acp") {
     // MCP 2026-07-28 over mcp/message: no handshake, every request carries its own metadata.
+    const { AcpMcpClient } = await import("./mcp-acp.js");
     client = new AcpMcpClient(server.channel, server.serverId);
     work = listAllTools(client, timeoutMs, abort.signal);
   } else {
