@@ -24,6 +24,8 @@ export interface ServeOptions {
   localTools: boolean;
   /** --mcp-startup-timeout: bound on each session MCP server's start-up (ms). */
   mcpStartupTimeoutMs: number;
+  /** --mcp-call-timeout: bound on each MCP tool call, reset by the server's progress (ms). */
+  mcpCallTimeoutMs: number;
   /** --mode: the mode sessions start in (default: implied by --approve). */
   mode: PermissionMode | undefined;
   /** --models (repeatable, comma-separated): further model choices. */
@@ -112,6 +114,9 @@ Options:
                            they are used when offered (unsaved buffers, the editor's terminal)
   --mcp-startup-timeout MS bound on each MCP server's start-up from session/new (default 10000);
                            a server that fails or hangs is skipped with a warning
+  --mcp-call-timeout MS    bound on each MCP tool call, reset by the server's progress
+                           (default 600000); then the call fails with a tool error saying so
+                           (for acp servers the request is cancelled with $/cancel_request)
   --model-timeout MS       budget for getting a model reply going, retries included
                            (default 120000); then the turn ends with an error naming the bound
   --model-connect-timeout MS     request sent → response headers (default 30000)
@@ -169,6 +174,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "log-level": { type: "string" },
         "local-tools": { type: "boolean" },
         "mcp-startup-timeout": { type: "string" },
+        "mcp-call-timeout": { type: "string" },
         mode: { type: "string" },
         models: { type: "string", multiple: true },
         "state-dir": { type: "string" },
@@ -258,6 +264,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     logLevel: logLevel as LogLevel,
     localTools: values["local-tools"] === true,
     mcpStartupTimeoutMs,
+    mcpCallTimeoutMs: positiveInteger(values["mcp-call-timeout"] as string | undefined, 600_000, "--mcp-call-timeout"),
     mode: mode as PermissionMode | undefined,
     models: splitModelSpecs((values.models as string[] | undefined) ?? []),
     stateDir: stateDir === undefined ? undefined : resolve(stateDir),

@@ -7,5 +7,6 @@ export { LineWindow, sliceLines } from "./text-window.js";
 export * from "./policy.js";
 export * from "./builtin/index.js";
 export * from "./mcp.js";
+export type { McpAcpChannel, McpAcpNotification, McpAcpOutcome } from "./mcp-acp.js";
 export type { ProcessGroupStdioTransport, ProcessGroupStdioOptions } from "./mcp-stdio.js";
 export { mcpToolName, sanitizeMcpName } from "./mcp-tool.js";

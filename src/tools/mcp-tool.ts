@@ -25,8 +25,11 @@ export function mcpToolName(server: string, tool: string, taken: ReadonlySet<str
   }
 }
 
+/** What the tool bridge uses of an MCP client: the MCP SDK's Client, or AcpMcpClient for `acp` servers. */
+export type McpToolClient = Pick<Client, "listTools" | "callTool" | "close">;
+
 export interface WrapMcpToolOptions {
-  client: Client;
+  client: McpToolClient;
   server: string;
   tool: McpTool;
   name: string;

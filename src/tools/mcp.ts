@@ -1,18 +1,22 @@
 // The MCP SDK is imported when a server is first connected, not at start-up (it is large).
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, createStderrLogger, errorMessage } from "../core/index.js";
 import type { Logger } from "../core/index.js";
+import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
-import { mcpToolName, sanitizeMcpName, wrapMcpTool } from "./mcp-tool.js";
+import { mcpToolName, sanitizeMcpName, wrapMcpTool, type McpToolClient } from "./mcp-tool.js";
 import type { Tool } from "./types.js";
 
-/** An MCP server to connect to (the same three transports ACP's session/new can hand over). */
+/**
+ * An MCP server to connect to: the transports ACP's session/new can hand over (`acp`: a server
+ * the ACP client provides over the ACP connection itself, reached through `channel`).
+ */
 export type McpServerConfig = (
   | { name: string; transport: "stdio"; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
   | { name: string; transport: "http"; url: string; headers?: Record<string, string> }
   | { name: string; transport: "sse"; url: string; headers?: Record<string, string> }
+  | { name: string; transport: "acp"; serverId: string; channel: McpAcpChannel }
 ) & {
   /** Overrides McpConnectOptions.startupTimeoutMs for this server. */
   startupTimeoutMs?: number;
@@ -40,8 +44,9 @@ export interface McpServerFailure {
 
 interface Connection {
   name: string;
-  client: Client;
-  transport: Transport;
+  client: McpToolClient;
+  /** None for `acp` servers: they ride on the ACP connection. */
+  transport: Transport | undefined;
 }
 
 /**
@@ -137,14 +142,25 @@ async function connectOne(
   timeoutMs: number,
   shutdowns: Array<Promise<void>>,
 ): Promise<{ connection: Connection; listed: McpTool[] }> {
-  const transport = await createTransport(server, options, logger);
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const client = new Client(options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" }, { capabilities: {} });
+  let transport: Transport | undefined;
+  let client: McpToolClient;
   const abort = new AbortController();
-  const work = (async () => {
-    await client.connect(transport, { timeout: timeoutMs, signal: abort.signal });
-    return listAllTools(client, timeoutMs, abort.signal);
-  })();
+  let work: Promise<McpTool[]>;
+  if (server.transport === "acp") {
+    // MCP 2026-07-28 over mcp/message: no handshake, every request carries its own metadata.
+    const { AcpMcpClient } = await import("./mcp-acp.js");
+    client = new AcpMcpClient(server.channel, server.serverId);
+    work = listAllTools(client, timeoutMs, abort.signal);
+  } else {
+    const connected = (transport = await createTransport(server, options, logger));
+    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+    const sdkClient = new Client(options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" }, { capabilities: {} });
+    client = sdkClient;
+    work = (async () => {
+      await sdkClient.connect(connected, { timeout: timeoutMs, signal: abort.signal });
+      return listAllTools(sdkClient, timeoutMs, abort.signal);
+    })();
+  }
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`did not start within ${timeoutMs} ms`)), timeoutMs);
@@ -178,7 +194,7 @@ function abortError(signal: AbortSignal | undefined): Error {
   return error;
 }
 
-async function listAllTools(client: Client, timeoutMs: number, signal: AbortSignal): Promise<McpTool[]> {
+async function listAllTools(client: McpToolClient, timeoutMs: number, signal: AbortSignal): Promise<McpTool[]> {
   const tools: McpTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
@@ -190,7 +206,7 @@ async function listAllTools(client: Client, timeoutMs: number, signal: AbortSign
   return tools;
 }
 
-async function createTransport(server: McpServerConfig, options: McpConnectOptions, logger: Logger): Promise<Transport> {
+async function createTransport(server: Exclude<McpServerConfig, { transport: "acp" }>, options: McpConnectOptions, logger: Logger): Promise<Transport> {
   switch (server.transport) {
     case "stdio": {
       const { ProcessGroupStdioTransport } = await import("./mcp-stdio.js");
@@ -215,16 +231,24 @@ async function createTransport(server: McpServerConfig, options: McpConnectOptio
 }
 
 function describe(server: McpServerConfig): string {
-  return server.transport === "stdio" ? `(stdio: ${server.command})` : `(${server.transport}: ${server.url})`;
+  switch (server.transport) {
+    case "stdio":
+      return `(stdio: ${server.command})`;
+    case "acp":
+      return `(acp: served by the ACP client)`;
+    default:
+      return `(${server.transport}: ${server.url})`;
+  }
 }
 
 async function closeConnection(connection: Connection): Promise<void> {
   // Streamable HTTP: tell the server the session is over (bounded; a dead server must not stall close).
-  const transport = connection.transport as Transport & { terminateSession?: () => Promise<void> };
+  const transport = connection.transport as (Transport & { terminateSession?: () => Promise<void> }) | undefined;
+  if (transport === undefined) return connection.client.close().catch(() => {});
   if (typeof transport.terminateSession === "function" && transport.sessionId !== undefined) {
     const ended = transport.terminateSession().catch(() => {});
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   }
   await connection.client.close().catch(() => {});
-  await connection.transport.close().catch(() => {});
+  await transport.close().catch(() => {});
 }

@@ -1,19 +1,20 @@
 import type { McpServer, McpCapabilities } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk";
 import type { Logger } from "../../core/index.js";
-import type { McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
+import type { McpAcpChannel, McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
 import { McpToolSource, sanitizeMcpName } from "../../tools/index.js";
 
-/** Which MCP transports an agent advertises (stdio is always supported). */
-export type AcpMcpTransports = Required<Pick<McpCapabilities, "http" | "sse">>;
+/** Which MCP transports an agent advertises (stdio is always supported; `acp` is unstable MCP-over-ACP). */
+export type AcpMcpTransports = Required<Pick<McpCapabilities, "http" | "sse">> & { acp: boolean };
 
 /**
  * Turns the `mcpServers` of session/new, load or resume into server configs, or throws
  * `-32602` for an invalid list: a missing or duplicate name, two names that would share a tool
- * prefix, a stdio entry without a command, an http/sse entry without an http(s) URL, or a
- * transport the agent did not advertise. Call it before doing anything else with the request.
+ * prefix, a stdio entry without a command, an http/sse entry without an http(s) URL, an acp
+ * entry without a serverId, or a transport the agent did not advertise. Call it before doing
+ * anything else with the request. `channel`: the connection's way to `acp` servers.
  */
-export function mcpServerConfigs(servers: readonly McpServer[] | undefined, transports: AcpMcpTransports): McpServerConfig[] {
+export function mcpServerConfigs(servers: readonly McpServer[] | undefined, transports: AcpMcpTransports, channel?: McpAcpChannel): McpServerConfig[] {
   if (servers === undefined) return [];
   if (!Array.isArray(servers)) throw invalid("mcpServers must be an array", {});
   const configs: McpServerConfig[] = [];
@@ -28,12 +29,19 @@ export function mcpServerConfigs(servers: readonly McpServer[] | undefined, tran
     if (other === name) throw invalid(`two MCP servers are named "${name}"; names must be unique in a session`, { index, name });
     if (other !== undefined) throw invalid(`MCP servers "${other}" and "${name}" would share the tool prefix "${prefix}__"; rename one`, { index, name });
     byPrefix.set(prefix, name);
-    configs.push(configFor(server, name, field, index, transports));
+    configs.push(configFor(server, name, field, index, transports, channel));
   });
   return configs;
 }
 
-function configFor(server: McpServer, name: string, field: string, index: number, transports: AcpMcpTransports): McpServerConfig {
+function configFor(server: McpServer, name: string, field: string, index: number, transports: AcpMcpTransports, channel: McpAcpChannel | undefined): McpServerConfig {
+  // `acp` is only in the unstable schema: read it off the untyped entry.
+  const acpEntry = server as { type?: unknown; serverId?: unknown };
+  if (acpEntry.type === "acp") {
+    if (!transports.acp || channel === undefined) throw invalid(`${field} ("${name}") uses the acp transport, which this agent does not advertise`, { index, name });
+    if (typeof acpEntry.serverId !== "string" || acpEntry.serverId.length === 0) throw invalid(`${field} ("${name}") needs a non-empty serverId`, { index, name });
+    return { name, transport: "acp", serverId: acpEntry.serverId, channel };
+  }
   if ("type" in server && (server.type === "http" || server.type === "sse")) {
     if (!transports[server.type]) throw invalid(`${field} ("${name}") uses the ${server.type} transport, which this agent does not advertise`, { index, name });
     if (typeof server.url !== "string" || !isHttpUrl(server.url)) throw invalid(`${field} ("${name}") needs an http(s) url`, { index, name });
@@ -77,6 +85,8 @@ export interface SessionMcpOptions {
   logger: Logger;
   /** Bound on each server's start-up (connect + list tools). Default 10 000 ms. */
   startupTimeoutMs?: number;
+  /** Bound on one tool call, reset by the server's progress notifications. Default 600 000 ms. */
+  callTimeoutMs?: number;
   clientInfo?: { name: string; version: string };
   /** Aborting (the client cancelled the request opening the session) stops the start-up. */
   signal?: AbortSignal;
@@ -102,6 +112,7 @@ export async function startSessionMcpServers(configs: readonly McpServerConfig[]
     logger: options.logger,
     cwd: options.cwd,
     ...(options.startupTimeoutMs !== undefined ? { startupTimeoutMs: options.startupTimeoutMs } : {}),
+    ...(options.callTimeoutMs !== undefined ? { callTimeoutMs: options.callTimeoutMs } : {}),
     clientInfo: options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" },
     ...(options.signal ? { signal: options.signal } : {}),
   });

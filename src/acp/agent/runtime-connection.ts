@@ -19,6 +19,7 @@ import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
 import type { AcpProviders } from "./providers.js";
 import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
+import type { McpAcpChannel } from "../../tools/index.js";
 import { checkPathField } from "./path-params.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
@@ -67,12 +68,15 @@ export class AcpConnectionState implements LifecycleHost {
   /** The auth status this connection last saw or sent (auth/status_update only on a change). */
   #authState: string | undefined;
   #closing = false;
+  /** MCP over ACP: this connection's caller of the client's `acp` MCP servers (when advertised). */
+  readonly #mcpCaller: acp.McpOverAcpCaller | undefined;
 
   constructor(settings: RuntimeSettings, totalSessions: () => number, refusal: () => string | undefined = () => undefined) {
     this.#settings = settings;
     this.#totalSessions = totalSessions;
     this.#refusal = refusal;
     this.#lifecycle = new ConnectionLifecycle(settings.lifecycle, this, settings.logger);
+    if (settings.mcpTransports.acp) this.#mcpCaller = new acp.McpOverAcpCaller({ clientInfo: { name: settings.integration.name, version: settings.integration.version } });
   }
 
   get sessionCount(): number {
@@ -151,6 +155,8 @@ export class AcpConnectionState implements LifecycleHost {
         });
     }
     if (this.#authStatus() !== undefined) app.onRequest(acp.methods.agent.auth.status, () => ({ ...this.#authStatus()! }));
+    // Progress of an MCP request over ACP comes back as mcp/message notifications.
+    if (this.#mcpCaller) app.onNotification(acp.methods.agent.mcp.message, this.#mcpCaller.handleNotification);
     return this.#lifecycle.register(app);
   }
 
@@ -183,7 +189,8 @@ export class AcpConnectionState implements LifecycleHost {
       agentCapabilities: {
         loadSession: this.#lifecycle.loadSession,
         promptCapabilities: { ...promptCapabilities },
-        mcpCapabilities: { ...this.#settings.mcpTransports },
+        // `acp` (unstable) only when on: a stable client never sees the unknown key.
+        mcpCapabilities: { http: this.#settings.mcpTransports.http, sse: this.#settings.mcpTransports.sse, ...(this.#settings.mcpTransports.acp ? { acp: true } : {}) },
         sessionCapabilities: { close: {}, additionalDirectories: {}, ...this.#lifecycle.sessionCapabilities() },
         ...(this.#providers() ? { providers: {} } : {}),
         ...(this.#settings.authentication.logout || this.#authStatus() !== undefined
@@ -229,7 +236,7 @@ export class AcpConnectionState implements LifecycleHost {
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
     // Servers of an unknown type (e.g. unstable `acp`) are refused there with -32602.
     const mcpServers = params.mcpServers as StableMcpServer[];
-    const mcpConfigs = mcpServerConfigs(mcpServers, this.#settings.mcpTransports);
+    const mcpConfigs = mcpServerConfigs(mcpServers, this.#settings.mcpTransports, this.#mcpChannel());
     if (this.#closing) throw acp.RequestError.invalidRequest(undefined, "the agent is shutting down");
     const refusal = this.#refusal();
     if (refusal !== undefined) throw acp.RequestError.invalidRequest(undefined, refusal);
@@ -300,6 +307,21 @@ export class AcpConnectionState implements LifecycleHost {
     // model's libraries so the first prompt does not wait for them; start-up itself stays lazy.
     setImmediate(() => started.driver.model.preload?.());
     return { sessionId: acpSessionId, ...state };
+  }
+
+  /** The way to the client's `acp` MCP servers: `mcp/message` through the SDK's caller. */
+  #mcpChannel(): McpAcpChannel | undefined {
+    const caller = this.#mcpCaller;
+    if (!caller) return undefined;
+    return {
+      request: (serverId, method, params, options) => {
+        const context = this.#context;
+        if (!context) return Promise.reject(acp.RequestError.invalidRequest(undefined, "initialize first"));
+        // The SDK waits for the client's answer even after $/cancel_request; stop waiting at once.
+        const answer = caller.request(context, serverId, method, params, options);
+        return raceAbort(answer, options.signal);
+      },
+    };
   }
 
   /** -32000 (auth required) while the configured credentials are missing. */
@@ -378,6 +400,17 @@ function checkDirectory(path: string, field: string): string {
   const stat = statSync(path, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw acp.RequestError.invalidParams({ [field]: path }, `${field} "${path}" is not an existing directory`);
   return path;
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise is still observed). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  promise.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    void promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 function delay(ms: number): Promise<void> {

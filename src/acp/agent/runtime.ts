@@ -132,7 +132,7 @@ export class AcpHeadlessRuntimeBuilder {
   #logger: Logger | undefined;
   #closeTimeoutMs = 5_000;
   #clientRequestTimeoutMs = DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
-  #mcpTransports: AcpMcpTransports = { http: false, sse: false };
+  #mcpTransports: AcpMcpTransports = { http: false, sse: false, acp: false };
   #authentication: AcpAuthentication = noAuthentication();
   #store: SessionStore | undefined;
   #leases: SessionLeases | undefined;
@@ -186,8 +186,10 @@ export class AcpHeadlessRuntimeBuilder {
   /**
    * MCP transports to advertise besides stdio (default none). Advertise only what your factory
    * starts, e.g. with `startSessionMcpServers`; session/new refuses the others with -32602.
+   * `acp` (unstable MCP-over-ACP, `mcp/message`) is advertised only while the unstable feature
+   * `mcpAcp` is on; its servers reach the factory as `mcpServerConfigs` with a channel.
    */
-  mcpTransports(transports: { http?: boolean; sse?: boolean }): this {
+  mcpTransports(transports: { http?: boolean; sse?: boolean; acp?: boolean }): this {
     this.#mcpTransports = { ...this.#mcpTransports, ...transports };
     return this;
   }
@@ -266,7 +268,7 @@ export class AcpHeadlessRuntimeBuilder {
       logger: this.#logger ?? this.#integration.logger,
       closeTimeoutMs: this.#closeTimeoutMs,
       clientRequestTimeoutMs: this.#clientRequestTimeoutMs,
-      mcpTransports: { ...this.#mcpTransports },
+      mcpTransports: { ...this.#mcpTransports, acp: this.#mcpTransports.acp && this.#unstable.mcpAcp },
       authentication: this.#authentication,
       lifecycle: lifecycleSettings({
         store: this.#store,

@@ -10,6 +10,8 @@ export interface ServeSessionServices {
   localTools: boolean;
   /** `--mcp-startup-timeout`: bound on each MCP server's start-up. */
   mcpStartupTimeoutMs: number;
+  /** `--mcp-call-timeout`: bound on each MCP tool call (reset by progress). */
+  mcpCallTimeoutMs: number;
 }
 
 /**
@@ -34,17 +36,18 @@ export function sessionOperations(context: AcpAgentFactoryContext, services: Ser
   return ops;
 }
 
-/** The session's MCP servers (stdio, http, sse), started with a bounded start-up; failures become warnings. */
+/** The session's MCP servers (stdio, http, sse, acp), started with a bounded start-up; failures become warnings. */
 export async function sessionMcpServers(
   context: AcpAgentFactoryContext,
   services: ServeSessionServices,
   logger: Logger,
 ): Promise<SessionMcpServers & { warnings: string[] }> {
-  const configs = context.mcpServerConfigs ?? mcpServerConfigs(context.mcpServers, { http: true, sse: true });
+  const configs = context.mcpServerConfigs ?? mcpServerConfigs(context.mcpServers, { http: true, sse: true, acp: false });
   const started = await startSessionMcpServers(configs, {
     cwd: context.cwd,
     logger,
     startupTimeoutMs: services.mcpStartupTimeoutMs,
+    callTimeoutMs: services.mcpCallTimeoutMs,
     clientInfo: { name: "agentkit-acp", version: "serve" },
     ...(context.signal ? { signal: context.signal } : {}),
   });

@@ -72,7 +72,11 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     env,
     logger,
   );
-  const services: ServeSessionServices = { localTools: options.localTools ?? false, mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? 10_000 };
+  const services: ServeSessionServices = {
+    localTools: options.localTools ?? false,
+    mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? 10_000,
+    mcpCallTimeoutMs: options.mcpCallTimeoutMs ?? 600_000,
+  };
   const initialMode = initialModeFor(approve, options.mode);
   const integration = AcpIntegration.builder()
     .name("agentkit-acp")
@@ -90,8 +94,9 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .logger(logger)
     // Advertise only what the model takes; embedded text resources always become text.
     .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })
-    // Client-provided services: http/sse MCP servers per session, and the model's key from the environment.
-    .mcpTransports({ http: true, sse: true })
+    // Client-provided services: http/sse MCP servers per session, MCP servers the client serves
+    // over the ACP connection itself (unstable `acp`), and the model's key from the environment.
+    .mcpTransports({ http: true, sse: true, acp: true })
     .authentication(models.primary.authentication)
     // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
     .sessionStore(state.sessions)

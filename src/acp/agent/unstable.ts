@@ -18,16 +18,18 @@ export interface AcpUnstableFeatures {
   authStatus: boolean;
   /** `providers/list`, `set`, `disable` (when the runtime has `.providers(…)`). */
   providers: boolean;
+  /** MCP over ACP: `acp` MCP servers in session/new reached through `mcp/message` (when `.mcpTransports({ acp: true })`). */
+  mcpAcp: boolean;
 }
 
-export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus", "providers"];
+export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus", "providers", "mcpAcp"];
 
 export function resolveUnstableFeatures(value: boolean | Partial<AcpUnstableFeatures> = true): AcpUnstableFeatures {
-  if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value, authStatus: value, providers: value };
+  if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value, authStatus: value, providers: value, mcpAcp: value };
   for (const key of Object.keys(value)) {
     if (!UNSTABLE_FEATURES.includes(key as keyof AcpUnstableFeatures)) throw new ConfigError(`unknown unstable feature "${key}" (known: ${UNSTABLE_FEATURES.join(", ")})`);
   }
-  return { fork: value.fork ?? true, title: value.title ?? true, status: value.status ?? true, archive: value.archive ?? true, authStatus: value.authStatus ?? true, providers: value.providers ?? true };
+  return { fork: value.fork ?? true, title: value.title ?? true, status: value.status ?? true, archive: value.archive ?? true, authStatus: value.authStatus ?? true, providers: value.providers ?? true, mcpAcp: value.mcpAcp ?? true };
 }
 
 /** Title given by a client: whitespace collapsed, at most 200 characters; undefined when empty. */

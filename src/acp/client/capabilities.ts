@@ -32,7 +32,7 @@ export function requireAdditionalDirectories(caps: acp.AgentCapabilities | undef
   }
 }
 
-/** stdio MCP servers are always allowed; http / sse only when the agent advertised them. */
+/** stdio MCP servers are always allowed; http / sse / acp (MCP over ACP) only when the agent advertised them. */
 export function validateMcpServers(caps: acp.AgentCapabilities | undefined, method: string, servers: acp.McpServer[]): void {
   for (const server of servers) {
     const type = "type" in server ? server.type : "stdio";
@@ -42,7 +42,10 @@ export function validateMcpServers(caps: acp.AgentCapabilities | undefined, meth
     if (type === "sse" && caps?.mcpCapabilities?.sse !== true) {
       throw new CapabilityError(method, "mcpCapabilities.sse", `MCP server "${server.name}" uses the sse transport`);
     }
-    if (type !== "http" && type !== "sse" && type !== "stdio") {
+    if (type === "acp" && caps?.mcpCapabilities?.acp !== true) {
+      throw new CapabilityError(method, "mcpCapabilities.acp", `MCP server "${server.name}" uses the acp transport (MCP over ACP)`);
+    }
+    if (type !== "http" && type !== "sse" && type !== "stdio" && type !== "acp") {
       throw new CapabilityError(method, `mcpCapabilities.${String(type)}`, `MCP server "${server.name}" uses an unknown transport`);
     }
   }

@@ -6,6 +6,7 @@ import { AuthenticationRequiredError, ClientClosedError, type AgentConnectionErr
 import { hostCapabilities, registerHostHandlers } from "./host-bridge.js";
 import type { HostSessionInfo } from "./host-services.js";
 import { Link, type RequestOptions } from "./link.js";
+import { InProcessMcpServers, type SessionMcpServer } from "./mcp-over-acp.js";
 import type { RemoteAgent } from "./remote.js";
 import { ClientPermissionPolicy } from "./permissions.js";
 import { recoverSessions } from "./recovery.js";
@@ -17,8 +18,12 @@ export interface SessionOptions {
   /** Absolute; defaults to the config's cwd. */
   cwd?: string;
   additionalDirectories?: string[];
-  /** Defaults to the config's MCP servers. */
-  mcpServers?: acp.McpServer[];
+  /**
+   * Defaults to the config's MCP servers. Besides stdio/http/sse declarations, in-process
+   * servers `{ name, server: () => McpServer }` (official MCP SDK), served over the ACP
+   * connection when the agent advertises `mcpCapabilities.acp` (MCP over ACP, unstable).
+   */
+  mcpServers?: SessionMcpServer[];
   signal?: AbortSignal;
   /**
    * A session listener attached before anything is delivered, so it also sees updates sent
@@ -60,6 +65,8 @@ export class AcpClient {
   readonly #authListeners = new Set<(status: acp.AuthStatusUpdateNotification) => void>();
   /** A `url` agent's cookies (balancer affinity), kept across reconnects. */
   #cookies: AcpCookieStore | undefined;
+  /** In-process MCP servers offered over the ACP connection (MCP over ACP). */
+  readonly #mcp = new InProcessMcpServers();
 
   private constructor(config: AcpAgentConfig, policy: ClientPermissionPolicy) {
     this.config = config;
@@ -140,7 +147,7 @@ export class AcpClient {
   }
 
   async newSession(options: SessionOptions = {}): Promise<AcpSession> {
-    const { cwd, additionalDirectories, mcpServers } = this.#sessionParams(options, "session/new");
+    const { cwd, additionalDirectories, mcpServers } = await this.#sessionParams(options, "session/new");
     let response: acp.NewSessionResponse;
     try {
       response = await this.request(acp.methods.agent.session.new, { cwd, additionalDirectories, mcpServers }, { signal: options.signal });
@@ -204,7 +211,7 @@ export class AcpClient {
    */
   async forkSession(sessionId: string, options: SessionOptions = {}): Promise<AcpSession> {
     requireCapability(this.agentCapabilities, "session/fork");
-    const { cwd, additionalDirectories, mcpServers } = this.#sessionParams(options, "session/fork");
+    const { cwd, additionalDirectories, mcpServers } = await this.#sessionParams(options, "session/fork");
     const response = await this.request(acp.methods.agent.session.fork, { sessionId, cwd, additionalDirectories, mcpServers }, { signal: options.signal });
     if (!response || typeof response.sessionId !== "string") throw new Error("the agent answered session/fork without a sessionId");
     return this.#adopt(response, { cwd, additionalDirectories, mcpServers }, options);
@@ -309,6 +316,7 @@ export class AcpClient {
     this.#closing ??= (async () => {
       this.#dead ??= new ClientClosedError();
       await this.#link.close(new ClientClosedError());
+      await this.#mcp.close();
       await this.config.hostServices?.terminal?.dispose().catch((e: unknown) => this.logger.warn("terminal dispose failed", { error: String(e) }));
     })();
     return this.#closing;
@@ -339,6 +347,7 @@ export class AcpClient {
       return session.handlePermission(params, signal);
     });
     registerHostHandlers(app, this.config.hostServices, (id) => this.#sessions.get(id)?.info);
+    this.#mcp.serve(app);
     const elicitation = this.config.elicitation;
     if (elicitation) {
       app.onRequest(acp.methods.client.elicitation.create, async ({ params, signal }) => {
@@ -355,6 +364,7 @@ export class AcpClient {
       remote = new Remote({ ...this.config, url: this.config.url }, this.#cookies);
     }
     const link = new Link(this.config, this.timeouts, this.logger, app, remote);
+    this.#mcp.attach(link.connection.agent);
     try {
       const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation: { form: {} } } : {}) };
       await link.initialize(this.config, this.timeouts, capabilities);
@@ -379,18 +389,18 @@ export class AcpClient {
     this.#earlyCount += 1;
   }
 
-  #sessionParams(options: SessionOptions, method: string): { cwd: string; additionalDirectories: string[]; mcpServers: acp.McpServer[] } {
+  async #sessionParams(options: SessionOptions, method: string): Promise<{ cwd: string; additionalDirectories: string[]; mcpServers: acp.McpServer[] }> {
     const cwd = options.cwd ?? this.config.cwd;
     const additionalDirectories = options.additionalDirectories ?? this.config.additionalDirectories ?? [];
-    const mcpServers = options.mcpServers ?? this.config.mcpServers ?? [];
     validateConfig({ ...this.config, cwd, additionalDirectories });
     requireAdditionalDirectories(this.agentCapabilities, method, additionalDirectories);
+    const mcpServers = await this.#mcp.declare(options.mcpServers ?? this.config.mcpServers ?? [], this.agentCapabilities, method);
     validateMcpServers(this.agentCapabilities, method, mcpServers);
     return { cwd, additionalDirectories, mcpServers };
   }
 
   async #attach(method: "session/load" | "session/resume", sessionId: string, options: SessionOptions): Promise<AcpSession> {
-    const { cwd, additionalDirectories, mcpServers } = this.#sessionParams(options, method);
+    const { cwd, additionalDirectories, mcpServers } = await this.#sessionParams(options, method);
     // Registered first so that replayed updates (and permission requests) find the session.
     const existing = this.#sessions.get(sessionId);
     const session = existing ?? this.#register({ sessionId, cwd, additionalDirectories }, {});

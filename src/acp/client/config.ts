@@ -1,3 +1,4 @@
+import type { SessionMcpServer } from "./mcp-over-acp.js";
 import { isAbsolute } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { ConfigError } from "../../core/errors.js";
@@ -77,8 +78,8 @@ export interface AcpAgentConfig {
   env?: Record<string, string>;
   /** Start from this process's environment (default true). */
   inheritEnv?: boolean;
-  /** MCP servers handed to every session/new, load and resume. */
-  mcpServers?: acp.McpServer[];
+  /** MCP servers handed to every session/new, load and resume (in-process ones too: see `SessionOptions.mcpServers`). */
+  mcpServers?: SessionMcpServer[];
   /** Further workspace roots for sessions (needs `sessionCapabilities.additionalDirectories`). */
   additionalDirectories?: string[];
   /** File-system / terminal services offered to the agent; nothing is offered by default. */

@@ -10,6 +10,7 @@ export {
 export type { AcpAgentConfig, AcpElicitationHandler, AcpReconnectOptions, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
 export { AFFINITY_COOKIE, isAgentUrl } from "./remote-url.js";
 export { describeCommand } from "./config.js";
+export type { AcpInProcessMcpServer, SessionMcpServer } from "./mcp-over-acp.js";
 export type {
   AcpSessionEvent,
   ContextUsage,

@@ -85,6 +85,19 @@ export const unstableChecks: readonly ConformanceCheck[] = [
     fix: "Answer providers/list with {providers: [{providerId, supported, required, current}]}, or stop advertising providers.",
   },
   {
+    id: "mcp.acp",
+    group: "mcp",
+    severity: "must",
+    title: "an MCP server the client serves over the ACP connection (mcpCapabilities.acp advertised) is reached with valid mcp/message requests",
+    spec: acpSchema(
+      "schema.unstable.json",
+      "McpServerAcp",
+      "ACP transport configuration for MCP. The MCP server is provided by an ACP component and communicates over the ACP channel using `mcp/message`.",
+      `${UNSTABLE} McpCapabilities.acp: "Agent supports \`acp\` MCP servers." The probe is an @modelcontextprotocol/server McpServer served through the SDK's McpOverAcpProvider; it counts a request the MCP SDK answered with a result.`,
+    ),
+    fix: "Call the server's tools through mcp/message (the SDK's McpOverAcpCaller adds the MCP 2026-07-28 metadata), or stop advertising mcpCapabilities.acp.",
+  },
+  {
     id: "rpc.cancel-request",
     group: "json-rpc",
     severity: "info",

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
+import { McpOverAcpProvider, type McpMessageRequestContext } from "@agentclientprotocol/sdk/unstable";
 import { livePidsInGroup, processGroupAlive, settledWithin, terminateProcessGroup, trackProcessGroup } from "../../core/process-group.js";
 import { pullStream } from "../../acp/client/pull-stream.js";
 import type { ExitInfo } from "../../acp/client/process.js";
@@ -130,6 +131,8 @@ export class WireAgent {
   readonly leaderExited: Promise<WireExit>;
   /** How permission requests are answered; checks swap it for the duration of a turn. */
   permission: RecordedPermissionAnswer = rejectOrCancel;
+  /** MCP servers a check serves over this connection (MCP over ACP); unknown server ids get -33001. */
+  readonly mcp = new McpOverAcpProvider();
   readonly #child: ChildProcess;
   readonly #log: WireLog;
   readonly #stderrTail: string[];
@@ -167,7 +170,10 @@ export class WireAgent {
     const app = acp
       .client({ name: "agentkit-acp check" })
       .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => this.permission(params, signal))
-      .onRequest("*", ({ method }) => {
+      .onRequest("*", (context) => {
+        const { method } = context;
+        // MCP over ACP (unstable, so not in the stable SDK's method table): served by `mcp`.
+        if (method === "mcp/message") return this.mcp.handleRequest(context as unknown as McpMessageRequestContext);
         // Extension methods (`_vendor/…`) may be probed freely; ACP methods need a capability.
         if (!method.startsWith("_")) this.unexpectedCalls.push(method);
         throw acp.RequestError.methodNotFound(method);

@@ -114,6 +114,24 @@ describe("initialize advertises exactly what is implemented, and each advertised
     expect(() => AcpHeadlessRuntime.builder().unstable({ forks: true } as never)).toThrow(/unknown unstable feature "forks"/);
   });
 
+  it("MCP over ACP: `acp` advertised only when the factory takes it (mcpTransports) and the unstable feature is on; otherwise an acp server is refused with -32602", async () => {
+    const dir = tempDir();
+    const on = startInMemory({ scripts: [], mcpTransports: { acp: true } });
+    const off = startInMemory({ scripts: [], mcpTransports: { acp: true }, unstable: { mcpAcp: false } });
+    const none = startInMemory({ scripts: [] });
+    cleanups.push(() => dir.remove(), () => on.close(), () => off.close(), () => none.close());
+    expect(advertised((await initialize(on.agent)).agentCapabilities!).filter((c) => c.startsWith("mcpCapabilities."))).toEqual(["mcpCapabilities.acp"]);
+    for (const env of [off, none]) {
+      const caps = (await initialize(env.agent)).agentCapabilities!;
+      expect(caps.mcpCapabilities).toEqual({ http: false, sse: false });
+      const declaration = { type: "acp", name: "tools", serverId: "s1" } as unknown as acp.McpServer;
+      await expect(env.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [declaration] })).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining("uses the acp transport, which this agent does not advertise"),
+      });
+    }
+  });
+
   it("advertised but not supported by the session's model → still refused with -32602", async () => {
     const env = startInMemory({ scripts: [[script.text("x")]], promptCapabilities: { image: true } });
     const dir = tempDir();
@@ -142,11 +160,13 @@ describe("initialize advertises exactly what is implemented, and each advertised
       },
     );
     const init = await env.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-    // http/sse MCP servers are exercised against serve in test/acp/agent/mcp-servers.e2e.test.ts.
+    // http/sse MCP servers are exercised against serve in test/acp/agent/mcp-servers.e2e.test.ts,
+    // acp (MCP over ACP) in test/acp/agent/mcp-over-acp.e2e.test.ts and test/acp/client/mcp-over-acp.e2e.test.ts.
     // Durable sessions are exercised in depth in test/acp/agent/lifecycle/; here each one once.
     expect(advertised(init.agentCapabilities!)).toEqual([
       "auth.status",
       "loadSession",
+      "mcpCapabilities.acp",
       "mcpCapabilities.http",
       "mcpCapabilities.sse",
       "promptCapabilities.embeddedContext",

@@ -23,6 +23,7 @@ export interface AgentSetup {
   maxSessions?: number;
   store?: SessionStore;
   unstable?: Parameters<AcpHeadlessRuntimeBuilder["unstable"]>[0];
+  mcpTransports?: Parameters<AcpHeadlessRuntimeBuilder["mcpTransports"]>[0];
 }
 
 /** An in-memory runtime with scripted models, served to a recording SDK client over ndjson pipes. */
@@ -52,6 +53,7 @@ export function startInMemory(setup: AgentSetup) {
   if (setup.maxSessions) runtimeBuilder.maxSessions(setup.maxSessions);
   if (setup.store) runtimeBuilder.sessionStore(setup.store);
   if (setup.unstable !== undefined) runtimeBuilder.unstable(setup.unstable);
+  if (setup.mcpTransports) runtimeBuilder.mcpTransports(setup.mcpTransports);
   const runtime: AcpHeadlessRuntime = runtimeBuilder.build();
   return { runtime, integration, models, ...serveInMemory(runtime) };
 }

@@ -66,7 +66,7 @@ describe("MCP servers from session/new (serve)", () => {
       call("fixture__status", {}),
       echo,
     ]);
-    expect(client.agentCapabilities.mcpCapabilities).toEqual({ http: true, sse: true });
+    expect(client.agentCapabilities.mcpCapabilities).toEqual({ http: true, sse: true, acp: true });
     const session = await client.newSession({
       mcpServers: [
         stdio("fixture", { spawnChild: true }),

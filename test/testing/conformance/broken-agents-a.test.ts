@@ -31,6 +31,7 @@ describe("conformance suite against a conformant agent and one that behaves as t
     expect(report.ok).toBe(true);
     // The fixture advertises none of the unstable methods: each is skipped, naming its capability.
     expect(ids(report, "skip")).toEqual([
+      "mcp.acp",
       "mcp.http",
       "mcp.sse",
       "prompt.audio",

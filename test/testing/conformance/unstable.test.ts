@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { bin, check, fixtureAgent, result, tempDir } from "./helpers.js";
 
 const UNSTABLE = ["unstable.session-status", "unstable.session-set-title", "unstable.session-fork", "unstable.session-archive"];
-const ALL = [...UNSTABLE, "unstable.auth-status", "rpc.cancel-request"];
+const ALL = [...UNSTABLE, "unstable.auth-status", "rpc.cancel-request", "mcp.acp"];
 const unstableAgent = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
+const mcpAcpAgent = new URL("../../fixtures/agents/mcp-acp-agent.mjs", import.meta.url).pathname;
 
 describe("conformance: the unstable session methods", () => {
   it("agentkit-acp serve advertises them all and passes each", async () => {
@@ -11,6 +12,19 @@ describe("conformance: the unstable session methods", () => {
     for (const id of UNSTABLE) expect(result(report, id).status, `${id}: ${result(report, id).detail}`).toBe("pass");
     expect(result(report, "rpc.cancel-request")).toMatchObject({ status: "pass", detail: "answered -32800 Request cancelled" });
     expect(result(report, "unstable.auth-status")).toMatchObject({ status: "pass", detail: 'state "not_required", the same twice' });
+    // serve lists an acp server's tools when the session opens.
+    expect(result(report, "mcp.acp")).toMatchObject({ status: "pass", detail: "the MCP server served over the ACP connection was connected after session/new" });
+  }, 120_000);
+
+  it("mcp.acp: an agent on the official SDK's McpOverAcpCaller passes (it calls the server during the first prompt); one that advertises mcpCapabilities.acp and never calls it fails", async () => {
+    const good = await check({ command: process.execPath, args: [mcpAcpAgent], only: ["mcp.acp"] });
+    expect(result(good, "mcp.acp")).toMatchObject({ status: "pass", detail: "the MCP server served over the ACP connection was connected during the first prompt turn" });
+    const broken = await check({ command: process.execPath, args: [unstableAgent, "--advertise-mcp-acp"], only: ["mcp.acp"], timeoutMs: 3_000 });
+    expect(result(broken, "mcp.acp")).toMatchObject({ status: "fail", severity: "must" });
+    expect(result(broken, "mcp.acp").detail).toContain("was never contacted");
+    expect(broken.summary.violations).toEqual(["mcp.acp"]);
+    const skipped = await check({ command: process.execPath, args: [unstableAgent], skipPrompts: true, only: ["mcp.acp"] });
+    expect(result(skipped, "mcp.acp")).toMatchObject({ status: "skip", detail: "mcpCapabilities.acp is not advertised" });
   }, 120_000);
 
   it("providers/list against serve with a remote provider", async () => {
