@@ -11,6 +11,8 @@ const layers = {
   loop: ["store", "acp", "cli", "testing"],
   // The store sits on core: the persisted transcript shape (LoopSnapshot) is a core type.
   store: ["model", "tools", "loop", "acp", "cli", "testing"],
+  // Shape conversions v1 <-> v2 draft, shared by both bridges: wire types only.
+  "acp/v2": ["model", "tools", "loop", "store", "acp/agent", "acp/client", "acp/delegation", "cli", "testing", "inspect"],
   "acp/agent": ["acp/client", "acp/delegation", "cli", "testing"],
   "acp/client": ["acp/agent", "acp/delegation", "store", "cli", "testing"],
   "acp/delegation": ["acp/agent", "store", "cli", "testing"],

@@ -7,6 +7,7 @@ import { permissionModes } from "../tools/index.js";
 import { parsePostgresUrl } from "../store/postgres/url.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
+import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { UsageError } from "./usage.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
@@ -57,6 +58,8 @@ export interface ServeOptions {
   maxConnections: number;
   /** --drain-timeout: on SIGTERM, how long running turns may go on (ms, with --listen). */
   drainTimeoutMs: number;
+  /** --protocol: ACP versions served (v1 | v2 | auto). */
+  protocol: AcpProtocolChoice;
 }
 
 export interface ListenAddress {
@@ -135,6 +138,9 @@ Options:
                            fails that tool call with a clear message and the turn goes on.
                            A command's own timeout is kept however slow the editor is;
                            permission questions wait for the human (cancel ends them)
+  --protocol v1|v2|auto    ACP versions served (default v1). auto: the v2 draft to a client whose
+                           initialize asks for 2, v1 to the others; v2: only the v2 draft (a v1
+                           client's initialize gets -32022). Over stdio and --listen alike
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -189,6 +195,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "model-idle-timeout": { type: "string" },
         "coalesce-ms": { type: "string" },
         listen: { type: "string" },
+        protocol: { type: "string" },
         "token-file": { type: "string" },
         "max-connections": { type: "string" },
         "drain-timeout": { type: "string" },
@@ -249,7 +256,10 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   }
   const tokenFile = values["token-file"] as string | undefined;
   if (tokenFile !== undefined && tokenFile.trim() === "") throw new UsageError("--token-file needs a file");
+  const protocol = (values.protocol as string | undefined) ?? "v1";
+  if (!(ACP_PROTOCOL_CHOICES as readonly string[]).includes(protocol)) throw new UsageError(`--protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")} (got "${protocol}")`);
   return {
+    protocol: protocol as AcpProtocolChoice,
     listen,
     tokenFile: tokenFile === undefined ? undefined : resolve(tokenFile),
     maxConnections: positiveInteger(values["max-connections"] as string | undefined, 256, "--max-connections"),

@@ -12,6 +12,8 @@ export type { TurnDriver } from "./turn.js";
 export { AcpInputPort, AcpIntegration, AcpIntegrationBuilder, AcpSessionRegistry, sessionNotFound } from "./integration.js";
 export { AcpHeadlessRuntime, AcpHeadlessRuntimeBuilder } from "./runtime.js";
 export type { AcpServedConnection } from "./runtime.js";
+export { ACP_PROTOCOL_CHOICES } from "./protocol.js";
+export type { AcpProtocolChoice } from "./protocol.js";
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 export { SUPPORTED_PROTOCOL_VERSION } from "./runtime-connection.js";
 export { ClientFileOperations, ClientTerminalCommandRunner, clientOperations } from "./client-ops.js";

@@ -40,6 +40,8 @@ export interface RuntimeSettings {
   lifecycle: LifecycleSettings;
   /** The unstable providers/* methods (advertised when set and the feature is on). */
   providers: AcpProviders | undefined;
+  /** ACP versions served on streams (runtime.ts). */
+  protocol: "v1" | "v2" | "auto";
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */

@@ -1,8 +1,10 @@
 import { Readable, type Writable } from "node:stream";
 import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk/unstable";
+import type { agentProtocolRouter as AgentProtocolRouterFn } from "@agentclientprotocol/sdk/experimental/v2";
+import type { serveV2 as ServeV2Fn } from "./v2-bridge.js";
 import { batchedWritable } from "./batched-output.js";
 import type { Logger } from "../../core/index.js";
-import { ConfigError } from "../../core/index.js";
+import { ConfigError, errorMessage } from "../../core/index.js";
 import type { AcpAgentFactory } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
@@ -16,6 +18,10 @@ import { lifecycleSettings } from "./lifecycle-settings.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";
+
+import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+
+export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
@@ -69,8 +75,44 @@ export class AcpHeadlessRuntime {
     this.#refusal = reason;
   }
 
-  /** Serves one client over an SDK stream (e.g. `ndJsonStream(...)`) or, in-process, a ClientApp. */
+  /**
+   * Serves one client over an SDK stream (e.g. `ndJsonStream(...)`) or, in-process, a ClientApp
+   * (always v1). With protocol `v2` / `auto` a stream first goes through the SDK's protocol
+   * router, which picks the version at `initialize`.
+   */
   serve(target: Stream | ClientApp): AcpServedConnection {
+    if (!("writable" in target) || this.#settings.protocol === "v1") return this.#serveV1(target);
+    return this.#serveRouted(target);
+  }
+
+  #serveRouted(stream: Stream): AcpServedConnection {
+    const { logger, protocol } = this.#settings;
+    let selected: AcpServedConnection | undefined;
+    // The v2 entrypoint and bridge load only when v2 is on: a v1 start-up stays as lean as before.
+    const routed = loadV2().then(({ agentProtocolRouter, serveV2 }) => {
+      const router = agentProtocolRouter().withV2({ connect: (s) => (selected = serveV2(s, (app) => this.#serveV1(app), logger)) });
+      if (protocol === "auto") router.withV1({ connect: (s) => (selected = this.#serveV1(s)) });
+      return router.connect(stream);
+    });
+    const closed = routed.then(
+      (r) => r.closed,
+      async (error: unknown) => {
+        logger.error("the ACP v2 support could not be loaded", { error: errorMessage(error) });
+        await stream.writable.close().catch(() => undefined);
+      },
+    );
+    return {
+      closed,
+      close: async () => {
+        // Before initialize nothing was routed: end the client's stream, which ends the router.
+        if (selected) await selected.close();
+        else await stream.writable.close().catch(() => undefined);
+        await closed;
+      },
+    };
+  }
+
+  #serveV1(target: Stream | ClientApp): AcpServedConnection {
     const state = new AcpConnectionState(this.#settings, () => this.sessionCount, () => this.#refusal);
     const app = state.buildApp();
     const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
@@ -119,6 +161,11 @@ export class AcpHeadlessRuntime {
   }
 }
 
+async function loadV2(): Promise<{ agentProtocolRouter: typeof AgentProtocolRouterFn; serveV2: typeof ServeV2Fn }> {
+  const [sdk, bridge] = await Promise.all([import("@agentclientprotocol/sdk/experimental/v2"), import("./v2-bridge.js")]);
+  return { agentProtocolRouter: sdk.agentProtocolRouter, serveV2: bridge.serveV2 };
+}
+
 /** Lets the SDK write answers of handlers that just returned before a connection closes. */
 async function settleWrites(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -141,6 +188,7 @@ export class AcpHeadlessRuntimeBuilder {
   #slashCommands = false;
   #unstable: AcpUnstableFeatures = resolveUnstableFeatures(true);
   #providers: AcpProviders | undefined;
+  #protocol: AcpProtocolChoice = "v1";
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -257,6 +305,13 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /** ACP versions served (default `v1`; see `AcpProtocolChoice`). */
+  protocol(choice: AcpProtocolChoice): this {
+    if (!ACP_PROTOCOL_CHOICES.includes(choice)) throw new ConfigError(`protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")}, got ${String(choice)}`);
+    this.#protocol = choice;
+    return this;
+  }
+
   build(): AcpHeadlessRuntime {
     if (!this.#integration) throw new ConfigError("AcpHeadlessRuntime.builder(): .integration(AcpIntegration) is required");
     if (!this.#factory) throw new ConfigError("AcpHeadlessRuntime.builder(): .agentFactory(factory) is required");
@@ -279,6 +334,7 @@ export class AcpHeadlessRuntimeBuilder {
         unstable: this.#unstable,
       }),
       providers: this.#providers,
+      protocol: this.#protocol,
     });
   }
 }

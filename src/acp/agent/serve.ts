@@ -9,6 +9,7 @@ import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
 import { planTool, planToolRule } from "./plan-tool.js";
 import { askUserRule, askUserTool } from "./ask-user-tool.js";
 import { AcpHeadlessRuntime } from "./runtime.js";
+import type { AcpProtocolChoice } from "./protocol.js";
 import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
 import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
 import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./serve-state.js";
@@ -35,6 +36,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   logger?: Logger;
   /** Default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** ACP versions served (default `v1`; `auto` also answers v2 clients, `v2` only them). */
+  protocol?: AcpProtocolChoice;
   /** Further observers of every session's loop (e.g. the `ServiceMetrics` of `serve --listen`). */
   observers?: LoopObserver[];
 }
@@ -103,7 +106,8 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .sessionLeases(state.leases)
     .modes({ initial: initialMode })
     .models(models.options)
-    .slashCommands();
+    .slashCommands()
+    .protocol(options.protocol ?? "v1");
   if (models.primary.providers) builder.providers(models.primary.providers);
   const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? [])).build();
   return { runtime, state, model: models.primary };

@@ -1,0 +1,8 @@
+/**
+ * Which ACP protocol versions a runtime serves: `v1` (default) only v1, as before; `v2` only the
+ * v2 draft (a v1 client's initialize gets -32022); `auto` v2 to a client asking for 2 or more and
+ * v1 otherwise (the SDK's `agentProtocolRouter`). v2 goes through a thin bridge to the same
+ * runtime (v2-bridge.ts). No imports: the CLI parses `--protocol` before loading the SDK.
+ */
+export type AcpProtocolChoice = "v1" | "v2" | "auto";
+export const ACP_PROTOCOL_CHOICES: readonly AcpProtocolChoice[] = ["v1", "v2", "auto"];
