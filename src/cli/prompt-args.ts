@@ -37,6 +37,8 @@ export interface PromptArgs {
   verbose: boolean;
   /** --raw: print the agent's text as received, control and escape sequences included. */
   raw: boolean;
+  /** --protocol v1|v2: the ACP version to speak (v2 = the draft; fails if the agent does not speak it). */
+  protocol: "v1" | "v2";
   /** --audit-log FILE: append the audit trail (host operations, permission decisions) as JSONL. */
   auditLog: string | undefined;
   /** The prompt text; `-` (or none with piped stdin) reads stdin. */
@@ -83,6 +85,10 @@ Options:
                          and the --add-dir folders: off | read | read-write (default read-write)
   --terminal on|off      offer the agent terminals (terminal/*) run here in their own process
                          group, cwd inside the roots (default on)
+  --protocol v1|v2       the ACP version to speak (default v1). v2: the v2 draft (serve it with
+                         serve --protocol auto or v2); an agent that answers another version
+                         fails with exit 1 saying so. Over v2 --fs and --terminal do not apply
+                         (v2 agents run their own tools)
   --json                 print NDJSON events on stdout; the last line carries "stopReason"
   --verbose              show the agent's stderr (hidden by default; its last lines are
                          always part of an error report)
@@ -124,6 +130,7 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
     json: false,
     verbose: false,
     raw: false,
+    protocol: "v1",
     auditLog: undefined,
     text: undefined,
     extra: new Map(),
@@ -183,6 +190,12 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
       case "--raw":
         args.raw = true;
         break;
+      case "--protocol": {
+        const version = value();
+        if (version !== "v1" && version !== "v2") throw new UsageError(`--protocol must be v1 or v2 (got "${version}")`);
+        args.protocol = version;
+        break;
+      }
       case "--audit-log": {
         const file = value();
         if (file.trim() === "") throw new UsageError("--audit-log needs a file");

@@ -57,7 +57,7 @@ export async function runPrompt(argv: string[]): Promise<number> {
     } catch (error) {
       return usage(error);
     }
-    return runSessionAction(args, { ...launch, stderr: args.verbose ? "inherit" : "ignore", clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" } });
+    return runSessionAction(args, { ...launch, protocol: args.protocol, stderr: args.verbose ? "inherit" : "ignore", clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" } });
   }
   let text = args.text;
   if (text === "-" || (text === undefined && !process.stdin.isTTY)) text = (await readStdin()).trim();
@@ -148,6 +148,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
     stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void process.stderr.write(`${stripControls(line)}\n`),
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
+    protocol: args.protocol,
   };
   process.on("SIGINT", onInterrupt);
   process.on("SIGTERM", onSigterm);
@@ -157,7 +158,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     await applyProviders(client, args.providers);
     session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
     if (args.json && out instanceof JsonRenderer) {
-      out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd });
+      out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd, protocolVersion: client.protocolVersion });
     } else if (args.fork) {
       process.stderr.write(`(forked session ${safe(args.fork)} into ${safe(session.sessionId)})\n`);
     } else if (args.session) {

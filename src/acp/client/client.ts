@@ -122,6 +122,11 @@ export class AcpClient {
     return this.#link.init.agentCapabilities ?? {};
   }
 
+  /** The ACP version spoken with the agent: 1, or 2 with `protocol: "v2"`. */
+  get protocolVersion(): number {
+    return this.#link.protocolVersion;
+  }
+
   get agentInfo(): acp.Implementation | undefined {
     return this.#link.init.agentInfo ?? undefined;
   }
@@ -363,7 +368,9 @@ export class AcpClient {
       this.#cookies ??= affinityCookieStore();
       remote = new Remote({ ...this.config, url: this.config.url }, this.#cookies);
     }
-    const link = new Link(this.config, this.timeouts, this.logger, app, remote);
+    // Loaded only for v2: the SDK's v2 entrypoint costs start-up time a v1 client need not pay.
+    const v2 = this.config.protocol === "v2" ? (await import("./v2-bridge.js")).clientV2Bridge : undefined;
+    const link = new Link(this.config, this.timeouts, this.logger, app, remote, v2);
     this.#mcp.attach(link.connection.agent);
     try {
       const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation: { form: {} } } : {}) };

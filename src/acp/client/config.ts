@@ -97,6 +97,12 @@ export interface AcpAgentConfig {
   /** Authenticate with this method id right after `initialize` (when the agent offers it). */
   authMethodId?: string;
   clientInfo?: { name: string; version: string; title?: string };
+  /**
+   * ACP version to speak (default `v1`). `v2`: the v2 draft (initialize asks for 2); an agent
+   * that answers another version fails start-up with `ProtocolVersionError`. A v2 agent runs its
+   * own tools, so `hostServices` (fs/terminal) are not offered over v2.
+   */
+  protocol?: "v1" | "v2";
   logger?: Logger;
   recovery?: AcpRecoveryOptions;
   /**
@@ -138,6 +144,7 @@ export function validateConfig(config: AcpAgentConfig): void {
   if (Number(hasCommand) + Number(hasShell) + Number(hasUrl) !== 1) throw new ConfigError("AcpAgentConfig needs exactly one of `command`, `shellLine` or `url`");
   if (hasUrl && !/^(https?|wss?):\/\//i.test(config.url ?? "")) throw new ConfigError(`AcpAgentConfig.url must be an http(s):// or ws(s):// URL, got "${config.url}"`);
   if (hasUrl && !URL.canParse(config.url ?? "")) throw new ConfigError(`AcpAgentConfig.url is not a valid URL: "${config.url}"`);
+  if (config.protocol !== undefined && config.protocol !== "v1" && config.protocol !== "v2") throw new ConfigError(`AcpAgentConfig.protocol must be "v1" or "v2", got "${String(config.protocol)}"`);
   if (!isAbsolute(config.cwd)) throw new ConfigError(`AcpAgentConfig.cwd must be absolute, got "${config.cwd}"`);
   for (const dir of config.additionalDirectories ?? []) {
     if (!isAbsolute(dir)) throw new ConfigError(`additional directory must be absolute, got "${dir}"`);

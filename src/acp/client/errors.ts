@@ -42,12 +42,8 @@ export class CapabilityError extends AgentKitError {
 export class ProtocolVersionError extends AgentKitError {
   readonly agentVersion: number | null;
   readonly supported: number[];
-  constructor(agentVersion: number | null, supported: number[]) {
-    super(
-      "protocol_version",
-      `the agent speaks ACP protocol version ${agentVersion ?? "unknown"}, but this client supports only version ${supported.join(", ")}; ` +
-        "use an agent release that supports ACP v1",
-    );
+  constructor(agentVersion: number | null, supported: number[], hint = "use an agent release that supports ACP v1") {
+    super("protocol_version", `the agent speaks ACP protocol version ${agentVersion ?? "unknown"}, but this client supports only version ${supported.join(", ")}; ${hint}`);
     this.name = "ProtocolVersionError";
     this.agentVersion = agentVersion;
     this.supported = supported;

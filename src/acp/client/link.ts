@@ -4,6 +4,10 @@ import type { AcpAgentConfig, ResolvedTimeouts } from "./config.js";
 import { AcpTimeoutError, AuthenticationRequiredError, ClientClosedError, ProtocolVersionError } from "./errors.js";
 import { AgentProcess } from "./process.js";
 import type { RemoteAgent } from "./remote.js";
+import type { ClientV2Bridge } from "./v2-bridge.js";
+
+/** Builds the v2 bridge on the agent's stream (loaded by the client only when v2 is asked for). */
+export type V2BridgeFactory = (stream: AgentProcess["stream"], logger: Logger) => ClientV2Bridge;
 
 export const SUPPORTED_PROTOCOL_VERSIONS = [acp.PROTOCOL_VERSION];
 
@@ -19,17 +23,25 @@ export class Link {
   readonly connection: acp.ClientConnection;
   #init: acp.InitializeResponse | undefined;
   #closedByUs: Error | undefined;
+  /** Set when the link speaks ACP v2 (through the bridge). */
+  readonly #v2: ClientV2Bridge | undefined;
 
   /** `remote`: the connection to a `url` agent (built by the caller, which loads its module lazily). */
-  constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger, app: acp.ClientApp, remote?: RemoteAgent) {
+  constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger, app: acp.ClientApp, remote?: RemoteAgent, v2?: V2BridgeFactory) {
     this.process = remote ?? new AgentProcess(config, timeouts, logger);
-    this.connection = app.connect(this.process.stream);
+    this.#v2 = v2?.(this.process.stream, logger);
+    this.connection = this.#v2 ? app.connect(this.#v2.app) : app.connect(this.process.stream);
     // The connection can also end without the process (oversized message …): then end it too.
     // For a remote agent, the end of the connection is its "exit".
     void this.connection.closed.then(() => {
       if (!(this.process instanceof AgentProcess) && this.connection.signal.aborted) this.process.noteFailure(this.connection.signal.reason);
       if (!this.process.exitInfo) void this.process.close();
     });
+  }
+
+  /** The protocol version spoken on the wire (2 through the v2 bridge). */
+  get protocolVersion(): number {
+    return this.#v2 ? 2 : this.init.protocolVersion;
   }
 
   get init(): acp.InitializeResponse {
@@ -91,6 +103,9 @@ export class Link {
         { timeoutMs: timeouts.initializeMs },
       );
     } catch (error) {
+      // Asked for v2, answered another version (the SDK's v2 client refuses the answer itself).
+      const answered = this.#v2?.answeredVersion();
+      if (answered !== undefined && answered !== 2) throw new ProtocolVersionError(answered, [2], "it does not speak ACP v2: connect with protocol v1 (prompt --protocol v1, the default)");
       if (error instanceof acp.RequestError && error.code === -32022) {
         const data = error.data as { supported?: unknown } | undefined;
         const supported = Array.isArray(data?.supported) ? (data.supported as unknown[]) : [];
