@@ -4,6 +4,8 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import * as V2 from "@agentclientprotocol/sdk/experimental/v2";
 import { afterEach, describe, expect, it } from "vitest";
+import { AcpClient, ClientPermissionPolicy } from "../../../src/acp/client/index.js";
+import { ListeningServe, TOKEN } from "./http-support.js";
 import { connectServe, ServeProcess, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 
@@ -221,5 +223,30 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     const response = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
     expect(response.stopReason).toBe("end_turn");
     expect(client.updates(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk").length).toBeGreaterThan(0);
+  });
+
+  it("serve --listen --protocol auto: our v2 client over WebSocket and over Streamable HTTP, and a v1 client, each run a turn with a permission", async () => {
+    const dir = workspace();
+    const script = writeScript(dir, [{ toolCall: { name: "write_file", input: { path: "x.txt", content: "x" } }, text: "wrote" }, { text: "ok" }], "script.json");
+    const proc = new ListeningServe(["--model", `scripted:${script}`, "--protocol", "auto", "--state-dir", join(dir, ".state")], { cwd: dir });
+    cleanups.push(() => proc.kill());
+    const http = await proc.url;
+    const ws = http.replace(/^http/, "ws");
+    for (const [url, protocol] of [
+      [ws, "v2"],
+      [http, "v2"],
+      [ws, "v1"],
+    ] as const) {
+      const client = await AcpClient.start({ url, token: TOKEN, cwd: dir, protocol }, ClientPermissionPolicy.allowAll());
+      cleanups.push(() => client.close());
+      expect(client.protocolVersion, `${url} ${protocol}`).toBe(protocol === "v2" ? 2 : 1);
+      const session = await client.newSession();
+      const result = await session.prompt("write x");
+      expect(result.stopReason, `${url} ${protocol}`).toBe("end_turn");
+      expect(result.permissions).toHaveLength(1);
+      expect(result.toolCalls[0]).toMatchObject({ status: "completed", kind: "edit" });
+      expect(result.text).toBe("wroteok");
+      await client.close();
+    }
   });
 });
