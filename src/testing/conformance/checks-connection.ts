@@ -1,4 +1,4 @@
-import { acp, jsonRpc } from "./spec-ref.js";
+import { acp, acpV2Draft, jsonRpc } from "./spec-ref.js";
 import type { ConformanceCheck } from "./types.js";
 
 /** Connection-level checks: initialize, JSON-RPC handling, the stdio wire, process exit. */
@@ -22,6 +22,22 @@ export const connectionChecks: readonly ConformanceCheck[] = [
     title: "initialize answers protocolVersion 1 to a v1 client",
     spec: acp("initialization#protocol-version-negotiation", "If the Agent supports the requested version, it **MUST** respond with the same version. Otherwise, the Agent **MUST** respond with the latest version it supports."),
     fix: "Answer initialize within the timeout with protocolVersion: 1 (acp.PROTOCOL_VERSION) when the client asks for 1.",
+  },
+  {
+    id: "init.v2-negotiation",
+    group: "initialize",
+    severity: "must",
+    title: "asked for protocol version 2, initialize answers 2 or the latest version the agent supports (below 2)",
+    spec: acp("initialization#protocol-version-negotiation", "If the Agent supports the requested version, it **MUST** respond with the same version. Otherwise, the Agent **MUST** respond with the latest version it supports."),
+    fix: "Answer an initialize that asks for protocolVersion 2 with 2 when you speak the v2 draft, else with 1 (never an error, never a version above 2): the SDK's agentProtocolRouter does this.",
+  },
+  {
+    id: "v2.initialize",
+    group: "initialize",
+    severity: "must",
+    title: "an agent that answers protocol version 2 answers in the v2 shape (info, capabilities) and opens a v2 session",
+    spec: acpV2Draft("initialization", "The Agent **MUST** respond with the chosen protocol version, the capabilities it supports, and its implementation information:"),
+    fix: "Once you answer protocolVersion 2, speak the v2 draft: initialize answers {protocolVersion, info: {name, version}, capabilities}, session/new {cwd} answers {sessionId} (the SDK's /experimental/v2 agent app does this).",
   },
   {
     id: "init.capabilities",

@@ -76,6 +76,11 @@ export class Run {
     return value === true || (typeof value === "object" && value !== null);
   }
 
+  /** The auth method to log in with (`--auth-method`), if any. */
+  get authMethod(): string | undefined {
+    return this.#options.authMethod;
+  }
+
   /** Whether a check is selected and can run in this mode (prompt checks need prompts). */
   wants(id: string): boolean {
     if (this.#only && !this.#only.has(id)) return false;

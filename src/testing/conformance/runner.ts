@@ -7,6 +7,7 @@ import { checkMcp } from "./steps-mcp.js";
 import { checkPrompts } from "./steps-prompt.js";
 import { checkSessionErrors, checkSessionNew } from "./steps-session.js";
 import { checkUnstableSessions } from "./steps-unstable.js";
+import { checkProtocolV2 } from "./steps-v2.js";
 import type { ConformanceOptions, ConformanceReport } from "./types.js";
 import type { WireAgent } from "./wire.js";
 
@@ -24,6 +25,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     let agent = gate.agent;
     const v1 = await checkInitialize(run, agent);
     judgeGateCrash(run, gate.crashed, run.init !== undefined);
+    // A fresh launch asked for v2; also for an agent that refused v1 (a v2-only agent).
+    if (run.init !== undefined || agent.exitInfo === undefined) await checkProtocolV2(run);
     if (v1) await againstSession(run, agent);
     agent = await checkGarbageInput(run, agent);
     await checkExit(run, agent);

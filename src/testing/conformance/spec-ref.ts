@@ -7,6 +7,11 @@ export function acp(section: string, text: string, rating?: string): SpecReferen
   return { section, url: `${ACP}/${section}`, text, ...(rating !== undefined ? { rating } : {}) };
 }
 
+/** A sentence of the ACP v2 draft docs (docs/protocol/v2/draft/<page>.mdx), quoted verbatim: v2 is a draft and may change. */
+export function acpV2Draft(section: string, text: string, rating?: string): SpecReference {
+  return { section: `v2/draft/${section}`, url: `https://agentclientprotocol.com/protocol/v2/draft/${section}`, text, ...(rating !== undefined ? { rating } : {}) };
+}
+
 /** A sentence of the JSON-RPC 2.0 specification, quoted verbatim. */
 export function jsonRpc(anchor: string, text: string, rating?: string): SpecReference {
   return { section: `jsonrpc#${anchor}`, url: `https://www.jsonrpc.org/specification#${anchor}`, text, ...(rating !== undefined ? { rating } : {}) };

@@ -9,7 +9,7 @@ describe("conformance catalog", () => {
     expect(new Set(conformanceChecks.map((c) => c.id)).size).toBe(conformanceChecks.length);
     for (const c of conformanceChecks) {
       expect(c.spec.text.length, c.id).toBeGreaterThan(10);
-      expect(c.spec.url, c.id).toMatch(/^https:\/\/(agentclientprotocol\.com\/protocol\/v1\/|www\.jsonrpc\.org\/specification#|github\.com\/agentclientprotocol\/agent-client-protocol\/blob\/main\/schema\/schema(\.unstable)?\.json$)/);
+      expect(c.spec.url, c.id).toMatch(/^https:\/\/(agentclientprotocol\.com\/protocol\/(v1|v2\/draft)\/|www\.jsonrpc\.org\/specification#|github\.com\/agentclientprotocol\/agent-client-protocol\/blob\/main\/schema\/schema(\.unstable)?\.json$)/);
       expect(c.fix, c.id).toBeTruthy();
     }
   });

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { bin, check, ids, result, tempDir } from "./helpers.js";
 
 /** Our own agent: `agentkit-acp serve --model demo` with a throw-away state directory. */
-function serve() {
-  return { command: process.execPath, args: [bin, "serve", "--model", "demo", "--log-level", "warn"], env: { AGENTKIT_STATE_DIR: tempDir() } };
+function serve(...extra: string[]) {
+  return { command: process.execPath, args: [bin, "serve", "--model", "demo", "--log-level", "warn", ...extra], env: { AGENTKIT_STATE_DIR: tempDir() } };
 }
 
 describe("conformance of agentkit-acp serve (demo model)", () => {
@@ -18,6 +18,9 @@ describe("conformance of agentkit-acp serve (demo model)", () => {
     }
     // The demo model asks permission for a write on every prompt: the suite answered it `cancelled` after session/cancel.
     expect(result(report, "cancel.permission").detail).toMatch(/stopReason "cancelled"/);
+    // Asked for v2, serve (v1 by default) answers 1: negotiation right, nothing v2 to judge.
+    expect(result(report, "init.v2-negotiation")).toMatchObject({ status: "pass", detail: expect.stringMatching(/answered protocolVersion 1/) });
+    expect(result(report, "v2.initialize").status).toBe("skip");
     for (const id of ["caps.load-session", "caps.session-resume", "caps.session-list"]) {
       if (result(report, id).status !== "skip") expect(result(report, id).status, `${id}: ${result(report, id).detail}`).toBe("pass");
     }
@@ -32,5 +35,18 @@ describe("conformance of agentkit-acp serve (demo model)", () => {
     expect(result(report, "cancel.turn").detail).toContain("--skip-prompts");
     expect(result(report, "init.version").status).toBe("pass");
     expect(result(report, "exit.stdin-eof").status).toBe("pass");
+  }, 120_000);
+
+  it("serve --protocol auto answers v2 to v2 (v2 shape, a v2 session) and v1 to v1; --protocol v2 fails init.version (a v1 client is refused)", async () => {
+    const only = ["init.version", "init.v2-negotiation", "v2.initialize"];
+    const auto = await check({ ...serve("--protocol", "auto"), only, skipPrompts: true });
+    expect(auto.summary.violations).toEqual([]);
+    for (const id of only) expect(result(auto, id).status, `${id}: ${result(auto, id).detail}`).toBe("pass");
+    expect(result(auto, "v2.initialize").detail).toMatch(/agentkit-acp .*sessionId/);
+
+    const v2Only = await check({ ...serve("--protocol", "v2"), only, skipPrompts: true });
+    expect(result(v2Only, "init.version").status).toBe("fail");
+    expect(result(v2Only, "init.v2-negotiation").status).toBe("pass");
+    expect(result(v2Only, "v2.initialize").status).toBe("pass");
   }, 120_000);
 });
