@@ -15,6 +15,7 @@ describe("serve persistence and mode flags", () => {
     [["--mode", "yolo"], "--mode must be one of ask, auto-edit, read-only"],
     [["--models", "nosuchprovider:x"], "unknown provider 'nosuchprovider'"],
     [["--state-dir", " "], "--state-dir needs a directory"],
+    [["--protocol", "v3"], '--protocol must be one of v1, v2, auto (got "v3")'],
   ])("%j → a message on stderr, exit 2, stdout untouched", (args, message) => {
     const r = run(args);
     expect(r.status).toBe(2);
@@ -34,7 +35,7 @@ describe("serve persistence and mode flags", () => {
 
   it("--help lists the flags", () => {
     const r = run(["--help"]);
-    for (const word of ["--mode", "--models", "--state-dir", "--no-persist", "--no-approval-memory", "--clear-approval-memory", "auto-edit", "read-only"]) expect(r.stdout).toContain(word);
+    for (const word of ["--mode", "--models", "--state-dir", "--no-persist", "--no-approval-memory", "--clear-approval-memory", "auto-edit", "read-only", "--protocol v1|v2|auto"]) expect(r.stdout).toContain(word);
   });
 
   it("without --state-dir, AGENTKIT_STATE_DIR decides where sessions go", async () => {
