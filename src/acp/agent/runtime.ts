@@ -1,5 +1,5 @@
 import { Readable, type Writable } from "node:stream";
-import type { AgentConnection, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk/unstable";
+import type { AgentConnection, AnyMessage, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk/unstable";
 import type { agentProtocolRouter as AgentProtocolRouterFn } from "@agentclientprotocol/sdk/experimental/v2";
 import type { serveV2 as ServeV2Fn } from "./v2-bridge.js";
 import { batchedWritable } from "./batched-output.js";
@@ -40,6 +40,8 @@ export interface AcpServedConnection {
 export class AcpHeadlessRuntime {
   readonly #settings: RuntimeSettings;
   readonly #connections = new Map<AcpConnectionState, AcpServedConnection>();
+  /** Routed connections (protocol v2 / auto) whose initialize has not picked a version yet. */
+  readonly #routing = new Set<AcpServedConnection>();
   #refusal: string | undefined;
 
   /** @internal — use `AcpHeadlessRuntime.builder()`. */
@@ -88,28 +90,39 @@ export class AcpHeadlessRuntime {
   #serveRouted(stream: Stream): AcpServedConnection {
     const { logger, protocol } = this.#settings;
     let selected: AcpServedConnection | undefined;
+    // The router holds the input until a valid initialize; this pipe lets close() end it before.
+    const stop = new AbortController();
+    const input = new TransformStream<AnyMessage, AnyMessage>();
+    stream.readable.pipeTo(input.writable, { signal: stop.signal }).catch(() => undefined);
+    const routedStream: Stream = { readable: input.readable, writable: stream.writable };
     // The v2 entrypoint and bridge load only when v2 is on: a v1 start-up stays as lean as before.
     const routed = loadV2().then(({ agentProtocolRouter, serveV2 }) => {
-      const router = agentProtocolRouter().withV2({ connect: (s) => (selected = serveV2(s, (app) => this.#serveV1(app), logger)) });
-      if (protocol === "auto") router.withV1({ connect: (s) => (selected = this.#serveV1(s)) });
-      return router.connect(stream);
+      const pick = (served: AcpServedConnection): AcpServedConnection => {
+        selected = served;
+        this.#routing.delete(entry);
+        return served;
+      };
+      const router = agentProtocolRouter().withV2({ connect: (s) => pick(serveV2(s, (app) => this.#serveV1(app), logger)) });
+      if (protocol === "auto") router.withV1({ connect: (s) => pick(this.#serveV1(s)) });
+      return router.connect(routedStream);
     });
     const closed = routed.then(
       (r) => r.closed,
-      async (error: unknown) => {
+      (error: unknown) => {
         logger.error("the ACP v2 support could not be loaded", { error: errorMessage(error) });
-        await stream.writable.close().catch(() => undefined);
+        stop.abort();
       },
-    );
-    return {
+    ).finally(() => this.#routing.delete(entry));
+    const entry: AcpServedConnection = {
       closed,
       close: async () => {
-        // Before initialize nothing was routed: end the client's stream, which ends the router.
         if (selected) await selected.close();
-        else await stream.writable.close().catch(() => undefined);
+        else stop.abort(new Error("the agent is shutting down"));
         await closed;
       },
     };
+    this.#routing.add(entry);
+    return entry;
   }
 
   #serveV1(target: Stream | ClientApp): AcpServedConnection {
@@ -157,7 +170,7 @@ export class AcpHeadlessRuntime {
    * answered `cancelled`, sessions closed, connections closed.
    */
   async shutdown(): Promise<void> {
-    await Promise.all([...this.#connections.values()].map((served) => served.close()));
+    await Promise.all([...this.#connections.values(), ...this.#routing].map((served) => served.close()));
   }
 }
 

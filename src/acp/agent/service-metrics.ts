@@ -81,14 +81,28 @@ export class ServiceMetrics implements LoopObserver {
    */
   tap(stream: Stream): { stream: Stream; end: () => void } {
     const open = new Map<string, (outcome: string) => void>();
+    // ACP v2: a prompt's answer only acknowledges it; the turn ends with the session's idle
+    // state_update. Acknowledged turns wait here per session, in order.
+    const sessionOf = new Map<string, string>();
+    const acknowledged = new Map<string, Array<(outcome: string) => void>>();
+    // An idle written before the acknowledgement of a prompt still open for the session (a turn
+    // with no updates): it ends that turn once the acknowledgement passes.
+    const earlyIdle = new Map<string, string[]>();
     const endAll = (): void => {
       for (const end of open.values()) end("disconnected");
+      for (const ends of acknowledged.values()) for (const end of ends) end("disconnected");
       open.clear();
+      acknowledged.clear();
+      sessionOf.clear();
+      earlyIdle.clear();
     };
     const inbound = new TransformStream<AnyMessage, AnyMessage>({
       transform: (message, controller) => {
-        const m = message as { id?: unknown; method?: unknown };
-        if (m.method === "session/prompt" && (typeof m.id === "string" || typeof m.id === "number")) open.set(String(m.id), this.promptStarted());
+        const m = message as { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
+        if (m.method === "session/prompt" && (typeof m.id === "string" || typeof m.id === "number")) {
+          open.set(String(m.id), this.promptStarted());
+          if (typeof m.params?.sessionId === "string") sessionOf.set(String(m.id), m.params.sessionId);
+        }
         controller.enqueue(message);
       },
       flush: endAll,
@@ -104,13 +118,34 @@ export class ServiceMetrics implements LoopObserver {
           endAll();
           throw error;
         }
-        const m = message as { id?: unknown; method?: unknown; result?: { stopReason?: unknown }; error?: unknown };
+        const m = message as {
+          id?: unknown;
+          method?: unknown;
+          result?: { stopReason?: unknown; messageId?: unknown };
+          error?: unknown;
+          params?: { sessionId?: unknown; update?: { sessionUpdate?: unknown; state?: unknown; stopReason?: unknown } };
+        };
         if (m.method === undefined && (typeof m.id === "string" || typeof m.id === "number")) {
-          const end = open.get(String(m.id));
-          if (end) {
-            open.delete(String(m.id));
+          const id = String(m.id);
+          const end = open.get(id);
+          const sessionId = sessionOf.get(id);
+          open.delete(id);
+          sessionOf.delete(id);
+          if (end && m.error === undefined && typeof m.result?.messageId === "string" && sessionId !== undefined) {
+            const early = earlyIdle.get(sessionId)?.shift();
+            if (early !== undefined) end(early);
+            else acknowledged.set(sessionId, [...(acknowledged.get(sessionId) ?? []), end]);
+          } else if (end) {
             end(m.error !== undefined ? "error" : typeof m.result?.stopReason === "string" ? m.result.stopReason : "other");
           }
+        } else if (m.method === "session/update" && m.params?.update?.sessionUpdate === "state_update" && m.params.update.state === "idle" && typeof m.params.sessionId === "string") {
+          const sessionId = m.params.sessionId;
+          const stop = typeof m.params.update.stopReason === "string" ? m.params.update.stopReason : "other";
+          const ends = acknowledged.get(sessionId);
+          const end = ends?.shift();
+          if (ends?.length === 0) acknowledged.delete(sessionId);
+          if (end) end(stop);
+          else if ([...sessionOf.values()].includes(sessionId)) earlyIdle.set(sessionId, [...(earlyIdle.get(sessionId) ?? []), stop]);
         }
       },
       close: async () => {

@@ -33,6 +33,8 @@ export class Run {
   readonly command: string;
   /** The initialize result as the agent sent it (unvalidated). */
   init: Record<string, unknown> | undefined;
+  /** Whether the v1 initialize got any answer (a result or a JSON-RPC error, e.g. a v2-only agent's -32022). */
+  initAnswered = false;
   /** The run's main session, once session/new worked. */
   sessionId: string | undefined;
   /** Prompt turns run in the main session (load must replay them). */

@@ -25,8 +25,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     let agent = gate.agent;
     const v1 = await checkInitialize(run, agent);
     judgeGateCrash(run, gate.crashed, run.init !== undefined);
-    // A fresh launch asked for v2; also for an agent that refused v1 (a v2-only agent).
-    if (run.init !== undefined || agent.exitInfo === undefined) await checkProtocolV2(run);
+    // A fresh launch asked for v2, when initialize was answered at all (a v2-only agent refuses v1 with an error).
+    if (run.initAnswered) await checkProtocolV2(run);
     if (v1) await againstSession(run, agent);
     agent = await checkGarbageInput(run, agent);
     await checkExit(run, agent);

@@ -27,6 +27,7 @@ export function judgeGateCrash(run: Run, crashed: CallOutcome | undefined, initi
 /** initialize → init.version and init.capabilities; true when the agent speaks v1. */
 export async function checkInitialize(run: Run, agent: WireAgent): Promise<boolean> {
   const outcome = await run.initialize(agent);
+  run.initAnswered = outcome.kind === "result" || outcome.kind === "error";
   if (outcome.kind !== "result" || typeof outcome.value !== "object" || outcome.value === null) {
     run.fail("init.version", `initialize: ${describeOutcome(outcome)}`);
     run.skip("init.capabilities", "initialize did not answer a result");

@@ -249,4 +249,30 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
       await client.close();
     }
   });
+
+  it("serve --listen --protocol auto: /metrics counts a v2 turn as running until its idle state_update (the answer only acknowledges it)", async () => {
+    const dir = workspace();
+    const script = writeScript(dir, [{ hang: true, text: "working" }], "script.json");
+    const proc = new ListeningServe(["--model", `scripted:${script}`, "--protocol", "auto", "--no-persist"], { cwd: dir });
+    cleanups.push(() => proc.kill());
+    const url = (await proc.url).replace(/^http/, "ws");
+    const metric = async (name: string): Promise<number> => {
+      const text = await (await fetch(`${await proc.base()}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
+      const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+      return line === undefined ? 0 : Number(line.slice(name.length + 1));
+    };
+    const client = await AcpClient.start({ url, token: TOKEN, cwd: dir, protocol: "v2" });
+    cleanups.push(() => client.close());
+    const session = await client.newSession();
+    const stream = session.stream("go");
+    for await (const event of stream) {
+      if (event.type !== "message_chunk") continue;
+      // The v2 prompt was acknowledged before this chunk; the turn still runs.
+      expect(await metric("agentkit_acp_active_turns")).toBe(1);
+      await stream.cancel();
+    }
+    expect((await stream.result).stopReason).toBe("cancelled");
+    expect(await metric("agentkit_acp_active_turns")).toBe(0);
+    expect(await metric('agentkit_acp_prompts_total{outcome="cancelled"}')).toBe(1);
+  });
 });

@@ -44,7 +44,10 @@ describe("conformance suite against the client tests' fixture agent", () => {
 
   it("--v2: init.version fails and everything that needs a v1 session is skipped, saying why", async () => {
     const report = await check(fixture("--v2"));
-    expect(report.summary.violations).toEqual(["init.version"]);
+    // It answers 2 to everything, in the v1 shape: not v2 either.
+    expect(report.summary.violations).toEqual(["init.version", "v2.initialize"]);
+    expect(result(report, "init.v2-negotiation").status).toBe("pass");
+    expect(result(report, "v2.initialize").detail).toMatch(/info \{name, version\}/);
     expect(result(report, "init.version").detail).toContain("answered protocolVersion 2");
     expect(result(report, "session.new").status).toBe("skip");
     expect(result(report, "session.new").detail).toContain("does not speak ACP v1");
