@@ -59,19 +59,35 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
       notify(params.sessionId, update);
     })
     .onRequest(V1.methods.client.session.requestPermission, async ({ params, signal }) => {
-      const answer = await connection.client.request(V2.methods.client.session.requestPermission, v2PermissionRequest(params), {
-        cancellationSignal: signal,
-        stopWaitingOnCancel: true,
-      });
+      const answer = await blockedOnUser(params.sessionId, signal, () =>
+        connection.client.request(V2.methods.client.session.requestPermission, v2PermissionRequest(params), { cancellationSignal: signal, stopWaitingOnCancel: true }),
+      );
       return answer as V1.RequestPermissionResponse;
     })
     .onRequest(V1.methods.client.elicitation.create, async ({ params, signal }) => {
-      const answer = await connection.client.request(V2.methods.client.elicitation.create, params as V2.CreateElicitationRequest, {
-        cancellationSignal: signal,
-        stopWaitingOnCancel: true,
-      });
+      const sessionId = "sessionId" in params && typeof params.sessionId === "string" ? params.sessionId : undefined;
+      const answer = await blockedOnUser(sessionId, signal, () =>
+        connection.client.request(V2.methods.client.elicitation.create, params as V2.CreateElicitationRequest, { cancellationSignal: signal, stopWaitingOnCancel: true }),
+      );
       return answer as V1.CreateElicitationResponse;
     });
+
+  /**
+   * A turn waiting for the human cannot go on (its tool calls run one at a time): v2 says
+   * `requires_action` while the question is open, and `running` again once it is answered
+   * (a cancelled question is followed by the turn's idle instead).
+   */
+  async function blockedOnUser<T>(sessionId: string | undefined, signal: AbortSignal, ask: () => Promise<T>): Promise<T> {
+    const turn = sessionId === undefined ? undefined : sessions.get(sessionId)?.turn;
+    if (!turn || sessionId === undefined) return ask();
+    turn.started();
+    notify(sessionId, v2State("requires_action"));
+    try {
+      return await ask();
+    } finally {
+      if (!signal.aborted && sessions.get(sessionId)?.turn === turn) notify(sessionId, v2State("running"));
+    }
+  }
 
   const agent = (): V1.ClientContext => {
     if (!runtime) throw V1.RequestError.internalError(undefined, "the runtime connection is not open");

@@ -6,6 +6,7 @@ import {
   V2ToV1Updates,
   v1AgentCapabilities,
   v1AuthMethods,
+  v1Commands,
   v1ConfigOptions,
   v1PermissionRequest,
   v1StopReason,
@@ -122,6 +123,7 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
       );
       sessionFor(opened.sessionId);
       await settle(sent);
+      announceCommands(opened.sessionId, opened.availableCommands);
       const configOptions = v1ConfigOptions(opened.configOptions);
       return { sessionId: opened.sessionId, ...(configOptions ? { configOptions } : {}) };
     })
@@ -171,6 +173,12 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
       await agent.agent.notify(V2.methods.agent.session.cancel, { sessionId: params.sessionId });
     });
 
+  /** v2 can put the commands in the answer; v1 has only the update: sent right after the answer. */
+  function announceCommands(sessionId: string, commands: V2.AvailableCommand[] | undefined): void {
+    if (!commands?.length) return;
+    setImmediate(() => forward(sessionId, { sessionUpdate: "available_commands_update", availableCommands: v1Commands(commands) }));
+  }
+
   async function restore(params: V1.LoadSessionRequest | V1.ResumeSessionRequest, replay: boolean, signal: AbortSignal): Promise<V1.LoadSessionResponse> {
     sessionFor(params.sessionId);
     const restored = await agent.agent.request(
@@ -186,6 +194,7 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
     );
     // v1: the replay is delivered before the answer.
     await settle(sent);
+    announceCommands(params.sessionId, restored.availableCommands);
     const configOptions = v1ConfigOptions(restored.configOptions);
     return configOptions ? { configOptions } : {};
   }

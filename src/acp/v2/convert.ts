@@ -285,7 +285,7 @@ export class V2ToV1Updates {
 }
 
 /** A v2 `state_update`: running, or idle with the turn's stop reason (and the error of an `error` stop). */
-export function v2State(state: "running" | "idle", stopReason?: string, error?: { code: number; message: string; data?: unknown }): V2.SessionUpdate {
+export function v2State(state: "running" | "idle" | "requires_action", stopReason?: string, error?: { code: number; message: string; data?: unknown }): V2.SessionUpdate {
   return { sessionUpdate: "state_update", state, ...(stopReason !== undefined ? { stopReason } : {}), ...(error ? { error } : {}) } as V2.SessionUpdate;
 }
 

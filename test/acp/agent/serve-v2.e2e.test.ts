@@ -113,7 +113,9 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     // The turn: from the running state on (available_commands_update came with the session).
     const updates = all.slice(all.findIndex((u) => u.sessionUpdate === "state_update"));
     expect(updates[0]).toMatchObject({ sessionUpdate: "state_update", state: "running" });
-    expect(updates.filter((u) => u.sessionUpdate === "state_update")).toHaveLength(2);
+    // Waiting for the permission answer, the turn cannot go on: requires_action, then running again.
+    const states = (list: V2.SessionUpdate[]) => list.filter((u) => u.sessionUpdate === "state_update").map((u) => (u as { state?: string }).state);
+    expect(states(updates)).toEqual(["running", "requires_action", "running", "idle"]);
     expect(client.idle(sessionId)).toEqual([expect.objectContaining({ stopReason: "end_turn" })]);
     expect(client.text(sessionId, "agent_thought_chunk")).toBe("Plan: write out.txt.");
     expect(client.text(sessionId, "agent_message_chunk")).toBe("Writing.All done.");
@@ -151,6 +153,8 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     await client.agent.notify(V2.methods.agent.session.cancel, { sessionId });
     await client.until(() => client.idle(sessionId).length === 1, "the idle state_update");
     expect(client.idle(sessionId)[0]).toMatchObject({ stopReason: "cancelled" });
+    const states = client.of(sessionId).filter((u) => u.sessionUpdate === "state_update").map((u) => (u as { state?: string }).state);
+    expect(states).toEqual(["running", "requires_action", "idle"]);
     await client.until(() => cancelledRequest, "$/cancel_request for the permission");
     expect(() => readFileSync(join(dir, "never.txt"))).toThrow();
 

@@ -79,11 +79,13 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
     const client = await start({ command: process.execPath, args: [v2Fixture], cwd: dir, protocol: "v2" }, policy);
     expect(client.protocolVersion).toBe(2);
     expect(client.agentInfo).toMatchObject({ name: "v2-fixture", version: "2.0.0" });
-    const session = await client.newSession();
     const events: AcpSessionEvent[] = [];
+    const session = await client.newSession({ onEvent: (e) => events.push(e) });
     const stream = session.stream("hello");
-    for await (const event of stream) events.push(event);
+    for await (const _event of stream); // onEvent records them
     const result = await stream.result;
+    // The commands of the session/new answer reach the v1 client as an update.
+    expect(session.availableCommands).toEqual([{ name: "hello", description: "say hello", input: { hint: "whom" } }]);
     expect(result.stopReason).toBe("end_turn");
     expect(result.text).toBe("Hello, v2");
     expect(asked).toEqual(["Run ls"]);

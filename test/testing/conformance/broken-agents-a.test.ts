@@ -29,7 +29,9 @@ describe("conformance suite against a conformant agent and one that behaves as t
     expect(ids(report, "fail")).toEqual([]);
     expect(ids(report, "warn")).toEqual([]);
     expect(report.ok).toBe(true);
-    // The fixture advertises none of the unstable methods: each is skipped, naming its capability.
+    // The fixture advertises none of the unstable methods: each is skipped, naming its capability;
+    // asked for v2 it answers 1 (v1 only), so there is no v2 to judge.
+    expect(result(report, "init.v2-negotiation").status).toBe("pass");
     expect(ids(report, "skip")).toEqual([
       "mcp.acp",
       "mcp.http",
@@ -43,6 +45,7 @@ describe("conformance suite against a conformant agent and one that behaves as t
       "unstable.session-fork",
       "unstable.session-set-title",
       "unstable.session-status",
+      "v2.initialize",
     ]);
     expect(result(report, "cancel.turn").detail).toMatch(/stopReason "cancelled" \d+ ms after session\/cancel/);
     expect(result(report, "cancel.permission").detail).toMatch(/stopReason "cancelled" \d+ ms after session\/cancel, sent while permission for "Write acp-check.txt" was pending/);
