@@ -29,9 +29,9 @@ export function agentPresets(): Record<string, AgentPreset> {
     },
     gemini: {
       name: "gemini",
-      description: "Gemini CLI in ACP mode (the `gemini` command must be installed)",
+      description: "Gemini CLI in ACP mode, `gemini --acp` (the `gemini` command must be installed)",
       command: "gemini",
-      args: ["--experimental-acp"],
+      args: ["--acp"],
     },
     opencode: {
       name: "opencode",
