@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AcpElicitationHandler } from "../acp/client/index.js";
+import { oneAtATime } from "./prompt-url.js";
 
 type Property = NonNullable<acp.ElicitationSchema["properties"]>[string];
 type Value = string | number | boolean | string[];
@@ -15,13 +16,8 @@ export const declineForms: AcpElicitationHandler = async () => ({
  * Agent questions (`elicitation/create`, form mode) asked field by field on stdin/stderr, one
  * form at a time. `/decline` or `/cancel` at any field ends the form that way.
  */
-export function terminalForm(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, onInterrupt: () => void, terminal = true): AcpElicitationHandler {
-  let queue: Promise<unknown> = Promise.resolve();
-  return (request, signal) => {
-    const next = queue.then(() => askForm(request, signal, input, output, onInterrupt, terminal));
-    queue = next.catch(() => undefined);
-    return next;
-  };
+export function terminalForm(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, onInterrupt: () => void, terminal = true, ask = oneAtATime()): AcpElicitationHandler {
+  return (request, signal) => ask(() => askForm(request, signal, input, output, onInterrupt, terminal));
 }
 
 async function askForm(

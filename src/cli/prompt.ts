@@ -21,6 +21,7 @@ import { hostOptionsFromArgs } from "./prompt-host.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
 import { runSessionAction } from "./prompt-sessions.js";
 import { declineForms, terminalForm } from "./prompt-form.js";
+import { declineUrls, oneAtATime, terminalUrl } from "./prompt-url.js";
 
 export { EXIT, exitCodeFor } from "./prompt-args.js";
 
@@ -140,11 +141,14 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   } catch (error) {
     return usage(error);
   }
+  const questions = oneAtATime();
   const config: AcpAgentConfig = {
     ...launch,
     ...host,
-    // Agent questions (ask_user): a form on the terminal, or declined with the reason when there is none.
-    elicitation: interactive ? terminalForm(process.stdin, process.stderr, onInterrupt) : declineForms,
+    // Agent questions (ask_user) and pages to open (a key page): on the terminal, one at a time,
+    // or declined with the reason when there is none.
+    elicitation: interactive ? terminalForm(process.stdin, process.stderr, onInterrupt, true, questions) : declineForms,
+    urlElicitation: interactive ? terminalUrl(process.stdin, process.stderr, onInterrupt, questions) : declineUrls,
     // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
     stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void process.stderr.write(`${stripControls(line)}\n`),
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },

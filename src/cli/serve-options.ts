@@ -8,6 +8,7 @@ import { parsePostgresUrl } from "../store/postgres/url.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
+import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
 import { UsageError } from "./usage.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
@@ -50,6 +51,8 @@ export interface ServeOptions {
   maxMessageBytes: number;
   /** --client-timeout: bound on each fs/terminal request to the client (ms). */
   clientTimeoutMs: number;
+  /** --key-page-timeout: lifetime of the key page (ms); 0 = no key page (default with --listen). */
+  keyPageMs: number;
   /** --listen [HOST:]PORT: serve over HTTP/WebSocket instead of stdio. */
   listen: ListenAddress | undefined;
   /** --token-file: where the bearer token is (else AGENTKIT_ACP_TOKEN). */
@@ -141,6 +144,12 @@ Options:
   --protocol v1|v2|auto    ACP versions served (default v1). auto: the v2 draft to a client whose
                            initialize asks for 2, v1 to the others; v2: only the v2 draft (a v1
                            client's initialize gets -32022). Over stdio and --listen alike
+  --key-page-timeout MS    when the model's key is missing and the editor can show a URL
+                           (elicitation.url), a prompt opens a one-shot page on 127.0.0.1 where
+                           the human pastes the key (kept in memory; logout forgets it); the
+                           page closes after MS (default 600000; 0 = off: such prompts answer
+                           "auth required"). Off by default with --listen (the human is
+                           usually on another machine)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -201,6 +210,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "drain-timeout": { type: "string" },
         "max-message-bytes": { type: "string" },
         "client-timeout": { type: "string" },
+        "key-page-timeout": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -285,6 +295,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     clearApprovalMemory: values["clear-approval-memory"] === true,
     maxMessageBytes,
     clientTimeoutMs,
+    keyPageMs: ms("key-page-timeout", 0) ?? (listen ? 0 : DEFAULT_KEY_PAGE_LIFETIME_MS),
   };
 }
 

@@ -18,6 +18,25 @@ export interface AcpAuthentication {
   logout?(): void | Promise<void>;
   /** Answers the unstable `auth/status` (advertised as `auth.status` when present); no side effects. */
   status?(): AcpAuthStatus;
+  /**
+   * Takes the missing credential from the human on the agent's own loopback page (URL-mode
+   * elicitation), so the secret never passes through the editor or the model. Used when a prompt
+   * is blocked and the client advertises `elicitation.url`; without it such prompts answer -32000.
+   */
+  credentialEntry?: AcpCredentialEntry;
+}
+
+/** A credential the human can type on the agent's key page. */
+export interface AcpCredentialEntry {
+  /** What is asked for, shown in the elicitation message and on the page. */
+  label: string;
+  /** Keeps the secret (in memory) and lifts the prompt block; `logout` forgets it. */
+  store(secret: string): void | Promise<void>;
+}
+
+/** Where a key typed on the key page is kept: memory only, never the environment or disk. */
+export interface ApiKeySlot {
+  value: string | undefined;
 }
 
 /** The unstable `auth/status` answer (also sent as `auth/status_update` when it changes). */
@@ -34,6 +53,12 @@ export interface EnvApiKeyAuthOptions {
   env?: () => Env;
   /** An extra variable that holds the key (`createModelAdapter`'s `apiKeyEnv`). */
   apiKeyEnv?: string;
+  /**
+   * Holds a key typed on the key page (offered as `credentialEntry`); it wins over the
+   * environment, and `logout` clears it. Share it with the model (`createModelAdapter`'s
+   * `apiKey`) so calls use it. Default: a slot of its own.
+   */
+  keySlot?: ApiKeySlot;
 }
 
 /**
@@ -41,12 +66,14 @@ export interface EnvApiKeyAuthOptions {
  * provider that needs a key advertises one method (`env-api-key`) whose description names the
  * variable to set; `authenticate` re-checks the environment and succeeds only when a key is
  * there; prompts answer `-32000` until then. Providers without a key requirement (the demo
- * model, Ollama, openai-compatible servers) advertise nothing and never block.
+ * model, Ollama, openai-compatible servers) advertise nothing and never block. A key typed on
+ * the key page (`credentialEntry`) is kept in `keySlot` and counts like one from the environment.
  */
 export function envApiKeyAuthentication(spec: string, options: EnvApiKeyAuthOptions = {}): AcpAuthentication {
   const parsed = parseModelSpec(spec);
   const readEnv = options.env ?? ((): Env => process.env);
-  const status = () => credentialStatus(parsed, { env: readEnv(), ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}) });
+  const slot = options.keySlot ?? { value: undefined };
+  const status = () => credentialStatus(parsed, { env: readEnv(), apiKey: slot.value, ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}) });
   const first = status();
   if (!first.needsKey) return noAuthentication();
   const envVar = first.envVar ?? "AGENTKIT_API_KEY";
@@ -76,10 +103,18 @@ export function envApiKeyAuthentication(spec: string, options: EnvApiKeyAuthOpti
     promptBlocker: blocker,
     logout(): void {
       loggedOut = true;
+      slot.value = undefined;
     },
     status(): AcpAuthStatus {
       const ok = blocker() === undefined;
       return { state: ok ? "authenticated" : "unauthenticated", accounts: [{ label: `${envVar} (${parsed.spec})`, active: ok }] };
+    },
+    credentialEntry: {
+      label: `${envVar} for ${parsed.spec}`,
+      store(secret: string): void {
+        slot.value = secret;
+        loggedOut = false;
+      },
     },
   };
 }

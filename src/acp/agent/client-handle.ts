@@ -105,10 +105,24 @@ export class AcpClientHandle {
     return this.#capabilities.elicitation?.form != null;
   }
 
-  /** Sends `elicitation/create`; aborting `signal` sends `$/cancel_request` and stops waiting. */
+  /** The client advertised `elicitation.url` (it can show a URL, ask the human's consent to open it). */
+  get canElicitUrls(): boolean {
+    return this.#capabilities.elicitation?.url != null;
+  }
+
+  /**
+   * Sends `elicitation/create` (not bounded: a human answers); aborting `signal` sends
+   * `$/cancel_request` and stops waiting.
+   */
   async elicit(params: CreateElicitationRequest, signal?: AbortSignal): Promise<CreateElicitationResponse> {
     if (params.mode === "form" && !this.canElicitForms) throw new StateError("the ACP client did not advertise elicitation.form");
+    if (params.mode === "url" && !this.canElicitUrls) throw new StateError("the ACP client did not advertise elicitation.url");
     return this.#context.request(methods.client.elicitation.create, params, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
+  }
+
+  /** Sends `elicitation/complete`: the out-of-band part of a URL elicitation is done. */
+  completeElicitation(elicitationId: string): Promise<void> {
+    return this.#context.notify(methods.client.elicitation.complete, { elicitationId });
   }
 
   get hasTerminal(): boolean {

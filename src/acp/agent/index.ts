@@ -21,7 +21,9 @@ export type { ClientOperationsChoice, ClientTerminalCommandRunnerOptions } from 
 export { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers } from "./mcp-servers.js";
 export type { AcpMcpTransports, SessionMcpOptions, SessionMcpServers } from "./mcp-servers.js";
 export { ENV_API_KEY_METHOD_ID, envApiKeyAuthentication, noAuthentication } from "./auth.js";
-export type { AcpAuthentication, AcpAuthStatus, EnvApiKeyAuthOptions } from "./auth.js";
+export type { AcpAuthentication, AcpAuthStatus, AcpCredentialEntry, ApiKeySlot, EnvApiKeyAuthOptions } from "./auth.js";
+export { DEFAULT_KEY_PAGE_LIFETIME_MS, elicitCredential, type CredentialOutcome } from "./credential-elicitation.js";
+export { openKeyPage, type KeyPage, type KeyPageOptions, type KeyPageOutcome } from "./key-page.js";
 export { MAIN_PROVIDER_ID, modelSpecProviders } from "./providers.js";
 export type { AcpProviderConfig, AcpProviderInfo, AcpProviders } from "./providers.js";
 export { UNSTABLE_FEATURES } from "./unstable.js";

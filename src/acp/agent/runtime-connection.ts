@@ -17,6 +17,7 @@ import type { LifecycleHost, LifecycleSessionView, SessionRestore } from "./life
 import type { LifecycleSettings } from "./lifecycle-settings.js";
 import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
+import { credentialRefusal, elicitCredential } from "./credential-elicitation.js";
 import type { AcpProviders } from "./providers.js";
 import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
 import type { McpAcpChannel } from "../../tools/index.js";
@@ -42,6 +43,8 @@ export interface RuntimeSettings {
   providers: AcpProviders | undefined;
   /** ACP versions served on streams (runtime.ts). */
   protocol: "v1" | "v2" | "auto";
+  /** Ask for a missing credential on a loopback key page (URL elicitation); `false`: answer -32000. */
+  keyPage: { lifetimeMs: number } | false;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -69,6 +72,8 @@ export class AcpConnectionState implements LifecycleHost {
   #context: AgentContext | undefined;
   /** The auth status this connection last saw or sent (auth/status_update only on a change). */
   #authState: string | undefined;
+  /** A key page this connection is waiting on (one at a time). */
+  #askingForKey = false;
   #closing = false;
   /** MCP over ACP: this connection's caller of the client's `acp` MCP servers (when advertised). */
   readonly #mcpCaller: acp.McpOverAcpCaller | undefined;
@@ -112,7 +117,7 @@ export class AcpConnectionState implements LifecycleHost {
       .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
         if (!this.#sessions.has(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#session(params.sessionId);
-        this.#requireAuthentication();
+        if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
         await session.warnings.beforePrompt();
         // A $/cancel_request for the prompt cancels the turn like session/cancel.
         const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
@@ -326,11 +331,34 @@ export class AcpConnectionState implements LifecycleHost {
     };
   }
 
-  /** -32000 (auth required) while the configured credentials are missing. */
-  #requireAuthentication(): void {
-    const { authentication } = this.#settings;
+  /**
+   * While the credentials are missing: when the client can show a URL, ask the human on the key
+   * page (a session/cancel or a cancelled prompt request ends the wait: "cancelled"); otherwise,
+   * or when that fails, -32000 (auth required).
+   */
+  async #unblock(session: RuntimeSession, requestSignal: AbortSignal): Promise<"ok" | "cancelled"> {
+    const { authentication, keyPage, logger } = this.#settings;
     const blocker = authentication.promptBlocker();
-    if (blocker !== undefined) throw acp.RequestError.authRequired({ authMethods: authentication.methods.map((m) => m.id) }, blocker);
+    if (blocker === undefined) return "ok";
+    const refuse = (message: string): never => {
+      throw acp.RequestError.authRequired({ authMethods: authentication.methods.map((m) => m.id) }, message);
+    };
+    const entry = authentication.credentialEntry;
+    if (!entry || keyPage === false || !session.handle.client.canElicitUrls) return refuse(blocker);
+    if (this.#askingForKey) return refuse(`${blocker} (the key is being asked for on the key page already; wait for that prompt)`);
+    this.#askingForKey = true;
+    const cancellation = session.handle.cancellationHandle();
+    const signal = AbortSignal.any([requestSignal, cancellation.signalSince(cancellation.generation())]);
+    try {
+      const outcome = await elicitCredential(session.handle.client, entry, { sessionId: session.handle.acpSessionId, signal, lifetimeMs: keyPage.lifetimeMs, logger });
+      if (outcome.kind === "cancelled") return "cancelled";
+      if (outcome.kind !== "stored") return refuse(credentialRefusal(blocker, outcome));
+    } finally {
+      this.#askingForKey = false;
+    }
+    await this.#authChanged();
+    const still = authentication.promptBlocker();
+    return still === undefined ? "ok" : refuse(still);
   }
 
   /** Advertised AND supported by this session's model. */

@@ -8,6 +8,7 @@ import { ConfigError, errorMessage } from "../../core/index.js";
 import type { AcpAgentFactory } from "./factory.js";
 import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
+import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "./credential-elicitation.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
 import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 import { guardedNdJsonStream } from "./line-guard.js";
@@ -194,6 +195,7 @@ export class AcpHeadlessRuntimeBuilder {
   #clientRequestTimeoutMs = DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
   #mcpTransports: AcpMcpTransports = { http: false, sse: false, acp: false };
   #authentication: AcpAuthentication = noAuthentication();
+  #keyPage: { lifetimeMs: number } | false = { lifetimeMs: DEFAULT_KEY_PAGE_LIFETIME_MS };
   #store: SessionStore | undefined;
   #leases: SessionLeases | undefined;
   #modes: AcpModes | undefined;
@@ -257,6 +259,17 @@ export class AcpHeadlessRuntimeBuilder {
   /** Auth methods, `authenticate`, and the -32000 gate on prompts (default: none, never blocks). */
   authentication(authentication: AcpAuthentication): this {
     this.#authentication = authentication;
+    return this;
+  }
+
+  /**
+   * The key page: while the authentication's credential is missing and the client advertises
+   * `elicitation.url`, a prompt asks the human to paste the key on a one-shot page on 127.0.0.1
+   * (URL-mode elicitation; see `AcpAuthentication.credentialEntry`) instead of answering -32000.
+   * On by default with a 10-minute lifetime; `false` when the human is not on this machine.
+   */
+  keyPage(options: { lifetimeMs?: number } | false): this {
+    this.#keyPage = options === false ? false : { lifetimeMs: options.lifetimeMs ?? DEFAULT_KEY_PAGE_LIFETIME_MS };
     return this;
   }
 
@@ -348,6 +361,7 @@ export class AcpHeadlessRuntimeBuilder {
       }),
       providers: this.#providers,
       protocol: this.#protocol,
+      keyPage: this.#keyPage,
     });
   }
 }

@@ -1,8 +1,8 @@
 import { basename } from "node:path";
 import type { Logger } from "../../core/index.js";
 import type { ModelAdapter, ModelTimeouts } from "../../model/index.js";
-import { createModelAdapter, credentialStatus, hasCredentials, parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../../model/index.js";
-import { envApiKeyAuthentication, type AcpAuthentication } from "./auth.js";
+import { createModelAdapter, credentialStatus, parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../../model/index.js";
+import { envApiKeyAuthentication, type AcpAuthentication, type ApiKeySlot } from "./auth.js";
 import { modelSpecProviders, type AcpProviders } from "./providers.js";
 import type { AcpModelChoice, AcpModelOptions } from "./config-options.js";
 
@@ -66,24 +66,44 @@ function primarySource(inputs: ServeModelInputs, env: NodeJS.ProcessEnv, logger:
   const parsed = parseModelSpec(choice.spec);
   const providers = parsed.provider === "demo" ? undefined : modelSpecProviders(choice.spec, resolveBaseUrl(parsed, inputs.baseUrl, env));
   const routing = (): string => JSON.stringify(providers?.current() ?? null);
-  const make = (): ModelAdapter => {
-    const route = providers?.current();
+  // A key typed on the key page (URL elicitation) lives here, in memory; logout clears it.
+  const slot: ApiKeySlot = { value: undefined };
+  const key = (): string | undefined => credentialStatus(parsed, { env, apiKey: slot.value }).apiKey;
+  const make = (apiKey: string | undefined, route = providers?.current()): ModelAdapter => {
     const baseUrl = route?.baseUrl ?? inputs.baseUrl;
-    return createModelAdapter({ spec: choice.spec, ...(baseUrl ? { baseUrl } : {}), ...(route ? { headers: route.headers } : {}), timeouts: inputs.timeouts, env, logger });
+    return createModelAdapter({ spec: choice.spec, ...(baseUrl ? { baseUrl } : {}), ...(route ? { headers: route.headers } : {}), ...(apiKey ? { apiKey } : {}), timeouts: inputs.timeouts, env, logger });
   };
-  let adapter = make();
-  let keyed = hasCredentials(choice.spec, { env });
+  let adapter = make(key());
   let routed = routing();
   return {
     label: `${adapter.id} (${choice.reason})`,
     create: () => {
-      // Built without a key: once the environment has one (authenticate re-checks it), rebuild;
-      // likewise after providers/set changed the route (sessions opened from now on use it).
-      if ((!keyed && hasCredentials(choice.spec, { env })) || routing() !== routed) [adapter, keyed, routed] = [make(), hasCredentials(choice.spec, { env }), routing()];
-      return adapter;
+      // After providers/set changed the route, sessions opened from now on use it.
+      if (routing() !== routed) [adapter, routed] = [make(key()), routing()];
+      const route = providers?.current();
+      return followKey(adapter, key, (apiKey) => make(apiKey, route));
     },
-    authentication: envApiKeyAuthentication(choice.spec),
+    authentication: envApiKeyAuthentication(choice.spec, { env: () => env, keySlot: slot }),
     ...(providers ? { providers } : {}),
+  };
+}
+
+/**
+ * The session's model on its route, rebuilt when the key changes (typed on the key page, or
+ * forgotten at logout) so an open session uses the key the human just gave.
+ */
+function followKey(initial: ModelAdapter, key: () => string | undefined, make: (apiKey: string | undefined) => ModelAdapter): ModelAdapter {
+  let current = initial;
+  let used = key();
+  return {
+    id: initial.id,
+    capabilities: initial.capabilities,
+    preload: () => current.preload?.(),
+    stream(request, signal) {
+      const now = key();
+      if (now !== used) [current, used] = [make(now), now];
+      return current.stream(request, signal);
+    },
   };
 }
 

@@ -5,6 +5,7 @@ import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
 import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
 import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 import { AcpIntegration } from "./integration.js";
+import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "./credential-elicitation.js";
 import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
 import { planTool, planToolRule } from "./plan-tool.js";
 import { askUserRule, askUserTool } from "./ask-user-tool.js";
@@ -31,6 +32,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   coalesceMs?: number;
   /** Bound on each fs/terminal request to the client, ms (default 30 000). */
   clientTimeoutMs?: number;
+  /** Lifetime of the key page (URL elicitation of a missing model key), ms; 0 = off. Default 10 min. */
+  keyPageMs?: number;
   /** Models built beforehand with `serveModels` (so configuration errors surface first); else built here. */
   serveModels?: ServeModels;
   logger?: Logger;
@@ -101,6 +104,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     // over the ACP connection itself (unstable `acp`), and the model's key from the environment.
     .mcpTransports({ http: true, sse: true, acp: true })
     .authentication(models.primary.authentication)
+    .keyPage(options.keyPageMs === 0 ? false : { lifetimeMs: options.keyPageMs ?? DEFAULT_KEY_PAGE_LIFETIME_MS })
     // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
     .sessionStore(state.sessions)
     .sessionLeases(state.leases)

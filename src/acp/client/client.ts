@@ -1,6 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createStderrLogger, type Logger } from "../../core/logger.js";
 import { requireAdditionalDirectories, requireCapability, validateMcpServers } from "./capabilities.js";
+import { registerElicitation } from "./elicitation.js";
 import { resolveTimeouts, validateConfig, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
 import { AuthenticationRequiredError, ClientClosedError, type AgentConnectionError, type AgentExitedError, type AgentSpawnError } from "./errors.js";
 import { hostCapabilities, registerHostHandlers } from "./host-bridge.js";
@@ -353,14 +354,7 @@ export class AcpClient {
     });
     registerHostHandlers(app, this.config.hostServices, (id) => this.#sessions.get(id)?.info);
     this.#mcp.serve(app);
-    const elicitation = this.config.elicitation;
-    if (elicitation) {
-      app.onRequest(acp.methods.client.elicitation.create, async ({ params, signal }) => {
-        if (params.mode !== "form") throw acp.RequestError.invalidParams({ mode: params.mode }, `elicitation mode "${params.mode}" is not supported by this client (form only)`);
-        if ("sessionId" in params && typeof params.sessionId === "string" && !this.#sessions.has(params.sessionId)) throw acp.RequestError.sessionNotFound(params.sessionId);
-        return elicitation(params, signal);
-      });
-    }
+    const elicitation = registerElicitation(app, { form: this.config.elicitation, url: this.config.urlElicitation }, (id) => this.#sessions.has(id));
     let remote: RemoteAgent | undefined;
     if (this.config.url !== undefined) {
       // Loaded only for URL agents: it brings in `ws` and the SDK's network transports.
@@ -373,7 +367,7 @@ export class AcpClient {
     const link = new Link(this.config, this.timeouts, this.logger, app, remote, v2);
     this.#mcp.attach(link.connection.agent);
     try {
-      const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation: { form: {} } } : {}) };
+      const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation } : {}) };
       await link.initialize(this.config, this.timeouts, capabilities);
     } catch (error) {
       await link.close(error instanceof Error ? error : new Error(String(error)));

@@ -53,6 +53,25 @@ export interface AcpReconnectOptions {
 /** How to launch and talk to one ACP agent. */
 export type AcpElicitationHandler = (request: acp.CreateElicitationRequest, signal: AbortSignal) => Promise<acp.CreateElicitationResponse>;
 
+/** A URL-mode `elicitation/create` handed to `AcpAgentConfig.urlElicitation`. */
+export interface AcpUrlElicitation {
+  /** The agent's request: `message`, the `url` to show in full, `elicitationId`, and `sessionId` (optionally `toolCallId`) or `requestId`. */
+  request: acp.CreateElicitationRequest & { mode: "url"; url: string; elicitationId: string };
+  /** Aborts when the agent withdraws the request (e.g. the turn was cancelled). */
+  signal: AbortSignal;
+  /**
+   * Resolves when the agent sends `elicitation/complete` for this id (the out-of-band part is
+   * done). Never rejects; it may never resolve (the agent MAY not send it).
+   */
+  completed: Promise<void>;
+}
+
+/**
+ * Answers a URL-mode elicitation: show the whole URL, ask the human's consent to open it, and
+ * answer `accept` (consent — not completion), `decline` or `cancel`. Never open it without consent.
+ */
+export type AcpUrlElicitationHandler = (elicitation: AcpUrlElicitation) => Promise<acp.CreateElicitationResponse>;
+
 export interface AcpAgentConfig {
   /** The executable (looked up on PATH). Use with `args`; or give `shellLine` instead. */
   command?: string;
@@ -90,6 +109,11 @@ export interface AcpAgentConfig {
    * with the answers, decline or cancel. `signal` aborts when the agent withdraws the question.
    */
   elicitation?: AcpElicitationHandler;
+  /**
+   * Answers `elicitation/create` in URL mode (advertised as `elicitation.url` only when set); an
+   * http(s) URL only — anything else is refused with -32602 before the handler sees it.
+   */
+  urlElicitation?: AcpUrlElicitationHandler;
   timeouts?: AcpTimeouts;
   stderr?: StderrMode;
   /** How many stderr lines to keep for error reports (default 40). */

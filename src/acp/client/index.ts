@@ -7,7 +7,7 @@ export {
   type PromptOptions,
   type PromptStream,
 } from "./session.js";
-export type { AcpAgentConfig, AcpElicitationHandler, AcpReconnectOptions, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
+export type { AcpAgentConfig, AcpElicitationHandler, AcpUrlElicitation, AcpUrlElicitationHandler, AcpReconnectOptions, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
 export { AFFINITY_COOKIE, isAgentUrl } from "./remote-url.js";
 export { describeCommand } from "./config.js";
 export type { AcpInProcessMcpServer, SessionMcpServer } from "./mcp-over-acp.js";
