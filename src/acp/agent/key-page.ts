@@ -87,10 +87,9 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        resolve(undefined);
-        req.destroy();
-      } else chunks.push(chunk);
+      // Too long: answered at once; the reply's "Connection: close" ends the socket after it.
+      if (size > MAX_BODY_BYTES) resolve(undefined);
+      else chunks.push(chunk);
     });
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);

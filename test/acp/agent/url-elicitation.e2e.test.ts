@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, type AcpUrlElicitation } from "../../../src/acp/client/index.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { ServeProcess, bin } from "./serve-support.js";
+import { typeKey } from "./key-page-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { tempDir } from "./support.js";
 
@@ -18,14 +19,6 @@ afterEach(async () => {
 });
 
 const text = (t: string): acp.ContentBlock[] => [{ type: "text", text: t }];
-
-/** Plays the human at the key page: opens it, then submits `key` from it. */
-export async function typeKey(url: string, key: string): Promise<{ page: string; saved: string }> {
-  const page = await (await fetch(url)).text();
-  const saved = await fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin }, body: new URLSearchParams({ key }) });
-  expect(saved.status).toBe(200);
-  return { page, saved: await saved.text() };
-}
 
 async function setup(replies: number) {
   const mock = await startMockAnthropic({ responses: Array.from({ length: replies }, (_, i) => ({ text: `reply ${i + 1}` })) });
