@@ -22,6 +22,10 @@ Options:
                            directory, removed afterwards)
   --skip-prompts           run no prompt turn: no tokens are spent (prompt, cancel and
                            content checks are skipped)
+  --change-state           also run the checks that change the agent's state: logout,
+                           providers/set, providers/disable (each when advertised). They run
+                           last, in a launch of their own, and restore provider routes; after
+                           logout the agent may need a new login. Skipped (and listed) otherwise
   --only ID,ID             run only these checks (see --list)
   --timeout MS             bound for each request and prompt turn (default 30000)
   --prompt TEXT            the harmless prompt (default "Reply with the word ok.")
@@ -117,6 +121,7 @@ function parseCheckArgs(argv: string[]): CheckArgs {
         agent: { type: "string" },
         cwd: { type: "string" },
         "skip-prompts": { type: "boolean" },
+        "change-state": { type: "boolean" },
         only: { type: "string" },
         timeout: { type: "string" },
         prompt: { type: "string" },
@@ -151,6 +156,7 @@ function parseCheckArgs(argv: string[]): CheckArgs {
     ...(env ? { env } : {}),
     ...(timeoutText !== undefined ? { timeoutMs: Number(timeoutText) } : {}),
     skipPrompts: values["skip-prompts"] === true,
+    changeState: values["change-state"] === true,
     ...(only ? { only } : {}),
     prompts: Object.fromEntries(Object.entries(prompts).filter(([, v]) => v !== undefined)),
     ...(str("auth-method") !== undefined ? { authMethod: str("auth-method") as string } : {}),

@@ -80,7 +80,7 @@ export const unstableChecks: readonly ConformanceCheck[] = [
       "schema.unstable.json",
       "ListProvidersResponse",
       "providers: Configurable providers with current routing info suitable for UI display. (ProviderInfo: providerId, supported, required — \"Whether this provider is mandatory and cannot be disabled via `providers/disable`.\")",
-      `${UNSTABLE} providers/set and providers/disable change agent state and are not run by the check.`,
+      `${UNSTABLE} providers/set and providers/disable are checked by unstable.providers-set / -disable (with --change-state).`,
     ),
     fix: "Answer providers/list with {providers: [{providerId, supported, required, current}]}, or stop advertising providers.",
   },

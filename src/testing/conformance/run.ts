@@ -25,6 +25,8 @@ export class Run {
   readonly exitBoundMs: number;
   readonly settleMs: number;
   readonly skipPrompts: boolean;
+  /** Run the state-changing checks (logout, providers/set, providers/disable). */
+  readonly changeState: boolean;
   readonly prompts: { text: string; cancel: string; permission: string };
   readonly scratch: string;
   readonly cwd: string;
@@ -55,6 +57,7 @@ export class Run {
     this.exitBoundMs = options.exitBoundMs ?? 5_000;
     this.settleMs = options.settleMs ?? 300;
     this.skipPrompts = options.skipPrompts === true;
+    this.changeState = options.changeState === true;
     this.prompts = { ...DEFAULT_PROMPTS, ...definedOnly(options.prompts ?? {}) };
     this.#only = options.only && options.only.length > 0 ? new Set(options.only) : undefined;
     this.scratch = mkdtempSync(join(tmpdir(), "agentkit-check-"));

@@ -8,6 +8,7 @@ import { checkPrompts } from "./steps-prompt.js";
 import { checkSessionErrors, checkSessionNew } from "./steps-session.js";
 import { checkUnstableSessions } from "./steps-unstable.js";
 import { checkProtocolV2 } from "./steps-v2.js";
+import { checkStateChanging } from "./steps-unstable-state.js";
 import type { ConformanceOptions, ConformanceReport } from "./types.js";
 import type { WireAgent } from "./wire.js";
 
@@ -31,6 +32,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     agent = await checkGarbageInput(run, agent);
     await checkExit(run, agent);
     if (v1 && run.sessionId !== undefined) await checkReopen(run);
+    // Last, in a launch of their own: they sign out / reroute providers (only with changeState).
+    if (v1 && run.blocked === undefined) await checkStateChanging(run);
     // Whole-run checks need every process ended, so the SDK has handled all that was read.
     await Promise.all(run.agents.map((a) => a.kill(run.exitBoundMs)));
     checkWholeRun(run);

@@ -79,7 +79,7 @@ export function checkWholeRun(run: Run): void {
 
   const calls = run.agents.flatMap((a) => a.unexpectedCalls);
   if (calls.length === 0) run.pass("caps.client-methods", "no call to fs/*, terminal/* or other methods the client did not offer");
-  else run.fail("caps.client-methods", `the agent called ${[...new Set(calls)].join(", ")} although the client advertised no fs/terminal capability`);
+  else run.fail("caps.client-methods", `the agent called ${[...new Set(calls)].join(", ")} although the client did not advertise them (no fs, terminal or elicitation capability)`);
 }
 
 function describePid(pid: number): string {

@@ -92,6 +92,12 @@ export type ConformanceOptions = AgentLaunch & {
   settleMs?: number;
   /** Run no check that sends session/prompt (no tokens spent). */
   skipPrompts?: boolean;
+  /**
+   * Also run the checks that change the agent's state (logout, providers/set, providers/disable),
+   * last and in a launch of their own; otherwise they are skipped, saying so. Signing out may
+   * need a new login afterwards.
+   */
+  changeState?: boolean;
   /** Run only these check ids (prerequisites still run, unreported). */
   only?: string[];
   prompts?: ConformancePrompts;

@@ -58,3 +58,39 @@ describe("conformance: the unstable session methods", () => {
     }
   }, 120_000);
 });
+
+const STATE = ["unstable.providers-set", "unstable.providers-disable", "unstable.logout"];
+
+describe("conformance: the state-changing unstable methods (logout, providers/set, providers/disable)", () => {
+  it("skipped without changeState, saying how to run them", async () => {
+    const report = await check({ command: process.execPath, args: [unstableAgent, "--extra-on"], skipPrompts: true, only: STATE });
+    for (const id of STATE) expect(result(report, id)).toMatchObject({ status: "skip", detail: expect.stringContaining("--change-state") });
+  }, 120_000);
+
+  it("agentkit-acp serve with a keyed model: providers/set and logout pass; disable is skipped (its one provider is required)", async () => {
+    const report = await check({
+      command: process.execPath,
+      args: [bin, "serve", "--model", "anthropic:claude-sonnet-4-5", "--base-url", "http://127.0.0.1:9", "--log-level", "warn"],
+      env: { AGENTKIT_STATE_DIR: tempDir(), ANTHROPIC_API_KEY: "sk-check" },
+      skipPrompts: true,
+      changeState: true,
+      only: STATE,
+    });
+    expect(result(report, "unstable.providers-set")).toMatchObject({ status: "pass", detail: expect.stringContaining("main rerouted to http://127.0.0.1:9/agentkit-check") });
+    expect(result(report, "unstable.providers-disable")).toMatchObject({ status: "skip", detail: expect.stringContaining("no optional, enabled provider") });
+    expect(result(report, "unstable.logout")).toMatchObject({ status: "pass", detail: "logout answered; auth/status authenticated → unauthenticated" });
+    expect(report.ok).toBe(true);
+  }, 120_000);
+
+  it("an official-SDK agent: each passes when it works, and each fails when the agent answers {} but changes nothing", async () => {
+    const good = await check({ command: process.execPath, args: [unstableAgent, "--extra-on"], skipPrompts: true, changeState: true, only: STATE });
+    for (const id of STATE) expect(result(good, id).status, `${id}: ${result(good, id).detail}`).toBe("pass");
+    expect(result(good, "unstable.providers-disable").detail).toBe("extra disabled (no current config listed), then set back");
+
+    const broken = await check({ command: process.execPath, args: [unstableAgent, "--extra-on", "--sticky"], skipPrompts: true, changeState: true, only: STATE });
+    expect(result(broken, "unstable.providers-set")).toMatchObject({ status: "fail", detail: expect.stringContaining("providers/list after providers/set reports") });
+    expect(result(broken, "unstable.providers-disable")).toMatchObject({ status: "fail", detail: expect.stringContaining("still reports extra as current") });
+    expect(result(broken, "unstable.logout")).toMatchObject({ status: "fail", detail: "auth/status still reports authenticated after logout" });
+    expect(broken.summary.violations.sort()).toEqual([...STATE].sort());
+  }, 120_000);
+});
