@@ -124,7 +124,8 @@ async function runVendor(vendor: Vendor, origin: string, node22: string | undefi
   const reportBase = join(out, vendor.id);
   log(`${vendor.id}: agentkit-acp check`);
   const checked = await run(
-    [cli, "check", "--agent", command, "--cwd", checkCwd, "--timeout", "60000", "--permission-prompt", `Create the file ${checkCwd}/acp-check.txt containing the word ok.`, "--report", reportBase],
+    // --change-state: logout / providers checks too (the agents run in throw-away homes; they run last).
+    [cli, "check", "--agent", command, "--cwd", checkCwd, "--timeout", "60000", "--change-state", "--permission-prompt", `Create the file ${checkCwd}/acp-check.txt containing the word ok.`, "--report", reportBase],
     env,
     900_000,
   );
@@ -186,6 +187,20 @@ function markdown(rows: Row[]): string {
     const cancel = row.cancel ? `${mark(row.cancel.ok)} ${row.cancel.ok ? `${row.cancel.latencyMs} ms` : ""}` : "–";
     lines.push(`| ${row.packages.join(", ")} | ${list(r?.summary.violations)} | ${list(r?.summary.recommendations)} | ${list(r?.summary.informational)} | ${counts} | ${tool} | ${cancel} |`);
   }
+  return `${lines.join("\n")}\n\n${unstableTable(rows)}`;
+}
+
+/** The unstable-method checks per agent: ✓ pass, ✗ fail (its level), – skipped (why, shortened). */
+function unstableTable(rows: Row[]): string {
+  const ids = [...new Set(rows.flatMap((r) => r.report?.results.map((c) => c.id) ?? []))].filter((id) => id.startsWith("unstable.") || id === "rpc.cancel-request");
+  const cell = (row: Row, id: string): string => {
+    const c = row.report?.results.find((r) => r.id === id);
+    if (!c) return "–";
+    const why = c.detail.length > 60 ? `${c.detail.slice(0, 57)}…` : c.detail;
+    return c.status === "pass" ? "✓" : c.status === "skip" ? `– (${why})` : `✗ ${c.severity} (${why})`;
+  };
+  const lines = [`| check | ${rows.map((r) => r.vendor).join(" | ")} |`, `|---|${rows.map(() => "---").join("|")}|`];
+  for (const id of ids) lines.push(`| \`${id}\` | ${rows.map((r) => cell(r, id).replace(/\|/g, "\\|")).join(" | ")} |`);
   return `${lines.join("\n")}\n`;
 }
 
