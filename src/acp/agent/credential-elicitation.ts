@@ -15,7 +15,9 @@ export type CredentialOutcome =
   | { kind: "declined"; action: string; reason: string | undefined }
   /** The turn was cancelled (session/cancel, or the prompt request was cancelled). */
   | { kind: "cancelled" }
-  | { kind: "expired"; lifetimeMs: number };
+  | { kind: "expired"; lifetimeMs: number }
+  /** The client answered the request with an error (or storing the key failed). */
+  | { kind: "failed"; reason: string };
 
 /**
  * Asks the human for a missing credential out of band: opens the one-shot key page, sends
@@ -57,7 +59,7 @@ export async function elicitCredential(
     return { kind: "stored" };
   } catch (error) {
     if (options.signal.aborted) return { kind: "cancelled" };
-    throw error;
+    return { kind: "failed", reason: errorMessage(error) };
   } finally {
     await page.close();
   }
@@ -66,5 +68,6 @@ export async function elicitCredential(
 /** The -32000 message for a prompt that stays blocked after asking. */
 export function credentialRefusal(blocker: string, outcome: Exclude<CredentialOutcome, { kind: "stored" | "cancelled" }>): string {
   if (outcome.kind === "expired") return `${blocker} (the key page expired after ${formatMs(outcome.lifetimeMs)} without a key)`;
+  if (outcome.kind === "failed") return `${blocker} (asking for the key through the client failed: ${outcome.reason})`;
   return `${blocker} (the user ${outcome.action === "decline" ? "declined" : "dismissed"} the key page${outcome.reason ? `: ${outcome.reason}` : ""})`;
 }

@@ -13,14 +13,14 @@ export const unstableChecks: readonly ConformanceCheck[] = [
     id: "unstable.session-fork",
     group: "session",
     severity: "must",
-    title: "session/fork (when advertised) answers a new session id; an unknown source gets -32002",
+    title: "session/fork (when advertised) answers a new session id; an unknown source gets an error",
     spec: acpSchema(
       "schema.unstable.json",
       "ForkSessionRequest",
       "Creates a new session based on the context of an existing one, allowing operations like generating summaries without affecting the original session's history.",
-      UNSTABLE,
+      `${UNSTABLE} The schema names no error code for an unknown source: any error passes, and one other than -32002 (the SDK's "Resource not found") is only mentioned.`,
     ),
-    fix: "Answer session/fork with {sessionId} of a new session (not the source's), or stop advertising sessionCapabilities.fork.",
+    fix: "Answer session/fork with {sessionId} of a new session (not the source's) and an error for an unknown source (RequestError.resourceNotFound, -32002), or stop advertising sessionCapabilities.fork.",
   },
   {
     id: "unstable.session-set-title",

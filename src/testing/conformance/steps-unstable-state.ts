@@ -77,7 +77,7 @@ async function checkProvidersDisable(run: Run, agent: WireAgent): Promise<void> 
   await agent.call("providers/set", { providerId: target.providerId, apiType: original.apiType, baseUrl: original.baseUrl, headers: {} }, run.timeoutMs);
   if (typeof after === "string") return run.fail(id, `after providers/disable, ${after}`);
   const now = after.find((p) => p.providerId === target.providerId);
-  if (now?.current) return run.fail(id, `providers/list still reports ${target.providerId} as current ${JSON.stringify(now.current)} after providers/disable`);
+  if (now?.current) return run.warn(id, `answered, but providers/list still reports ${target.providerId} as current ${JSON.stringify(now.current)} after providers/disable (the reference is current: null)`);
   run.pass(id, `${target.providerId} disabled (no current config listed), then set back`);
 }
 

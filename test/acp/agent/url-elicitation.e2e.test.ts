@@ -101,7 +101,7 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
     expect(proc.stdoutLines().every((m) => (m as { jsonrpc?: string }).jsonrpc === "2.0")).toBe(true);
   });
 
-  it("without elicitation.url (or with --key-page-timeout 0) a blocked prompt still answers -32000 at once", async () => {
+  it("without elicitation.url (or with --key-page-timeout 0) a blocked prompt answers -32000 at once; a client error on the request → -32000 saying so", async () => {
     const { ws, serveArgs } = await setup(0);
     for (const [args, caps] of [
       [serveArgs, {}],
@@ -117,6 +117,24 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
       const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
       await expect(connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("x") })).rejects.toMatchObject({ code: -32000 });
     }
+    // A client that advertises elicitation.url but answers the request with an error: -32000 saying so.
+    const proc = new ServeProcess([...serveArgs], { cwd: ws.cwd, env: serveEnv(ws) });
+    const connection = acp
+      .client({ name: "sdk-url-error" })
+      .onRequest(acp.methods.client.elicitation.create, () => {
+        throw acp.RequestError.invalidParams({}, "no browser here");
+      })
+      .connect(proc.stream() as acp.Stream);
+    cleanups.push(async () => {
+      connection.close();
+      await proc.end();
+    });
+    await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: { elicitation: { url: {} } } });
+    const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
+    await expect(connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("x") })).rejects.toMatchObject({
+      code: -32000,
+      message: expect.stringContaining("(asking for the key through the client failed: Invalid params: no browser here)"),
+    });
   });
 
   it("our AcpClient's urlElicitation callback: completed resolves; session cancel while waiting on the page → cancelled, page closed", async () => {

@@ -87,10 +87,14 @@ describe("conformance: the state-changing unstable methods (logout, providers/se
     for (const id of STATE) expect(result(good, id).status, `${id}: ${result(good, id).detail}`).toBe("pass");
     expect(result(good, "unstable.providers-disable").detail).toBe("extra disabled (no current config listed), then set back");
 
-    const broken = await check({ command: process.execPath, args: [unstableAgent, "--extra-on", "--sticky"], skipPrompts: true, changeState: true, only: STATE });
+    const broken = await check({ command: process.execPath, args: [unstableAgent, "--extra-on", "--sticky"], skipPrompts: true, changeState: true, only: [...STATE, "unstable.session-fork"] });
+    // The schema names no code for an unknown fork source: -32603 passes, and is mentioned.
+    expect(result(broken, "unstable.session-fork")).toMatchObject({ status: "pass", detail: expect.stringContaining("not -32002, which the schema does not require here") });
     expect(result(broken, "unstable.providers-set")).toMatchObject({ status: "fail", detail: expect.stringContaining("providers/list after providers/set reports") });
-    expect(result(broken, "unstable.providers-disable")).toMatchObject({ status: "fail", detail: expect.stringContaining("still reports extra as current") });
+    // What disable means beyond its answer is open (Claude restores its native route): reported, not failed.
+    expect(result(broken, "unstable.providers-disable")).toMatchObject({ status: "warn", detail: expect.stringContaining("still reports extra as current") });
     expect(result(broken, "unstable.logout")).toMatchObject({ status: "fail", detail: "auth/status still reports authenticated after logout" });
-    expect(broken.summary.violations.sort()).toEqual([...STATE].sort());
+    expect(broken.summary.violations.sort()).toEqual(["unstable.logout", "unstable.providers-set"]);
+    expect(broken.summary.informational).toContain("unstable.providers-disable");
   }, 120_000);
 });
