@@ -11,6 +11,7 @@
  * Run: npm run build && npx tsx bench/compat/matrix.ts [--dir DIR] [--only id,id] [--out DIR]
  *   --dir DIR   install into / reuse DIR (default: a fresh temporary folder)
  *   --only      vendor ids (claude-agent-acp, codex-acp, gemini-cli, opencode, pi-acp)
+ *   --render-only  run nothing: rewrite matrix.md from matrix.json in --out
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -24,7 +25,7 @@ import { vendors, type Vendor } from "./vendors.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const cli = join(repo, "bin", "agentkit-acp.js");
-const { values } = parseArgs({ options: { dir: { type: "string" }, only: { type: "string" }, out: { type: "string" } } });
+const { values } = parseArgs({ options: { dir: { type: "string" }, only: { type: "string" }, out: { type: "string" }, "render-only": { type: "boolean" } } });
 const root = values.dir ?? mkdtempSync(join(tmpdir(), "acp-compat-"));
 const out = values.out ?? join(root, "results");
 const selected = vendors.filter((v) => values.only === undefined || values.only.split(",").includes(v.id));
@@ -197,15 +198,25 @@ function unstableTable(rows: Row[]): string {
     const c = row.report?.results.find((r) => r.id === id);
     if (!c) return "–";
     const why = c.detail.length > 60 ? `${c.detail.slice(0, 57)}…` : c.detail;
-    return c.status === "pass" ? "✓" : c.status === "skip" ? `– (${why})` : `✗ ${c.severity} (${why})`;
+    return c.status === "pass" ? "✓" : c.status === "skip" ? (c.detail.startsWith("not advertised") ? "–" : `– (${why})`) : c.status === "warn" ? `⚠ reported (${why})` : `✗ ${c.severity} (${why})`;
   };
-  const lines = [`| check | ${rows.map((r) => r.vendor).join(" | ")} |`, `|---|${rows.map(() => "---").join("|")}|`];
+  const lines = [
+    "Unstable methods (✓ pass, ✗ failed, ⚠ reported — informational or inconclusive, – not advertised; a reason = skipped):",
+    "",
+    `| check | ${rows.map((r) => r.vendor).join(" | ")} |`,
+    `|---|${rows.map(() => "---").join("|")}|`,
+  ];
   for (const id of ids) lines.push(`| \`${id}\` | ${rows.map((r) => cell(r, id).replace(/\|/g, "\\|")).join(" | ")} |`);
   return `${lines.join("\n")}\n`;
 }
 
 // Rows of vendors not run this time are kept from an earlier matrix.json in the same --out folder.
 const earlier: Row[] = existsSync(join(out, "matrix.json")) ? (JSON.parse(readFileSync(join(out, "matrix.json"), "utf8")) as Row[]) : [];
+if (values["render-only"]) {
+  writeFileSync(join(out, "matrix.md"), markdown(earlier));
+  process.stdout.write(markdown(earlier));
+  process.exit(0);
+}
 const node22 = install();
 const mock = await startMockModel();
 const rows: Row[] = [];
