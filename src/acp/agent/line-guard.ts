@@ -1,5 +1,5 @@
 import type { Stream } from "@agentclientprotocol/sdk";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import { silentLogger } from "../../core/index.js";
 
