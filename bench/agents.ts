@@ -11,8 +11,9 @@
  *
  * Run: npm run build && npx tsx bench/agents.ts [N=2000] [runs=5] [openai|anthropic] [coalesceMs=20]
  * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every `serve` process into DIR.
- * BENCH_BASELINE=PATH/bin/agentkit-acp.js adds that build's `serve` (e.g. main, built elsewhere)
- * as one more interleaved row, for before/after figures taken under the same load.
+ * BENCH_BASELINE=DIR adds the `serve` of another built checkout (e.g. main: `git archive main`,
+ * node_modules linked, `npm run build`) as one more interleaved row: before/after figures taken
+ * under the same machine load.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -177,7 +178,7 @@ const serve = [...profile, join(root, "bin/agentkit-acp.js"), "serve", "--model"
 const baseline = process.env.BENCH_BASELINE;
 const agents: Record<string, string[]> = {
   "bare-openai": [join(root, "bench/bare-openai.mjs"), baseUrl, format],
-  ...(baseline ? { "serve (baseline)": [...profile, baseline, ...serve.slice(profile.length + 1)] } : {}),
+  ...(baseline ? { "serve (baseline)": [...profile, join(baseline, "bin/agentkit-acp.js"), ...serve.slice(profile.length + 1)] } : {}),
   serve,
   ...(coalesceMs === "0" ? {} : { [`serve --coalesce-ms ${coalesceMs}`]: [...serve, "--coalesce-ms", coalesceMs] }),
 };
