@@ -11,9 +11,12 @@
  *
  * Run: npm run build && npx tsx bench/agents.ts [N=2000] [runs=5] [openai|anthropic] [coalesceMs=20]
  * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every `serve` process into DIR.
+ * BENCH_BASELINE=DIR adds the `serve` of another built checkout (e.g. main: `git archive main`,
+ * node_modules linked, `npm run build`) as one more interleaved row: before/after figures taken
+ * under the same machine load.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -61,6 +64,23 @@ interface Sample {
   rssMb: number;
   /** A second prompt in the same process (warm). */
   warmPrompt: number;
+  /** The agent process's CPU time (all threads) for start-up to session/new, and each prompt. */
+  cpuStart: number;
+  cpuPrompt: number;
+  cpuWarm: number;
+}
+
+/** CPU time of every thread of a process so far, in ms (schedstat: ns resolution, unlike getrusage's ticks). */
+function cpuMs(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return ns / 1e6;
 }
 
 function peakRssMb(pid: number): number {
@@ -93,6 +113,8 @@ async function measure(label: string, command: string[], env: NodeJS.ProcessEnv,
     const init = performance.now() - started;
     const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
     const sessionNew = performance.now() - started;
+    const pid = child.pid ?? 0;
+    const cpuStart = cpuMs(pid);
     const prompt = async (): Promise<{ firstRequest: number; firstUpdate: number; prompt: number; updates: number; bytes: number }> => {
       updates = 0;
       textSeen = "";
@@ -106,8 +128,10 @@ async function measure(label: string, command: string[], env: NodeJS.ProcessEnv,
       return { firstRequest: requestAt - sent, firstUpdate: firstUpdateAt - sent, prompt: done - sent, updates, bytes: bytes - bytesBefore };
     };
     const first = await prompt();
+    const cpuPrompt = cpuMs(pid) - cpuStart;
     const warm = await prompt();
-    return { init, sessionNew, ...first, rssMb: peakRssMb(child.pid ?? 0), warmPrompt: warm.prompt };
+    const cpuWarm = cpuMs(pid) - cpuStart - cpuPrompt;
+    return { init, sessionNew, ...first, rssMb: peakRssMb(pid), warmPrompt: warm.prompt, cpuStart, cpuPrompt, cpuWarm };
   } finally {
     client.close();
     child.stdin.end();
@@ -151,8 +175,10 @@ const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), ANTHROPIC
 const spec = format === "openai" ? "openai-compatible:mock" : "anthropic:claude-mock";
 const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 const serve = [...profile, join(root, "bin/agentkit-acp.js"), "serve", "--model", spec, "--base-url", baseUrl, "--log-level", "warn"];
+const baseline = process.env.BENCH_BASELINE;
 const agents: Record<string, string[]> = {
   "bare-openai": [join(root, "bench/bare-openai.mjs"), baseUrl, format],
+  ...(baseline ? { "serve (baseline)": [...profile, join(baseline, "bin/agentkit-acp.js"), ...serve.slice(profile.length + 1)] } : {}),
   serve,
   ...(coalesceMs === "0" ? {} : { [`serve --coalesce-ms ${coalesceMs}`]: [...serve, "--coalesce-ms", coalesceMs] }),
 };
@@ -164,23 +190,24 @@ try {
   }
   const rows = Object.entries(samples).map(([name, s]) => {
     const m = (key: keyof Sample): number => median(s.map((x) => x[key]));
-    return { name, init: m("init"), sessionNew: m("sessionNew"), firstRequest: m("firstRequest"), firstUpdate: m("firstUpdate"), prompt: m("prompt"), warmPrompt: m("warmPrompt"), updates: m("updates"), bytes: m("bytes"), rssMb: m("rssMb") };
+    return { name, init: m("init"), sessionNew: m("sessionNew"), firstRequest: m("firstRequest"), firstUpdate: m("firstUpdate"), prompt: m("prompt"), warmPrompt: m("warmPrompt"), cpuStart: m("cpuStart"), cpuPrompt: m("cpuPrompt"), cpuWarm: m("cpuWarm"), updates: m("updates"), bytes: m("bytes"), rssMb: m("rssMb") };
   });
   const bare = rows[0]!;
   const ms = (value: number): string => `${value.toFixed(0)} ms`;
   const lines = [
     `${count} deltas of ${deltaText.length} characters, ${format} SSE, median of ${runs} interleaved fresh processes (Node ${process.version})`,
     "",
-    "| agent | spawn → initialize | → session/new | prompt → model request | prompt → first update | prompt (first) | prompt (warm) | updates | bytes | peak RSS |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| agent | spawn → initialize | → session/new | prompt → model request | prompt → first update | prompt (first) | prompt (warm) | CPU start-up | CPU prompt (first) | CPU prompt (warm) | updates | bytes | peak RSS |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows.map(
       (r) =>
-        `| ${r.name} | ${ms(r.init)} | ${ms(r.sessionNew)} | ${ms(r.firstRequest)} | ${ms(r.firstUpdate)} | ${ms(r.prompt)} | ${ms(r.warmPrompt)} | ${r.updates} | ${r.bytes} | ${r.rssMb.toFixed(0)} MB |`,
+        `| ${r.name} | ${ms(r.init)} | ${ms(r.sessionNew)} | ${ms(r.firstRequest)} | ${ms(r.firstUpdate)} | ${ms(r.prompt)} | ${ms(r.warmPrompt)} | ${ms(r.cpuStart)} | ${ms(r.cpuPrompt)} | ${ms(r.cpuWarm)} | ${r.updates} | ${r.bytes} | ${r.rssMb.toFixed(0)} MB |`,
     ),
     "",
     ...rows.slice(1).map(
       (r) =>
         `${r.name} vs bare-openai: prompt ${(r.prompt / bare.prompt).toFixed(2)}× (warm ${(r.warmPrompt / bare.warmPrompt).toFixed(2)}×), ` +
+        `CPU prompt ${(r.cpuPrompt / bare.cpuPrompt).toFixed(2)}× (warm ${(r.cpuWarm / bare.cpuWarm).toFixed(2)}×), CPU start-up ${(r.cpuStart / bare.cpuStart).toFixed(2)}×, ` +
         `model request ${r.firstRequest - bare.firstRequest >= 0 ? "+" : ""}${(r.firstRequest - bare.firstRequest).toFixed(0)} ms, ` +
         `initialize ${(r.init / bare.init).toFixed(2)}×, session/new ${r.sessionNew - bare.sessionNew >= 0 ? "+" : ""}${(r.sessionNew - bare.sessionNew).toFixed(0)} ms, ` +
         `RSS ${r.rssMb - bare.rssMb >= 0 ? "+" : ""}${(r.rssMb - bare.rssMb).toFixed(0)} MB, updates ${(bare.updates / r.updates).toFixed(1)}× fewer, bytes ${(bare.bytes / r.bytes).toFixed(1)}× fewer`,

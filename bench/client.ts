@@ -8,6 +8,8 @@
  * client process's own user + system time (the agent's is not counted).
  *
  * Run: npm run build && npx tsx bench/client.ts [N=20000] [runs=5]
+ * BENCH_BASELINE=DIR adds the AcpSession and `prompt` rows of another built checkout (see
+ * bench/agents.ts), interleaved.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -24,6 +26,11 @@ const clients: Record<string, string[]> = {
   "AcpSession.stream": [join(root, "bench/session-client.mjs"), "--", ...agent],
   "agentkit-acp prompt": [join(root, "bin/agentkit-acp.js"), "prompt", "--agent", agent.map((a) => JSON.stringify(a)).join(" "), "go"],
 };
+const baseline = process.env.BENCH_BASELINE;
+if (baseline) {
+  clients["AcpSession.stream (baseline)"] = [join(baseline, "bench/session-client.mjs"), "--", ...agent];
+  clients["agentkit-acp prompt (baseline)"] = [join(baseline, "bin/agentkit-acp.js"), "prompt", "--agent", agent.map((a) => JSON.stringify(a)).join(" "), "go"];
+}
 const work = mkdtempSync(join(tmpdir(), "agentkit-client-bench-"));
 const cpuFile = join(work, "cpu");
 const expected = "word ".repeat(count);

@@ -18,5 +18,8 @@ await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: 
 const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd: process.cwd(), mcpServers: [] });
 const { stopReason } = await connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
 process.stdout.write(`\n[${stopReason}]\n`);
+// The same shutdown as AcpSession.close(): stdin EOF, then wait for the agent to exit.
+const exited = new Promise((resolve) => child.once("exit", resolve));
 connection.close();
-child.kill();
+child.stdin.end();
+await exited;

@@ -1,8 +1,9 @@
-import type { LanguageModelV3CallOptions, LanguageModelV3Usage, SharedV3Warning } from "@ai-sdk/provider";
+import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart, LanguageModelV3Usage, SharedV3Warning } from "@ai-sdk/provider";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger, Usage } from "../core/index.js";
 import { toModelError, type ErrorContext, type MappedError } from "./errors.js";
 import { toModelMessages, toProviderPrompt, type ConvertOptions } from "./messages.js";
+import type { LeanChatStreams } from "./lean-stream.js";
 import { thinkingOptions, type ProviderModel } from "./providers.js";
 import { providers, type ModelSpec } from "./model-id.js";
 import { ModelError, type ModelAdapter, type ModelTimeouts, type ModelCapabilities, type ModelEvent, type ModelFinishReason, type ModelRequest } from "./types.js";
@@ -20,6 +21,8 @@ export interface RetryOptions {
 export interface AiSdkAdapterConfig {
   spec: ModelSpec;
   model: ProviderModel;
+  /** Reads the model's successful SSE answers without the provider's per-chunk stages. */
+  lean?: LeanChatStreams;
   capabilities: ModelCapabilities;
   baseUrl: string;
   /** When set, calls fail with this (kind `auth`) instead of going out without a needed key. */
@@ -65,33 +68,68 @@ export class AiSdkModelAdapter implements ModelAdapter {
     this.capabilities = config.capabilities;
   }
 
-  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-    signal.throwIfAborted();
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    return { [Symbol.asyncIterator]: () => this.#attempts(request, signal) };
+  }
+
+  /**
+   * The attempts of one call as one iterator: each event is the current attempt's own (no
+   * generator layer per delta); a failure before anything was streamed may start another.
+   */
+  #attempts(request: ModelRequest, signal: AbortSignal): AsyncIterator<ModelEvent> {
     const { retry, logger, missingKey, timeouts } = this.#config;
-    if (missingKey !== undefined) throw new ModelError("auth", missingKey);
-    const options = this.#callOptions(request);
-    const deadline = performance.now() + timeouts.totalMs;
-    for (let attempt = 0; ; attempt++) {
-      let streamed = false;
-      try {
-        for await (const event of this.#streamOnce(options, signal, deadline)) {
-          streamed = true;
-          yield event;
+    let call: { options: LanguageModelV3CallOptions; deadline: number } | undefined;
+    let current: AsyncGenerator<ModelEvent> | undefined;
+    let attempt = 0;
+    let streamed = false;
+    let over = false;
+    const end = (): IteratorResult<ModelEvent> => ({ done: true, value: undefined });
+    const recover = async (error: unknown): Promise<IteratorResult<ModelEvent>> => {
+      current = undefined;
+      over = true;
+      if (signal.aborted) throw abortError(signal);
+      if (isAbort(error)) throw error;
+      const mapped = this.#mapError(error, streamed);
+      const left = call!.deadline - performance.now();
+      const wait = Math.min(retry.maxDelayMs, mapped.retryAfterMs ?? retry.initialDelayMs * 2 ** attempt);
+      if (streamed || !mapped.retryable || attempt >= retry.maxRetries) throw mapped.error;
+      if (wait >= left) throw withAttempts(mapped.error, attempt + 1, timeouts.totalMs);
+      logger.warn(`${mapped.error.message}; retrying in ${wait} ms (retry ${attempt + 1} of ${retry.maxRetries})`);
+      await delay(wait, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) throw abortError(signal);
+      attempt += 1;
+      over = false;
+      return next();
+    };
+    const next = (): Promise<IteratorResult<ModelEvent>> => {
+      if (over) return Promise.resolve(end());
+      if (current === undefined) {
+        try {
+          if (call === undefined) {
+            signal.throwIfAborted();
+            if (missingKey !== undefined) throw new ModelError("auth", missingKey);
+            call = { options: this.#callOptions(request), deadline: performance.now() + timeouts.totalMs };
+          }
+        } catch (error) {
+          over = true;
+          return Promise.reject(error);
         }
-        return;
-      } catch (error) {
-        if (signal.aborted) throw abortError(signal);
-        if (isAbort(error)) throw error;
-        const mapped = this.#mapError(error, streamed);
-        const left = deadline - performance.now();
-        const wait = Math.min(retry.maxDelayMs, mapped.retryAfterMs ?? retry.initialDelayMs * 2 ** attempt);
-        if (streamed || !mapped.retryable || attempt >= retry.maxRetries) throw mapped.error;
-        if (wait >= left) throw withAttempts(mapped.error, attempt + 1, timeouts.totalMs);
-        logger.warn(`${mapped.error.message}; retrying in ${wait} ms (retry ${attempt + 1} of ${retry.maxRetries})`);
-        await delay(wait, undefined, { signal }).catch(() => undefined);
-        if (signal.aborted) throw abortError(signal);
+        current = this.#streamOnce(call.options, signal, call.deadline);
       }
-    }
+      return current.next().then((result) => {
+        if (result.done) over = true;
+        else streamed = true;
+        return result;
+      }, recover);
+    };
+    return {
+      next,
+      return: async () => {
+        over = true;
+        await current?.return(undefined);
+        return end();
+      },
+    };
   }
 
   #callOptions(request: ModelRequest): LanguageModelV3CallOptions {
@@ -110,7 +148,7 @@ export class AiSdkModelAdapter implements ModelAdapter {
   }
 
   async *#streamOnce(base: LanguageModelV3CallOptions, signal: AbortSignal, deadline: number): AsyncGenerator<ModelEvent> {
-    const { model, timeouts, logger } = this.#config;
+    const { model, lean, timeouts, logger } = this.#config;
     // Our own controller, so leaving early for any reason (error, consumer break, a bound) ends the request.
     const controller = new AbortController();
     const forward = (): void => controller.abort(signal.reason);
@@ -135,20 +173,24 @@ export class AiSdkModelAdapter implements ModelAdapter {
     };
     timer = setTimeout(check, limit).unref();
     let completed = false;
+    let parts: AsyncIterator<LanguageModelV3StreamPart> | undefined;
     try {
-      const { stream } = await model.doStream({ ...base, abortSignal: controller.signal }).then(
-        (result) => result,
-        (error: unknown) => Promise.reject(expired ?? error),
-      );
+      const call = { ...base, abortSignal: controller.signal };
+      const opened = lean ? lean.open((headers) => model.doStream({ ...call, headers, includeRawChunks: true })) : model.doStream(call).then(({ stream }) => readParts(stream));
+      parts = (
+        await opened.then(
+          (result) => result,
+          (error: unknown) => Promise.reject(expired ?? error),
+        )
+      )[Symbol.asyncIterator]();
       arm("first_byte", Math.min(timeouts.firstByteMs, deadline - performance.now()));
       let waitingForData = true;
-      const reader = stream.getReader();
       const reasoning = new Map<string, { text: string; metadata?: ReasoningMetadata }>();
       let finished = false;
       for (;;) {
-        let next: Awaited<ReturnType<typeof reader.read>>;
+        let next: IteratorResult<LanguageModelV3StreamPart>;
         try {
-          next = await reader.read();
+          next = await parts.next();
         } catch (error) {
           throw expired ?? error;
         }
@@ -158,6 +200,7 @@ export class AiSdkModelAdapter implements ModelAdapter {
           this.#warn(part.warnings, logger);
           continue;
         }
+        if (part.type === "raw") continue; // the lean path's own
         if (waitingForData) {
           waitingForData = false;
           arm("idle", timeouts.idleMs);
@@ -211,6 +254,7 @@ export class AiSdkModelAdapter implements ModelAdapter {
       clearTimeout(timer);
       signal.removeEventListener("abort", forward);
       if (!completed) controller.abort(new DOMException("model stream closed", "AbortError"));
+      void parts?.return?.()?.catch(() => undefined);
     }
   }
 
@@ -274,6 +318,19 @@ export class AiSdkModelAdapter implements ModelAdapter {
   #errorContext(): ErrorContext {
     const { spec, baseUrl, envVar, hadKey } = this.#config;
     return { spec, baseUrl, envVar, hadKey };
+  }
+}
+
+async function* readParts(stream: ReadableStream<LanguageModelV3StreamPart>): AsyncGenerator<LanguageModelV3StreamPart> {
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    reader.releaseLock();
   }
 }
 

@@ -30,6 +30,12 @@ export interface ModelAdapterOptions {
   env?: Env;
   /** Where warnings and retries are logged (stderr by default; never stdout). */
   logger?: Logger;
+  /**
+   * Read OpenAI-compatible chat-completions streams (`openai-compatible`, `ollama`,
+   * `openrouter`) without the provider's per-chunk stream stages and zod parse for plain text
+   * and reasoning deltas; everything else still goes through the provider. Default true.
+   */
+  leanStream?: boolean;
   /** Options of the demo model (spec `demo`). */
   demo?: DemoModelOptions;
 }
@@ -55,7 +61,12 @@ export function createModelAdapter(options: ModelAdapterOptions): ModelAdapter {
   });
   return new LazyAiSdkAdapter(spec.spec, capabilities, async () => ({
     spec,
-    model: await (await import("./providers.js")).createProviderModel(spec, { baseUrl, apiKey: credentials.apiKey, headers: options.headers }),
+    ...(await (await import("./providers.js")).createProviderModel(spec, {
+      baseUrl,
+      apiKey: credentials.apiKey,
+      headers: options.headers,
+      leanStream: options.leanStream,
+    })),
     capabilities,
     baseUrl,
     missingKey: credentials.problem,
@@ -93,8 +104,19 @@ class LazyAiSdkAdapter implements ModelAdapter {
     this.#load().catch(() => (this.#adapter = undefined));
   }
 
-  async *stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-    yield* (await this.#load()).stream(request, signal);
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    // The loaded adapter's own iterator once it is there (a `yield*` wrapper costs a few
+    // promise hops per streamed delta).
+    return {
+      [Symbol.asyncIterator]: () => {
+        let inner: AsyncIterator<ModelEvent> | undefined;
+        const open = async (): Promise<AsyncIterator<ModelEvent>> => (inner ??= (await this.#load()).stream(request, signal)[Symbol.asyncIterator]());
+        return {
+          next: () => (inner ? inner.next() : open().then((it) => it.next())),
+          return: async (value?: unknown) => (inner?.return ? inner.return(value) : { done: true as const, value: undefined }),
+        };
+      },
+    };
   }
 
   #load(): Promise<ModelAdapter> {

@@ -1,4 +1,5 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import { LeanChatStreams } from "./lean-stream.js";
 import type { ModelSpec } from "./model-id.js";
 import type { ThinkingLevel } from "./types.js";
 
@@ -12,22 +13,31 @@ export interface ProviderConnection {
   baseUrl: string;
   apiKey: string | undefined;
   headers?: Record<string, string>;
+  /** Read successful chat-completions SSE answers with the lean path (see lean-stream.ts). Default true. */
+  leanStream?: boolean;
+}
+
+export interface ProviderModelHandle {
+  model: ProviderModel;
+  /** Set when the model's streams are read with the lean path. */
+  lean?: LeanChatStreams;
 }
 
 /** The AI SDK language model for a spec (never `demo`); loads only that provider's package. */
-export async function createProviderModel(spec: ModelSpec, connection: ProviderConnection): Promise<ProviderModel> {
+export async function createProviderModel(spec: ModelSpec, connection: ProviderConnection): Promise<ProviderModelHandle> {
   const { baseUrl, apiKey, headers } = connection;
   switch (spec.provider) {
     case "anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");
-      return createAnthropic({ baseURL: baseUrl, apiKey: apiKey ?? "", headers })(spec.model);
+      return { model: createAnthropic({ baseURL: baseUrl, apiKey: apiKey ?? "", headers })(spec.model) };
     }
     case "openai": {
       const { createOpenAI } = await import("@ai-sdk/openai");
       // Chat Completions, not the Responses API (the SDK default): one wire format for every
       // OpenAI-style endpoint, stateless requests (the whole transcript each call, like the
       // loop's other providers), and the same loopback mock covers it.
-      return createOpenAI({ baseURL: baseUrl, apiKey: apiKey ?? "", headers }).chat(spec.model);
+      // (No lean path: this provider reads ahead for errors before it returns the stream.)
+      return { model: createOpenAI({ baseURL: baseUrl, apiKey: apiKey ?? "", headers }).chat(spec.model) };
     }
     case "openrouter":
     case "ollama":
@@ -35,7 +45,9 @@ export async function createProviderModel(spec: ModelSpec, connection: ProviderC
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       // openai-compatible passes reasoning deltas through (`reasoning_content` / `reasoning`);
       // it sends an Authorization header only when there is a key, so local servers need none.
-      return createOpenAICompatible({ name: spec.provider, baseURL: baseUrl, apiKey, headers, includeUsage: true }).chatModel(spec.model);
+      const lean = connection.leanStream === false ? undefined : new LeanChatStreams();
+      const provider = createOpenAICompatible({ name: spec.provider, baseURL: baseUrl, apiKey, headers, includeUsage: true, fetch: lean?.fetch });
+      return { model: provider.chatModel(spec.model), lean };
     }
     case "demo":
       throw new Error("the demo model has no provider library model");

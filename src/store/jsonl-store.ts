@@ -67,30 +67,51 @@ export class JsonlSessionStore implements SessionStore {
     const header = newHeader(input, this.#clock());
     const path = this.pathFor(header.sessionId)!;
     await fileLocks.run(path, async () => {
+      let handle: FileHandle;
+      try {
+        handle = await this.#openNew(path, header.sessionId, this.#dirMade);
+      } catch (error) {
+        // sessions/ was removed since it was made: make it again.
+        if (!this.#dirMade || !isErrnoCode(error, "ENOENT")) throw error;
+        this.#dirMade = false;
+        handle = await this.#openNew(path, header.sessionId, false);
+      }
+      // The new entry is in the directory now: its fsync runs alongside the header's write and
+      // fdatasync (one is no use without the other, neither needs the other first; a crash
+      // between them leaves an empty file, which reads as "no such session").
+      const entry = fsyncDirectory(this.sessionsDir);
+      try {
+        await handle.appendFile(headerLine(header), "utf8");
+        await handle.datasync();
+      } finally {
+        await handle.close();
+        await entry;
+      }
+    });
+    return header;
+  }
+
+  /** Whether sessions/ was made (and its parents synced) by this store already. */
+  #dirMade = false;
+
+  async #openNew(path: string, sessionId: SessionId, dirMade: boolean): Promise<FileHandle> {
+    if (!dirMade) {
       const madeDir = await mkdir(this.sessionsDir, { recursive: true, mode: 0o700 });
       // New directories' entries must be durable too: sync every parent from sessions/ up to the first one made.
       for (let dir = this.sessionsDir; madeDir !== undefined && dir !== dirname(madeDir); ) {
         dir = dirname(dir);
         await fsyncDirectory(dir);
       }
-      let handle: FileHandle;
-      try {
-        handle = await open(path, "wx", 0o600);
-      } catch (error) {
-        if (!isErrnoCode(error, "EEXIST")) throw error;
-        // A file without a complete header is a create that crashed before it was acknowledged.
-        if ((await readFirstLine(path)) !== undefined) throw new SessionStoreError("session_exists", `session ${header.sessionId} already exists`);
-        handle = await open(path, "w", 0o600);
-      }
-      try {
-        await handle.appendFile(headerLine(header), "utf8");
-        await handle.datasync();
-      } finally {
-        await handle.close();
-      }
-      await fsyncDirectory(this.sessionsDir);
-    });
-    return header;
+      this.#dirMade = true;
+    }
+    try {
+      return await open(path, "wx", 0o600);
+    } catch (error) {
+      if (!isErrnoCode(error, "EEXIST")) throw error;
+      // A file without a complete header is a create that crashed before it was acknowledged.
+      if ((await readFirstLine(path)) !== undefined) throw new SessionStoreError("session_exists", `session ${sessionId} already exists`);
+      return open(path, "w", 0o600);
+    }
   }
 
   async append(sessionId: SessionId, item: Item): Promise<void> {

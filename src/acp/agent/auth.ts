@@ -1,5 +1,5 @@
 import type { AuthMethod } from "@agentclientprotocol/sdk";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Env } from "../../model/index.js";
 import { credentialStatus, parseModelSpec } from "../../model/index.js";
 

@@ -1,7 +1,15 @@
 import type { Writable } from "node:stream";
 
+/** Where serve's guarded ndjson stream writes its bytes (see line-guard.ts): called directly, not through a second WritableStream. */
+export interface ByteSink {
+  /** Resolves at once unless the output reports backpressure; order is preserved. */
+  write(chunk: Uint8Array): void | Promise<void>;
+  close(): Promise<void>;
+  abort(reason: unknown): void;
+}
+
 /**
- * A WritableStream over a Node stream (stdout) that batches writes while output is busy: a
+ * A sink over a Node stream (stdout) that batches writes while output is busy: a
  * streaming turn produces hundreds of small JSON-RPC lines per network read, and one syscall
  * each (stdout pipes are synchronous on Linux) was the largest per-update cost. The first line
  * after a quiet moment goes out at once; lines that follow in the same event-loop turn are
@@ -9,7 +17,7 @@ import type { Writable } from "node:stream";
  * latency beyond that. Writes resolve at once unless the stream reports backpressure; order is
  * preserved.
  */
-export function batchedWritable(output: Writable, batchBytes = 16_384): WritableStream<Uint8Array> {
+export function batchedSink(output: Writable, batchBytes = 16_384): ByteSink {
   let chunks: Uint8Array[] = [];
   let queued = 0;
   let scheduled = false;
@@ -52,7 +60,7 @@ export function batchedWritable(output: Writable, batchBytes = 16_384): Writable
   };
   output.on("error", fail);
 
-  return new WritableStream<Uint8Array>({
+  return {
     write(chunk) {
       if (failure !== undefined) throw failure;
       chunks.push(chunk);
@@ -76,5 +84,5 @@ export function batchedWritable(output: Writable, batchBytes = 16_384): Writable
       fail(reason);
       output.destroy(reason instanceof Error ? reason : undefined);
     },
-  });
+  };
 }

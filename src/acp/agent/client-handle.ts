@@ -12,7 +12,7 @@ import type {
   TerminalHandle,
   WriteTextFileRequest,
 } from "@agentclientprotocol/sdk";
-import { methods } from "@agentclientprotocol/sdk";
+import { methods } from "@agentclientprotocol/sdk/unstable";
 import { StateError } from "../../core/index.js";
 
 /** Default bound on each fs/terminal request to the client (a human is not waited on there). */

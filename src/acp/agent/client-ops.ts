@@ -1,5 +1,5 @@
 import type { CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse, WaitForTerminalExitResponse } from "@agentclientprotocol/sdk";
-import { RequestError, methods } from "@agentclientprotocol/sdk";
+import { RequestError, methods } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import { errorMessage, silentLogger } from "../../core/index.js";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "../../tools/index.js";

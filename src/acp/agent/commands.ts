@@ -1,5 +1,5 @@
 import type { AvailableCommand, ContentBlock } from "@agentclientprotocol/sdk";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { AcpModelCatalog } from "./config-options.js";
 import { MODEL_CONFIG_ID } from "./config-options.js";
 import type { AcpModes } from "./modes.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { ContentBlock, PromptResponse } from "@agentclientprotocol/sdk";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { ApprovalRequest, CancellationHandle, Item, Logger, LoopObserver, ObservedEvent } from "../../core/index.js";
 import { ConfigError, StateError, createStderrLogger } from "../../core/index.js";
 import type { AcpApprovalDecision, AcpApprovalResolver } from "./approval.js";

@@ -1,6 +1,7 @@
 import type { Stream } from "@agentclientprotocol/sdk";
-import { ndJsonStream } from "@agentclientprotocol/sdk";
+import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
+import type { ByteSink } from "./batched-output.js";
 import { silentLogger } from "../../core/index.js";
 
 /** Default bound on one incoming JSON-RPC line (the SDK's own default). */
@@ -29,22 +30,27 @@ export interface GuardedStreamOptions {
  *   so lines after an `initialize` request are held until its answer is written. A pipelining
  *   client (`initialize` + `session/new` written back to back) is then served, not refused.
  */
-export function guardedNdJsonStream(output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>, options: GuardedStreamOptions = {}): Stream {
+export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint8Array>, options: GuardedStreamOptions = {}): Stream {
   const limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isSafeInteger(limit) || limit <= 0) throw new RangeError("maxMessageBytes must be a positive integer");
   const logger = options.logger ?? silentLogger;
-  const writer = output.getWriter();
   const gate = new InitializeGate();
+  // The one WritableStream the SDK writes to; the sink behind it is called directly (a second
+  // stream layer cost a few µs per message).
   const guardedOutput = new WritableStream<Uint8Array>({
     write: (chunk) => {
       gate.observeOutput(chunk);
-      return writer.write(chunk);
+      return output.write(chunk);
     },
-    close: () => writer.close(),
-    abort: (reason: unknown) => writer.abort(reason),
+    close: () => output.close(),
+    abort: (reason: unknown) => output.abort(reason),
   });
   const reply = (line: string): void => {
-    writer.write(new TextEncoder().encode(line)).catch(() => undefined);
+    try {
+      Promise.resolve(output.write(new TextEncoder().encode(line))).catch(() => undefined);
+    } catch {
+      // the output failed; the connection is ending
+    }
   };
   const splitter = new LineSplitter(limit, (dropped) => {
     const id = recoverId(dropped.prefix);

@@ -1,5 +1,5 @@
 import type { McpServer, McpCapabilities } from "@agentclientprotocol/sdk";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import type { McpAcpChannel, McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
 import { McpToolSource, sanitizeMcpName } from "../../tools/index.js";

@@ -1,4 +1,4 @@
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { pathProblem } from "../../core/index.js";
 
 /** -32602 naming the field for a path no file system accepts (NUL byte, component over 255 bytes). */

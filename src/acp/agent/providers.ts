@@ -1,4 +1,4 @@
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { parseModelSpec } from "../../model/index.js";
 
 /** One configurable LLM provider, as the unstable `providers/list` reports it. */

@@ -2,7 +2,7 @@ import { Readable, type Writable } from "node:stream";
 import type { AgentConnection, AnyMessage, ClientApp, PromptCapabilities, Stream } from "@agentclientprotocol/sdk/unstable";
 import type { agentProtocolRouter as AgentProtocolRouterFn } from "@agentclientprotocol/sdk/experimental/v2";
 import type { serveV2 as ServeV2Fn } from "./v2-bridge.js";
-import { batchedWritable } from "./batched-output.js";
+import { batchedSink } from "./batched-output.js";
 import type { Logger } from "../../core/index.js";
 import { ConfigError, errorMessage } from "../../core/index.js";
 import type { AcpAgentFactory } from "./factory.js";
@@ -159,7 +159,7 @@ export class AcpHeadlessRuntime {
   async serveStdio(io: { input?: NodeJS.ReadableStream; output?: NodeJS.WritableStream; maxMessageBytes?: number } = {}): Promise<void> {
     const input = (io.input ?? process.stdin) as Readable;
     const output = (io.output ?? process.stdout) as Writable;
-    const stream = guardedNdJsonStream(batchedWritable(output), Readable.toWeb(input) as ReadableStream<Uint8Array>, {
+    const stream = guardedNdJsonStream(batchedSink(output), Readable.toWeb(input) as ReadableStream<Uint8Array>, {
       ...(io.maxMessageBytes !== undefined ? { maxMessageBytes: io.maxMessageBytes } : {}),
       logger: this.#settings.logger,
     });

@@ -1,5 +1,5 @@
 import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
 import type { ModelAdapter } from "../../model/index.js";

@@ -1,4 +1,4 @@
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import type { LeaseHolder, SessionLease, SessionLeases } from "../../store/index.js";

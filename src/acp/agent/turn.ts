@@ -1,5 +1,5 @@
 import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
-import { RequestError } from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import type { ApprovalRequest, FinishReason, Logger, TurnResult } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";

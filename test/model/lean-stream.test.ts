@@ -1,0 +1,209 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStderrLogger } from "../../src/core/index.js";
+import { AiSdkModelAdapter } from "../../src/model/ai-sdk-adapter.js";
+import { capabilitiesFor } from "../../src/model/capabilities.js";
+import { isPlainDeltaChunk, SseData } from "../../src/model/lean-stream.js";
+import { parseModelSpec } from "../../src/model/model-id.js";
+import { createProviderModel } from "../../src/model/providers.js";
+import { defaultModelTimeouts, type ModelEvent } from "../../src/model/types.js";
+import { readFileTool, user } from "./helpers.js";
+
+// Chat-completions SSE as real servers send it (OpenAI, vLLM/llama.cpp `reasoning_content`,
+// Ollama `reasoning`, OpenRouter, Mistral content arrays), read by the lean path and by the
+// provider's own stream: the events (or the error) must be the same.
+const head = { id: "chatcmpl-9x", object: "chat.completion.chunk", created: 1767225600, model: "m", system_fingerprint: "fp_1" };
+const chunk = (delta: object | null, finish: string | null = null, extra: object = {}): string =>
+  `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra })}\n\n`;
+const usage = (prompt: number, completion: number, details: object = {}): string =>
+  `data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...details } })}\n\n`;
+const done = "data: [DONE]\n\n";
+const toolDelta = (index: number, fields: object): string => chunk({ tool_calls: [{ index, ...fields }] });
+
+const bodies: Record<string, string> = {
+  "plain text, usage chunk, [DONE]": [chunk({ role: "assistant", content: "" }), chunk({ content: "Hello" }), chunk({ content: ", wörld 👋" }), chunk({}, "stop"), usage(12, 3), done].join(""),
+  "CRLF line ends, comments, other fields, data: without a space, a BOM": [
+    "\uFEFF: keep-alive\r\n\r\n",
+    "event: message\r\nid: 1\r\n",
+    chunk({ role: "assistant", content: "A" }).replace(/\n/g, "\r\n"),
+    `data:${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "B" }, finish_reason: null }] })}\r\r`,
+    chunk({ content: "C" }, "stop").replace(/\n/g, "\r\n"),
+    done,
+  ].join(""),
+  "an event split over several data: lines": [`data: {"choices":[{"index":0,\ndata: "delta":{"content":"multi"}}]}\n\n`, chunk({}, "stop"), done].join(""),
+  "reasoning_content then text, usage with reasoning and cached tokens": [
+    chunk({ role: "assistant", content: null, reasoning_content: "Let me think" }),
+    chunk({ reasoning_content: " hard." }),
+    chunk({ content: "42" }),
+    chunk({}, "stop"),
+    usage(100, 20, { prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 12 } }),
+    done,
+  ].join(""),
+  "Ollama's `reasoning` field": [chunk({ role: "assistant", content: "", reasoning: "hmm" }), chunk({ content: "ok" }), chunk({ content: "" }, "stop"), done].join(""),
+  "content and finish reason in one chunk; usage in the same chunk (OpenRouter)": [
+    chunk({ role: "assistant", content: "Hi" }),
+    chunk({ content: " there" }, "stop", { usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }),
+    done,
+  ].join(""),
+  "two tool calls streamed in pieces": [
+    chunk({ role: "assistant", content: "Reading both." }),
+    toolDelta(0, { id: "call_a", type: "function", function: { name: "read_file", arguments: "" } }),
+    toolDelta(0, { function: { arguments: '{"pa' } }),
+    toolDelta(0, { function: { arguments: 'th":"a.txt"}' } }),
+    toolDelta(1, { id: "call_b", type: "function", function: { name: "read_file", arguments: '{"path"' } }),
+    toolDelta(1, { function: { arguments: ':"b.txt"}' } }),
+    chunk({}, "tool_calls"),
+    usage(40, 30),
+    done,
+  ].join(""),
+  "a tool call whose name comes after its first argument piece, input never valid JSON": [
+    toolDelta(0, { id: "call_c", function: { arguments: "{not json" } }),
+    toolDelta(0, { function: { name: "read_file", arguments: "" } }),
+    chunk({}, "tool_calls"),
+    done,
+  ].join(""),
+  "a refusal": [chunk({ role: "assistant", content: null, refusal: "I can't help with that." }), chunk({}, "stop"), done].join(""),
+  "content as an array of parts (Mistral)": [chunk({ role: "assistant", content: [{ type: "text", text: "part one" }] }), chunk({ content: "two" }), chunk({}, "stop"), done].join(""),
+  "length and content_filter finish reasons": [chunk({ content: "cut" }), chunk({}, "length"), done].join(""),
+  "an error object mid-stream": [chunk({ role: "assistant", content: "Par" }), chunk({ content: "tial" }), `data: ${JSON.stringify({ error: { message: "The server is overloaded", type: "server_error", code: 503 } })}\n\n`, done].join(""),
+  "malformed JSON mid-stream": [chunk({ content: "ok" }), "data: {not json\n\n", chunk({}, "stop"), done].join(""),
+  "a chunk of the wrong shape mid-stream": [chunk({ content: "ok" }), `data: ${JSON.stringify({ ...head, choices: [{ delta: { content: 7 } }] })}\n\n`, chunk({}, "stop"), done].join(""),
+  "no finish reason before [DONE]": [chunk({ role: "assistant", content: "never finished" }), done].join(""),
+  "a last event without its blank line": [chunk({ content: "x" }), chunk({}, "stop"), `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "dropped" } }] })}\n`].join(""),
+};
+
+const sockets = new Set<Socket>();
+let server: Server;
+let baseUrl: string;
+/** Which body the next request gets, and the slice size it is written in (to split events, CRLFs and UTF-8 sequences). */
+let next: { body: string; slice: number; status: number; contentType: string } = { body: "", slice: 1 << 16, status: 200, contentType: "" };
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      const { body, slice, status, contentType } = next;
+      response.writeHead(status, { "content-type": contentType });
+      const bytes = Buffer.from(body);
+      for (let offset = 0; offset < bytes.length; offset += slice) response.write(bytes.subarray(offset, offset + slice));
+      response.end();
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+async function adapterFor(leanStream: boolean) {
+  const spec = parseModelSpec("openai-compatible:m");
+  const handle = await createProviderModel(spec, { baseUrl, apiKey: undefined, leanStream });
+  const adapter = new AiSdkModelAdapter({
+    spec,
+    ...handle,
+    capabilities: capabilitiesFor(spec, {}),
+    baseUrl,
+    envVar: "AGENTKIT_API_KEY",
+    hadKey: false,
+    maxOutputTokens: 100,
+    retry: { maxRetries: 0, initialDelayMs: 1, maxDelayMs: 1 },
+    timeouts: defaultModelTimeouts,
+    logger: createStderrLogger("error"),
+  });
+  return { adapter, lean: handle.lean };
+}
+
+type Outcome = { events: ModelEvent[]; error?: { kind: unknown; message: string } };
+
+async function run(
+  leanStream: boolean,
+  body: string,
+  slice: number,
+  answer = { status: 200, contentType: "text/event-stream; charset=utf-8" },
+): Promise<Outcome & { stats?: { plain: number; forwarded: number } }> {
+  next = { body, slice, status: answer.status, contentType: answer.contentType };
+  const { adapter, lean } = await adapterFor(leanStream);
+  const events: ModelEvent[] = [];
+  try {
+    for await (const event of adapter.stream({ items: [user("hi")], tools: [readFileTool] }, new AbortController().signal)) events.push(event);
+    return { events, stats: lean?.stats };
+  } catch (error) {
+    const e = error as { kind?: unknown; message: string };
+    return { events, error: { kind: e.kind, message: e.message }, stats: lean?.stats };
+  }
+}
+
+describe("lean chat-completions stream", () => {
+  for (const [name, body] of Object.entries(bodies)) {
+    it(`reads ${name} exactly as the provider's stream does`, async () => {
+      const provider = await run(false, body, 1 << 16);
+      for (const slice of [1 << 16, 7, 1]) {
+        const lean = await run(true, body, slice);
+        expect({ events: lean.events, error: lean.error }).toEqual({ events: provider.events, error: provider.error });
+        // The lean path was taken: plain deltas by hand, the rest through the provider.
+        expect(lean.stats!.plain + lean.stats!.forwarded).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  it("takes plain deltas itself and hands only the others to the provider", async () => {
+    const lean = await run(true, bodies["two tool calls streamed in pieces"]!, 1 << 16);
+    expect(lean.error).toBeUndefined();
+    expect(lean.stats).toEqual({ plain: 1, forwarded: 7 });
+    const text = await run(true, bodies["plain text, usage chunk, [DONE]"]!, 1 << 16);
+    expect(text.stats).toEqual({ plain: 3, forwarded: 2 });
+    expect(text.events).toEqual([
+      { type: "text_delta", text: "Hello" },
+      { type: "text_delta", text: ", wörld 👋" },
+      { type: "finish", reason: "stop", usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15 } },
+    ]);
+  });
+
+  it("leaves failed and non-SSE answers to the provider", async () => {
+    const answers = [
+      { status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: "overloaded", type: "server_error" } }) },
+      { status: 400, contentType: "application/json", body: JSON.stringify({ error: { message: "bad model", type: "invalid_request_error" } }) },
+      { status: 200, contentType: "application/json", body: JSON.stringify({ ...head, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] }) },
+    ];
+    for (const answer of answers) {
+      const provider = await run(false, answer.body, 1 << 16, answer);
+      const lean = await run(true, answer.body, 1 << 16, answer);
+      expect(provider.error).toBeDefined();
+      expect({ events: lean.events, error: lean.error }).toEqual({ events: provider.events, error: provider.error });
+      expect(lean.stats).toEqual({ plain: 0, forwarded: 0 });
+    }
+  });
+
+  it("recognises only chunks the provider's schema takes and its transform turns into deltas", () => {
+    expect(isPlainDeltaChunk({ choices: [{ delta: { content: "x" } }] })).toBe(true);
+    expect(isPlainDeltaChunk({ id: "a", model: "m", created: 1, choices: [{ index: 0, delta: { role: "assistant", reasoning_content: "r" }, finish_reason: null }] })).toBe(true);
+    expect(isPlainDeltaChunk({ choices: [{ delta: { content: "x" }, finish_reason: "stop" }] })).toBe(false);
+    expect(isPlainDeltaChunk({ choices: [{ delta: { content: "x" } }], usage: { prompt_tokens: 1 } })).toBe(false);
+    expect(isPlainDeltaChunk({ choices: [{ delta: { tool_calls: [] } }] })).toBe(false);
+    expect(isPlainDeltaChunk({ choices: [{ delta: { refusal: "no" } }] })).toBe(false);
+    expect(isPlainDeltaChunk({ choices: [{ delta: { content: [{ type: "text", text: "x" }] } }] })).toBe(false);
+    expect(isPlainDeltaChunk({ choices: [{ delta: { content: 7 } }] })).toBe(false);
+    expect(isPlainDeltaChunk({ choices: [{ delta: { role: "tool", content: "x" } }] })).toBe(false);
+    expect(isPlainDeltaChunk({ choices: [] })).toBe(false);
+    expect(isPlainDeltaChunk({ error: { message: "x" }, choices: [{ delta: { content: "x" } }] })).toBe(false);
+    expect(isPlainDeltaChunk({ id: 5, choices: [{ delta: { content: "x" } }] })).toBe(false);
+  });
+
+  it("splits SSE like eventsource-parser, whatever the slices", () => {
+    const text = "\uFEFFdata: a\r\n\r\n: comment\ndata:b\ndata\nid: 3\n\ndata: c\r\rdata: tail-without-blank-line\n";
+    for (const size of [1, 2, 3, text.length]) {
+      const sse = new SseData();
+      const events: string[] = [];
+      for (let i = 0; i < text.length; i += size) events.push(...sse.push(text.slice(i, i + size)));
+      expect(events).toEqual(["a", "b\n", "c"]);
+    }
+  });
+});
