@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import * as V1 from "@agentclientprotocol/sdk/unstable";
-import * as V2 from "@agentclientprotocol/sdk/experimental/v2";
+import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import type { Logger } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import {
@@ -10,6 +10,7 @@ import {
   v2AuthMethods,
   v2ConfigOptions,
   v2PermissionRequest,
+  v2SessionInfo,
   v2State,
 } from "../v2/convert.js";
 import type { AcpServedConnection } from "./runtime.js";
@@ -145,17 +146,40 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
       return configOptions ? { configOptions } : {};
     })
     .onRequest(V2.methods.agent.session.list, async ({ params }) => {
-      const listed = await agent().request(V1.methods.agent.session.list, { ...(params.cwd ? { cwd: params.cwd } : {}), ...(params.cursor ? { cursor: params.cursor } : {}) });
-      return {
-        sessions: listed.sessions.map((s) => ({
-          sessionId: s.sessionId,
-          cwd: s.cwd,
-          ...(s.additionalDirectories ? { additionalDirectories: s.additionalDirectories } : {}),
-          ...(s.title !== undefined ? { title: s.title } : {}),
-          ...(s.updatedAt !== undefined ? { updatedAt: s.updatedAt } : {}),
-        })),
-        ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}),
-      };
+      const listed = await agent().request(V1.methods.agent.session.list, {
+        ...(params.cwd ? { cwd: params.cwd } : {}),
+        ...(params.cursor ? { cursor: params.cursor } : {}),
+        ...(params.archived ? { archived: params.archived } : {}),
+      });
+      return { sessions: listed.sessions.map(v2SessionInfo), ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}) };
+    })
+    .onRequest(V2.methods.agent.session.fork, async ({ params, signal }) => {
+      const forked = await agent().request(
+        V1.methods.agent.session.fork,
+        { sessionId: params.sessionId, cwd: params.cwd, mcpServers: v1McpServers(params.mcpServers), ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}) },
+        { cancellationSignal: signal },
+      );
+      sessionFor(forked.sessionId);
+      const configOptions = v2ConfigOptions(forked.configOptions);
+      return { sessionId: forked.sessionId, ...(configOptions ? { configOptions } : {}) };
+    })
+    .onRequest(V2.methods.agent.session.setTitle, async ({ params }) => agent().request(V1.methods.agent.session.setTitle, { sessionId: params.sessionId, title: params.title }))
+    .onRequest(V2.methods.agent.session.status, async ({ params }) => {
+      const { status } = await agent().request(V1.methods.agent.session.status, { sessionId: params.sessionId });
+      // v2 adds the open session's state snapshot (the bridge knows whether a turn runs).
+      const session = sessions.get(params.sessionId);
+      return { status, ...(status === "open" && session ? { state: { state: session.turn ? "running" : "idle" } as V2.StateUpdate } : {}) };
+    })
+    .onRequest(V2.methods.agent.session.archive, async ({ params }) => {
+      // Archiving an open session closes it (the runtime does): held prompts are answered first.
+      sessions.get(params.sessionId)?.dropHeld();
+      await agent().request(V1.methods.agent.session.archive, { sessionId: params.sessionId });
+      sessions.delete(params.sessionId);
+      return {};
+    })
+    .onRequest(V2.methods.agent.session.unarchive, async ({ params }) => {
+      await agent().request(V1.methods.agent.session.unarchive, { sessionId: params.sessionId });
+      return {};
     })
     .onRequest(V2.methods.agent.session.close, async ({ params }) => {
       sessions.get(params.sessionId)?.dropHeld();

@@ -1,5 +1,5 @@
 import * as V1 from "@agentclientprotocol/sdk/unstable";
-import * as V2 from "@agentclientprotocol/sdk/experimental/v2";
+import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import type { Logger } from "../../core/logger.js";
 import { errorMessage } from "../../core/index.js";
 import {
@@ -9,6 +9,7 @@ import {
   v1Commands,
   v1ConfigOptions,
   v1PermissionRequest,
+  v1SessionInfo,
   v1StopReason,
   v2McpServers,
 } from "../v2/convert.js";
@@ -130,8 +131,40 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
     .onRequest(V1.methods.agent.session.load, async ({ params, signal }) => restore(params, true, signal))
     .onRequest(V1.methods.agent.session.resume, async ({ params, signal }) => restore(params, false, signal))
     .onRequest(V1.methods.agent.session.list, async ({ params }) => {
-      const listed = await agent.agent.request(V2.methods.agent.session.list, { ...(params.cwd ? { cwd: params.cwd } : {}), ...(params.cursor ? { cursor: params.cursor } : {}) });
-      return { sessions: listed.sessions.map((s) => ({ ...s })) as V1.SessionInfo[], ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}) };
+      const listed = await agent.agent.request(V2.methods.agent.session.list, {
+        ...(params.cwd ? { cwd: params.cwd } : {}),
+        ...(params.cursor ? { cursor: params.cursor } : {}),
+        ...(params.archived ? { archived: params.archived } : {}),
+      });
+      return { sessions: listed.sessions.map(v1SessionInfo), ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}) };
+    })
+    .onRequest(V1.methods.agent.session.fork, async ({ params, signal }) => {
+      const forked = await agent.agent.request(
+        V2.methods.agent.session.fork,
+        { sessionId: params.sessionId, cwd: params.cwd, mcpServers: v2McpServers(params.mcpServers ?? []), ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}) },
+        { cancellationSignal: signal },
+      );
+      sessionFor(forked.sessionId);
+      await settle(sent);
+      announceCommands(forked.sessionId, forked.availableCommands);
+      const configOptions = v1ConfigOptions(forked.configOptions);
+      return { sessionId: forked.sessionId, ...(configOptions ? { configOptions } : {}) };
+    })
+    .onRequest(V1.methods.agent.session.setTitle, async ({ params }) => agent.agent.request(V2.methods.agent.session.setTitle, { sessionId: params.sessionId, title: params.title }))
+    .onRequest(V1.methods.agent.session.status, async ({ params }) => {
+      // v1 has no place for v2's state snapshot: the status only.
+      const { status } = await agent.agent.request(V2.methods.agent.session.status, { sessionId: params.sessionId });
+      return { status };
+    })
+    .onRequest(V1.methods.agent.session.archive, async ({ params }) => {
+      await agent.agent.request(V2.methods.agent.session.archive, { sessionId: params.sessionId });
+      sessions.get(params.sessionId)?.fail(V1.RequestError.requestCancelled(undefined, "the session was archived"));
+      sessions.delete(params.sessionId);
+      return {};
+    })
+    .onRequest(V1.methods.agent.session.unarchive, async ({ params }) => {
+      await agent.agent.request(V2.methods.agent.session.unarchive, { sessionId: params.sessionId });
+      return {};
     })
     .onRequest(V1.methods.agent.session.close, async ({ params }) => {
       await agent.agent.request(V2.methods.agent.session.close, { sessionId: params.sessionId });

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type * as V1 from "@agentclientprotocol/sdk/unstable";
-import type * as V2 from "@agentclientprotocol/sdk/experimental/v2";
+import type * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 
 /**
  * Shape conversions between ACP v1 (what our agent runtime and client speak) and the v2 draft
- * (`@agentclientprotocol/sdk/experimental/v2`). Both bridges (agent side: a v2 front for the v1
+ * (`@agentclientprotocol/sdk/experimental/v2/unstable`: the stable v2 surface plus the unstable
+ * methods we bridge). Both bridges (agent side: a v2 front for the v1
  * runtime; client side: a v2 back for the v1 client) use these, so each mapping exists once.
  * Content blocks, elicitation forms and permission options have the same shape in both.
  */
@@ -25,8 +26,19 @@ export function v2AgentCapabilities(v1: V1.AgentCapabilities | undefined): V2.Ag
       mcp: { stdio: {}, ...(v1?.mcpCapabilities?.http ? { http: {} } : {}) },
       ...(session.delete ? { delete: {} } : {}),
       ...(session.additionalDirectories ? { additionalDirectories: {} } : {}),
+      ...bridgedUnstable(session),
     },
     ...(v1?.auth?.logout ? { auth: {} } : {}),
+  };
+}
+
+/** The unstable session capabilities both bridges carry (same names in v1 and v2). */
+function bridgedUnstable(session: { fork?: unknown; title?: unknown; archive?: unknown; status?: unknown }): { fork?: object; title?: object; archive?: object; status?: object } {
+  return {
+    ...(session.fork ? { fork: {} } : {}),
+    ...(session.title ? { title: {} } : {}),
+    ...(session.archive ? { archive: {} } : {}),
+    ...(session.status ? { status: {} } : {}),
   };
 }
 
@@ -44,6 +56,7 @@ export function v1AgentCapabilities(v2: V2.AgentCapabilities | undefined): V1.Ag
       close: {},
       ...(session.delete ? { delete: {} } : {}),
       ...(session.additionalDirectories ? { additionalDirectories: {} } : {}),
+      ...bridgedUnstable(session),
     },
     ...(v2?.auth ? { auth: { logout: {} } } : {}),
   };
@@ -90,6 +103,22 @@ export function v2McpServers(servers: readonly V1.McpServer[] | undefined): V2.M
     }
     return s as unknown as V2.McpServer;
   });
+}
+
+/** `session/list` entries: the same fields in v1 and v2 (v2 drops unknown ones). */
+export function v2SessionInfo(s: V1.SessionInfo): V2.SessionInfo {
+  return {
+    sessionId: s.sessionId,
+    cwd: s.cwd,
+    ...(s.additionalDirectories ? { additionalDirectories: s.additionalDirectories } : {}),
+    ...(s.title !== undefined ? { title: s.title } : {}),
+    ...(s.updatedAt !== undefined ? { updatedAt: s.updatedAt } : {}),
+    ...(s.archived !== undefined ? { archived: s.archived } : {}),
+  };
+}
+
+export function v1SessionInfo(s: V2.SessionInfo): V1.SessionInfo {
+  return v2SessionInfo(s as V1.SessionInfo) as V1.SessionInfo;
 }
 
 export function v2ConfigOptions(options: readonly V1.SessionConfigOption[] | null | undefined): V2.SessionConfigOption[] | undefined {

@@ -1,34 +1,18 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
-import type { AgentCapabilities } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { script } from "../../../src/testing/index.js";
 import { InMemorySessionStore } from "../../../src/store/index.js";
 import { AcpHeadlessRuntime } from "../../../src/acp/agent/index.js";
 import { initialize, startInMemory } from "./fixtures.js";
 import { connectServe, writeScript } from "./serve-support.js";
-import { tempDir, textOf } from "./support.js";
+import { advertised, tempDir, textOf } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** Every capability turned on: `true` leaves and `{}` support markers, as dotted paths. */
-function advertised(capabilities: AgentCapabilities): string[] {
-  const out: string[] = [];
-  const walk = (value: unknown, path: string): void => {
-    if (value === true) out.push(path);
-    else if (value && typeof value === "object") {
-      const entries = Object.entries(value).filter(([k]) => k !== "_meta");
-      if (entries.length === 0 && path.includes(".")) out.push(path);
-      for (const [k, v] of entries) walk(v, path ? `${path}.${k}` : k);
-    }
-  };
-  walk(capabilities, "");
-  return out.sort();
-}
 
 describe("initialize advertises exactly what is implemented, and each advertised capability is exercised", () => {
   it("in-memory runtime with an image-capable model", async () => {

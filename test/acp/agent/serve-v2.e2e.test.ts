@@ -1,13 +1,13 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
-import * as V2 from "@agentclientprotocol/sdk/experimental/v2";
-import { afterEach, describe, expect, it } from "vitest";
+import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy } from "../../../src/acp/client/index.js";
 import { ListeningServe, TOKEN } from "./http-support.js";
 import { connectServe, ServeProcess, writeScript } from "./serve-support.js";
-import { tempDir } from "./support.js";
+import { advertised, tempDir } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -279,4 +279,105 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     expect(await metric("agentkit_acp_active_turns")).toBe(0);
     expect(await metric('agentkit_acp_prompts_total{outcome="cancelled"}')).toBe(1);
   });
+});
+
+describe("serve --protocol v2: the unstable session methods with the official SDK's v2 unstable client (one serve)", () => {
+  let dir: { path: string; remove(): void };
+  let client: V2Client;
+  let caps: V2.AgentCapabilities;
+
+  beforeAll(async () => {
+    dir = tempDir("agentkit-serve-v2u-");
+    // The model answers with the transcript it was sent: a fork's history shows in its answer.
+    writeFileSync(join(dir.path, "script.json"), JSON.stringify({ steps: [{ echo: "transcript" }], onExhausted: "repeat-last" }));
+    client = new V2Client(new ServeProcess(["--model", `scripted:${join(dir.path, "script.json")}`, "--protocol", "v2", "--state-dir", join(dir.path, ".state")], { cwd: dir.path }));
+    caps = (await client.agent.request(V2.methods.agent.initialize, { protocolVersion: 2, info, capabilities: {} })).capabilities ?? {};
+  });
+  afterAll(async () => {
+    client.connection.close();
+    await client.proc.end();
+    dir.remove();
+  });
+
+  const turn = async (sessionId: string, text: string): Promise<string> => {
+    const before = client.idle(sessionId).length;
+    await client.agent.request(V2.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+    await client.until(() => client.idle(sessionId).length > before, `the idle state after "${text}"`);
+    return client.text(sessionId, "agent_message_chunk");
+  };
+  const titleOf = async (sessionId: string): Promise<unknown> => {
+    await client.until(() => client.of(sessionId).some((u) => u.sessionUpdate === "session_info_update" && typeof (u as V2.SessionInfoUpdate).title === "string"), "a session_info_update title");
+    return (client.of(sessionId).filter((u) => u.sessionUpdate === "session_info_update").at(-1) as V2.SessionInfoUpdate).title;
+  };
+
+  it("advertises exactly the bridged capabilities, and each one works", async () => {
+    const checks: Record<string, () => Promise<void>> = {
+      // Exercised by the v1 capability tests through the same runtime (the bridge maps them 1:1).
+      "session.mcp.stdio": () => Promise.resolve(),
+      "session.mcp.http": () => Promise.resolve(),
+      "session.prompt.embeddedContext": () => Promise.resolve(),
+      "session.delete": async () => {
+        const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir.path });
+        await turn(sessionId, "delete me");
+        await client.agent.request(V2.methods.agent.session.delete, { sessionId });
+        expect((await client.agent.request(V2.methods.agent.session.list, { archived: "include" })).sessions.map((s) => s.sessionId)).not.toContain(sessionId);
+      },
+      "session.additionalDirectories": () => Promise.resolve(),
+      "session.fork": () => forkWorks(),
+      "session.title": () => titleWorks(),
+      "session.status": () => statusWorks(),
+      "session.archive": () => archiveWorks(),
+    };
+    expect(advertised(caps)).toEqual(Object.keys(checks).sort());
+    for (const check of Object.values(checks)) await check();
+  });
+
+  async function forkWorks(): Promise<void> {
+    const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir.path });
+    await turn(sessionId, "first question");
+    const fork = await client.agent.request(V2.methods.agent.session.fork, { sessionId, cwd: dir.path });
+    expect(fork.sessionId).not.toBe(sessionId);
+    expect(await titleOf(fork.sessionId)).toBe("first question");
+    const answer = await turn(fork.sessionId, "in the fork");
+    expect(answer).toContain("first question");
+    expect(answer).toContain("in the fork");
+    expect(await turn(sessionId, "original again")).not.toContain("in the fork");
+    await expect(client.agent.request(V2.methods.agent.session.fork, { sessionId: "no-such-session", cwd: dir.path })).rejects.toMatchObject({ code: -32002 });
+  }
+
+  async function titleWorks(): Promise<void> {
+    const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir.path });
+    await turn(sessionId, "derive my title");
+    expect(await titleOf(sessionId)).toBe("derive my title");
+    expect(await client.agent.request(V2.methods.agent.session.setTitle, { sessionId, title: "  Set   by v2 " })).toEqual({ title: "Set by v2" });
+    await client.until(() => client.of(sessionId).some((u) => u.sessionUpdate === "session_info_update" && (u as V2.SessionInfoUpdate).title === "Set by v2"), "the new title's session_info_update");
+    const listed = await client.agent.request(V2.methods.agent.session.list, {});
+    expect(listed.sessions.find((s) => s.sessionId === sessionId)).toMatchObject({ title: "Set by v2" });
+  }
+
+  async function statusWorks(): Promise<void> {
+    const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir.path });
+    expect(await client.agent.request(V2.methods.agent.session.status, { sessionId })).toMatchObject({ status: "open", state: { state: "idle" } });
+    await turn(sessionId, "save me");
+    await client.agent.request(V2.methods.agent.session.close, { sessionId });
+    expect(await client.agent.request(V2.methods.agent.session.status, { sessionId })).toEqual({ status: "saved" });
+    await expect(client.agent.request(V2.methods.agent.session.status, { sessionId: "no-such-session" })).rejects.toMatchObject({ code: -32002 });
+  }
+
+  async function archiveWorks(): Promise<void> {
+    const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir.path });
+    await turn(sessionId, "archive me");
+    const ids = async (archived?: "include" | "only"): Promise<string[]> =>
+      (await client.agent.request(V2.methods.agent.session.list, archived ? { archived } : {})).sessions.map((s) => `${s.sessionId}${s.archived ? "*" : ""}`);
+    expect(await ids()).toContain(sessionId);
+    await client.agent.request(V2.methods.agent.session.archive, { sessionId });
+    expect(await ids()).not.toContain(sessionId);
+    expect(await ids("only")).toEqual([`${sessionId}*`]);
+    expect(await ids("include")).toContain(`${sessionId}*`);
+    // Archiving closed the open session: a prompt is refused until it is resumed.
+    await expect(client.agent.request(V2.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "x" }] })).rejects.toMatchObject({ code: -32002 });
+    await client.agent.request(V2.methods.agent.session.unarchive, { sessionId });
+    expect(await ids("only")).toEqual([]);
+    expect(await ids()).toContain(sessionId);
+  }
 });

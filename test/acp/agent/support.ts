@@ -31,3 +31,18 @@ export function textOf(updates: SessionUpdate[], kind: "agent_message_chunk" | "
     .map((u) => (u.sessionUpdate === kind && u.content.type === "text" ? u.content.text : ""))
     .join("");
 }
+
+/** Every capability turned on: `true` leaves and `{}` support markers, as dotted paths. */
+export function advertised(capabilities: object): string[] {
+  const out: string[] = [];
+  const walk = (value: unknown, path: string): void => {
+    if (value === true) out.push(path);
+    else if (value && typeof value === "object") {
+      const entries = Object.entries(value).filter(([k]) => k !== "_meta");
+      if (entries.length === 0 && path.includes(".")) out.push(path);
+      for (const [k, v] of entries) walk(v, path ? `${path}.${k}` : k);
+    }
+  };
+  walk(capabilities, "");
+  return out.sort();
+}

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AcpClient, ClientPermissionPolicy, ProtocolVersionError, type AcpAgentConfig, type AcpSessionEvent } from "../../../src/acp/client/index.js";
+import { AcpClient, ClientPermissionPolicy, ProtocolVersionError, type AcpAgentConfig, type AcpSession, type AcpSessionEvent } from "../../../src/acp/client/index.js";
 import { expectGroupGone, repoRoot, tempDir } from "./helpers.js";
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
@@ -66,6 +66,18 @@ function serveLine(dir: string, steps: unknown[], protocol?: string): string {
   const script = join(dir, "script.json");
   writeFileSync(script, JSON.stringify({ steps }));
   return `"${process.execPath}" "${bin}" serve --model "scripted:${script}" --state-dir "${join(dir, ".state")}"${protocol ? ` --protocol ${protocol}` : ""}`;
+}
+
+/** The session's title, waiting for the agent's session_info_update when none has arrived yet. */
+function titleOf(session: AcpSession): Promise<string> {
+  if (session.title !== undefined) return Promise.resolve(session.title);
+  return new Promise((resolve) => {
+    const off = session.onEvent((event) => {
+      if (event.type !== "session_info" || typeof event.title !== "string") return;
+      off();
+      resolve(event.title);
+    });
+  });
 }
 
 describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)", () => {
@@ -164,5 +176,39 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
     const bad = await runCli(["prompt", "--agent", agent, "--protocol", "v3", "hi"], dir);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--protocol must be v1 or v2/);
+  });
+  it("AcpClient (protocol v2) ↔ serve --protocol v2: fork, titles (derived and set), status, archive / unarchive with the list filter", async () => {
+    const dir = workspace();
+    const script = join(dir, "echo.json");
+    // The model answers with the transcript it was sent: a fork's history shows in its answer.
+    writeFileSync(script, JSON.stringify({ steps: [{ echo: "transcript" }], onExhausted: "repeat-last" }));
+    const client = await start({ shellLine: `"${process.execPath}" "${bin}" serve --model "scripted:${script}" --state-dir "${join(dir, ".state")}" --protocol v2`, cwd: dir, protocol: "v2", stderr: "ignore" });
+    expect(client.protocolVersion).toBe(2);
+    expect(client.agentCapabilities.sessionCapabilities).toMatchObject({ fork: {}, title: {}, status: {}, archive: {} });
+    const session = await client.newSession();
+    await session.prompt("first question");
+    expect(session.title).toBe("first question");
+    expect(await session.status()).toEqual({ status: "open" });
+
+    const fork = await session.fork();
+    expect(fork.sessionId).not.toBe(session.sessionId);
+    expect(await titleOf(fork)).toBe("first question");
+    const answer = await fork.prompt("in the fork");
+    expect(answer.text).toContain("first question");
+    expect(answer.text).toContain("in the fork");
+    expect((await session.prompt("original again")).text).not.toContain("in the fork");
+
+    expect(await fork.setTitle("  Forked   work ")).toBe("Forked work");
+    expect(fork.title).toBe("Forked work");
+    const titles = async (archived?: "include" | "only"): Promise<string[]> =>
+      (await client.listSessions(archived ? { archived } : {})).sessions.map((s) => `${s.title ?? ""}${s.archived ? "*" : ""}`).sort();
+    expect(await titles()).toEqual(["Forked work", "first question"]);
+    await client.archiveSession(fork.sessionId);
+    expect(client.sessions.map((s) => s.sessionId)).toEqual([session.sessionId]);
+    expect(await titles("only")).toEqual(["Forked work*"]);
+    expect(await titles("include")).toEqual(["Forked work*", "first question"]);
+    expect((await client.sessionStatus(fork.sessionId)).status).toBe("saved");
+    await client.unarchiveSession(fork.sessionId);
+    expect(await titles()).toEqual(["Forked work", "first question"]);
   });
 });

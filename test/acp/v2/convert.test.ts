@@ -1,5 +1,5 @@
 import type * as V1 from "@agentclientprotocol/sdk/unstable";
-import type * as V2 from "@agentclientprotocol/sdk/experimental/v2";
+import type * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import { describe, expect, it } from "vitest";
 import {
   V1ToV2Updates,
