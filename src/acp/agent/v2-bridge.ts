@@ -65,6 +65,11 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
       );
       return answer as V1.RequestPermissionResponse;
     })
+    .onNotification(V1.methods.client.auth.statusUpdate, ({ params }) => {
+      void connection.client.notify(V2.methods.client.auth.statusUpdate, params).catch((error: unknown) => {
+        logger.debug("a v2 auth/status_update was not sent", { error: errorMessage(error) });
+      });
+    })
     .onRequest(V1.methods.client.elicitation.create, async ({ params, signal }) => {
       const sessionId = "sessionId" in params && typeof params.sessionId === "string" ? params.sessionId : undefined;
       const answer = await blockedOnUser(sessionId, signal, () =>
@@ -120,6 +125,17 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
     })
     .onRequest(V2.methods.agent.auth.logout, async () => {
       await agent().request(V1.methods.agent.logout, {});
+      return {};
+    })
+    .onRequest(V2.methods.agent.auth.status, async () => agent().request(V1.methods.agent.auth.status, {}))
+    // providers/*: the same shapes in v1 and v2.
+    .onRequest(V2.methods.agent.providers.list, async () => agent().request(V1.methods.agent.providers.list, {}))
+    .onRequest(V2.methods.agent.providers.set, async ({ params }) => {
+      await agent().request(V1.methods.agent.providers.set, params);
+      return {};
+    })
+    .onRequest(V2.methods.agent.providers.disable, async ({ params }) => {
+      await agent().request(V1.methods.agent.providers.disable, params);
       return {};
     })
     .onRequest(V2.methods.agent.session.new, async ({ params, signal }) => {

@@ -73,6 +73,11 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
       const answer = await client.request(V1.methods.client.session.requestPermission, v1PermissionRequest(params), { cancellationSignal: signal, stopWaitingOnCancel: true });
       return answer as V2.RequestPermissionResponse;
     })
+    .onNotification(V2.methods.client.auth.statusUpdate, async ({ params }) => {
+      await client?.notify(V1.methods.client.auth.statusUpdate, params).catch((error: unknown) => {
+        logger.debug("an auth/status_update from the v2 agent was not passed on", { error: errorMessage(error) });
+      });
+    })
     .onRequest(V2.methods.client.elicitation.create, async ({ params, signal }) => {
       if (!client) throw V2.RequestError.internalError(undefined, "the client is gone");
       const answer = await client.request(V1.methods.client.elicitation.create, params as V1.CreateElicitationRequest, { cancellationSignal: signal, stopWaitingOnCancel: true });
@@ -114,6 +119,17 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
     })
     .onRequest(V1.methods.agent.logout, async () => {
       await agent.agent.request(V2.methods.agent.auth.logout, {});
+      return {};
+    })
+    .onRequest(V1.methods.agent.auth.status, async () => agent.agent.request(V2.methods.agent.auth.status, {}))
+    // providers/*: the same shapes in v1 and v2.
+    .onRequest(V1.methods.agent.providers.list, async () => agent.agent.request(V2.methods.agent.providers.list, {}))
+    .onRequest(V1.methods.agent.providers.set, async ({ params }) => {
+      await agent.agent.request(V2.methods.agent.providers.set, params);
+      return {};
+    })
+    .onRequest(V1.methods.agent.providers.disable, async ({ params }) => {
+      await agent.agent.request(V2.methods.agent.providers.disable, params);
       return {};
     })
     .onRequest(V1.methods.agent.session.new, async ({ params, signal }) => {

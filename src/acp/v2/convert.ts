@@ -28,7 +28,9 @@ export function v2AgentCapabilities(v1: V1.AgentCapabilities | undefined): V2.Ag
       ...(session.additionalDirectories ? { additionalDirectories: {} } : {}),
       ...bridgedUnstable(session),
     },
-    ...(v1?.auth?.logout ? { auth: {} } : {}),
+    // v2 has no logout capability (auth/logout comes with \`auth\`); auth/status has its own.
+    ...(v1?.auth?.logout || v1?.auth?.status ? { auth: v1.auth.status ? { status: {} } : {} } : {}),
+    ...(v1?.providers ? { providers: {} } : {}),
   };
 }
 
@@ -58,7 +60,8 @@ export function v1AgentCapabilities(v2: V2.AgentCapabilities | undefined): V1.Ag
       ...(session.additionalDirectories ? { additionalDirectories: {} } : {}),
       ...bridgedUnstable(session),
     },
-    ...(v2?.auth ? { auth: { logout: {} } } : {}),
+    ...(v2?.auth ? { auth: { logout: {}, ...(v2.auth.status ? { status: {} } : {}) } } : {}),
+    ...(v2?.providers ? { providers: {} } : {}),
   };
 }
 

@@ -8,6 +8,8 @@ import { AcpClient, ClientPermissionPolicy } from "../../../src/acp/client/index
 import { ListeningServe, TOKEN } from "./http-support.js";
 import { connectServe, ServeProcess, writeScript } from "./serve-support.js";
 import { advertised, tempDir } from "./support.js";
+import { Workspace, serveEnv } from "./services-support.js";
+import { startMockAnthropic } from "../../../src/testing/index.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -327,6 +329,8 @@ describe("serve --protocol v2: the unstable session methods with the official SD
       "session.title": () => titleWorks(),
       "session.status": () => statusWorks(),
       "session.archive": () => archiveWorks(),
+      // The scripted model needs no key: not_required (logout and providers: the next describe).
+      "auth.status": async () => expect(await client.agent.request(V2.methods.agent.auth.status, {})).toEqual({ state: "not_required" }),
     };
     expect(advertised(caps)).toEqual(Object.keys(checks).sort());
     for (const check of Object.values(checks)) await check();
@@ -381,3 +385,77 @@ describe("serve --protocol v2: the unstable session methods with the official SD
     expect(await ids()).toContain(sessionId);
   }
 });
+
+describe("serve --protocol v2 with a keyed provider: providers/* and auth/status + auth/status_update with the official SDK's v2 unstable client", () => {
+  it("advertises providers and auth.status; list, set (routes new sessions), refusals, disable; logout → status_update, prompts refused; login → status_update", async () => {
+    const first = await startMockAnthropic({ responses: [{ text: "from first" }] });
+    const second = await startMockAnthropic({ responses: [{ text: "from second" }] });
+    const ws = new Workspace("agentkit-serve-v2p-");
+    const proc = new ServeProcess(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl, "--protocol", "v2"], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
+    const statusUpdates: V2.AuthStatusUpdateNotification[] = [];
+    const idles: string[] = [];
+    const waiters = new Set<() => void>();
+    const changed = (): void => waiters.forEach((w) => w());
+    /** Resolves when `test` holds, checked on each notification; bounded. */
+    const until = (test: () => boolean, what: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; stderr:\n${proc.stderr}`)), 30_000);
+        const check = (): void => {
+          if (!test()) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      });
+    const connection = V2.client({ name: "v2-test" })
+      .onNotification(V2.methods.client.session.update, ({ params }) => {
+        if (params.update.sessionUpdate === "state_update" && (params.update as { state?: string }).state === "idle") idles.push(params.sessionId);
+        changed();
+      })
+      .onNotification(V2.methods.client.auth.statusUpdate, ({ params }) => {
+        statusUpdates.push(params);
+        changed();
+      })
+      .connect(V2.ndJsonStream(Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(proc.child.stdout!) as ReadableStream<Uint8Array>));
+    cleanups.push(
+      () => ws.cleanup(),
+      () => first.close(),
+      () => second.close(),
+      async () => {
+        connection.close();
+        await proc.end();
+      },
+    );
+    const agent = connection.agent;
+    const init = await agent.request(V2.methods.agent.initialize, { protocolVersion: 2, info });
+    expect(init.capabilities).toMatchObject({ providers: {}, auth: { status: {} } });
+    expect(await agent.request(V2.methods.agent.providers.list, {})).toEqual({
+      providers: [{ providerId: "main", supported: ["anthropic"], required: true, current: { apiType: "anthropic", baseUrl: first.baseUrl } }],
+    });
+    const prompt = async (sessionId: string): Promise<void> => {
+      await agent.request(V2.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
+    };
+    await agent.request(V2.methods.agent.providers.set, { providerId: "main", apiType: "anthropic", baseUrl: second.baseUrl, headers: { "x-gateway": "g1" } });
+    const { sessionId } = await agent.request(V2.methods.agent.session.new, { cwd: ws.cwd });
+    await prompt(sessionId);
+    await until(() => idles.includes(sessionId), "the turn's idle state");
+    expect(second.requests).toHaveLength(1);
+    expect(first.requests).toHaveLength(0);
+    expect(second.requests[0]?.headers["x-gateway"]).toBe("g1");
+    await expect(agent.request(V2.methods.agent.providers.set, { providerId: "other", apiType: "anthropic", baseUrl: second.baseUrl })).rejects.toMatchObject({ code: -32602 });
+    await expect(agent.request(V2.methods.agent.providers.disable, { providerId: "main" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("required") });
+
+    expect(await agent.request(V2.methods.agent.auth.status, {})).toMatchObject({ state: "authenticated" });
+    await agent.request(V2.methods.agent.auth.logout, {});
+    await until(() => statusUpdates.length === 1, "auth/status_update after logout");
+    expect(statusUpdates[0]).toMatchObject({ state: "unauthenticated" });
+    expect(await agent.request(V2.methods.agent.auth.status, {})).toMatchObject({ state: "unauthenticated" });
+    await expect(prompt(sessionId)).rejects.toMatchObject({ code: -32000 });
+    await agent.request(V2.methods.agent.auth.login, { methodId: "env-api-key" });
+    await until(() => statusUpdates.length === 2, "auth/status_update after login");
+    expect(statusUpdates.map((u) => u.state)).toEqual(["unauthenticated", "authenticated"]);
+  });
+});
+

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy, ProtocolVersionError, type AcpAgentConfig, type AcpSession, type AcpSessionEvent } from "../../../src/acp/client/index.js";
 import { expectGroupGone, repoRoot, tempDir } from "./helpers.js";
+import { startMockAnthropic } from "../../../src/testing/index.js";
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
 const v2Fixture = new URL("../../fixtures/agents/v2-agent.mjs", import.meta.url).pathname;
@@ -210,5 +211,43 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
     expect((await client.sessionStatus(fork.sessionId)).status).toBe("saved");
     await client.unarchiveSession(fork.sessionId);
     expect(await titles()).toEqual(["Forked work", "first question"]);
+  });
+  it("AcpClient (protocol v2) ↔ serve --protocol v2 with a keyed provider: providers list / set / disable, auth status, logout and login with status updates", async () => {
+    const dir = workspace();
+    const first = await startMockAnthropic({ responses: [{ text: "from first" }] });
+    const second = await startMockAnthropic({ responses: [{ text: "from second" }] });
+    try {
+      const client = await start({
+        shellLine: `"${process.execPath}" "${bin}" serve --model anthropic:claude-sonnet-4-5 --base-url ${first.baseUrl} --state-dir "${join(dir, ".state")}" --protocol v2`,
+        cwd: dir,
+        protocol: "v2",
+        env: { ANTHROPIC_API_KEY: "sk-test" },
+        stderr: "ignore",
+      });
+      expect(client.protocolVersion).toBe(2);
+      expect((await client.listProviders()).map((p) => [p.providerId, p.current?.baseUrl])).toEqual([["main", first.baseUrl]]);
+      await client.setProvider("main", { apiType: "anthropic", baseUrl: second.baseUrl });
+      expect((await client.listProviders())[0]?.current?.baseUrl).toBe(second.baseUrl);
+      const session = await client.newSession();
+      expect((await session.prompt("hi")).text).toBe("from second");
+      expect(first.requests).toHaveLength(0);
+      await expect(client.disableProvider("main")).rejects.toMatchObject({ code: -32602 });
+
+      expect(await client.authStatus()).toMatchObject({ state: "authenticated" });
+      const states: string[] = [];
+      let seen: () => void = () => undefined;
+      client.onAuthStatus((s) => {
+        states.push(s.state);
+        seen();
+      });
+      const twoUpdates = new Promise<void>((resolve) => (seen = () => states.length === 2 && resolve()));
+      await client.logout();
+      await expect(session.prompt("x")).rejects.toMatchObject({ code: -32000 });
+      await client.authenticate("env-api-key");
+      await twoUpdates;
+      expect(states).toEqual(["unauthenticated", "authenticated"]);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
   });
 });
