@@ -1,45 +1,14 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient } from "../../../src/acp/client/index.js";
-import { bin, connectServe, writeScript } from "./serve-support.js";
+import { bin, connectServe, gone, hanging, startedPid, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
-
-const hangServer = new URL("../../fixtures/mcp-hang.mjs", import.meta.url).pathname;
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** Waits (bounded) until the hanging MCP server has written its pid: start-up is under way. */
-async function startedPid(file: string, ms = 20_000): Promise<number> {
-  const deadline = Date.now() + ms;
-  while (!existsSync(file) || readFileSync(file, "utf8") === "") {
-    if (Date.now() > deadline) throw new Error("the MCP server was never started");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Number(readFileSync(file, "utf8"));
-}
-
-async function gone(pid: number, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
-}
-
-function hanging(dir: string, name: string): { server: acp.McpServerStdio; pidFile: string } {
-  const pidFile = join(dir, `${name}.pid`);
-  return { pidFile, server: { name, command: process.execPath, args: [hangServer, pidFile], env: [] } };
-}
 
 function serve(dir: string) {
   const script = writeScript(dir, [{ echo: "last_user_message" }]);

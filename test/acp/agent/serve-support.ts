@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { Readable, Writable } from "node:stream";
@@ -112,4 +112,34 @@ export class RawRpc {
       });
     }
   }
+}
+
+const hangServer = new URL("../../fixtures/mcp-hang.mjs", import.meta.url).pathname;
+
+/** Waits (bounded) until the hanging MCP server has written its pid: start-up is under way. */
+export async function startedPid(file: string, ms = 20_000): Promise<number> {
+  const deadline = Date.now() + ms;
+  while (!existsSync(file) || readFileSync(file, "utf8") === "") {
+    if (Date.now() > deadline) throw new Error("the MCP server was never started");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Number(readFileSync(file, "utf8"));
+}
+
+export async function gone(pid: number, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+export function hanging(dir: string, name: string): { server: acp.McpServerStdio; pidFile: string } {
+  const pidFile = join(dir, `${name}.pid`);
+  return { pidFile, server: { name, command: process.execPath, args: [hangServer, pidFile], env: [] } };
 }

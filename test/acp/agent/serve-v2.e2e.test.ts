@@ -6,7 +6,7 @@ import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy } from "../../../src/acp/client/index.js";
 import { ListeningServe, TOKEN } from "./http-support.js";
-import { connectServe, ServeProcess, writeScript } from "./serve-support.js";
+import { connectServe, gone, hanging, ServeProcess, startedPid, writeScript } from "./serve-support.js";
 import { advertised, tempDir } from "./support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
@@ -334,6 +334,21 @@ describe("serve --protocol v2: the unstable session methods with the official SD
     };
     expect(advertised(caps)).toEqual(Object.keys(checks).sort());
     for (const check of Object.values(checks)) await check();
+  });
+
+  it("$/cancel_request: a session/new stuck starting an MCP server answers -32800, the server is stopped, no session is kept", async () => {
+    const slow = hanging(dir.path, "v2-new");
+    const abort = new AbortController();
+    const opening = client.agent.request(V2.methods.agent.session.new, { cwd: dir.path, mcpServers: [{ type: "stdio", ...slow.server }] }, { cancellationSignal: abort.signal }).then(
+      () => "answered",
+      (e: unknown) => e,
+    );
+    const pid = await startedPid(slow.pidFile);
+    const before = (await client.agent.request(V2.methods.agent.session.list, { archived: "include" })).sessions.length;
+    abort.abort();
+    expect(await opening).toMatchObject({ code: -32800 });
+    expect(await gone(pid), "the MCP server of the cancelled session/new is stopped").toBe(true);
+    expect((await client.agent.request(V2.methods.agent.session.list, { archived: "include" })).sessions).toHaveLength(before);
   });
 
   async function forkWorks(): Promise<void> {

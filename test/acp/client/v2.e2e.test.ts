@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy, ProtocolVersionError, type AcpAgentConfig, type AcpSession, type AcpSessionEvent } from "../../../src/acp/client/index.js";
 import { expectGroupGone, repoRoot, tempDir } from "./helpers.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
+import { gone, hanging, startedPid } from "../agent/serve-support.js";
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
 const v2Fixture = new URL("../../fixtures/agents/v2-agent.mjs", import.meta.url).pathname;
@@ -211,6 +212,20 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
     expect((await client.sessionStatus(fork.sessionId)).status).toBe("saved");
     await client.unarchiveSession(fork.sessionId);
     expect(await titles()).toEqual(["Forked work", "first question"]);
+
+    // Aborting newSession's signal: the bridge's v2 session/new gets $/cancel_request.
+    const slow = hanging(dir, "client-v2");
+    const abort = new AbortController();
+    const opening = client.newSession({ mcpServers: [slow.server], signal: abort.signal }).then(
+      () => "opened",
+      (e: unknown) => e,
+    );
+    const pid = await startedPid(slow.pidFile);
+    abort.abort();
+    expect(await opening).toMatchObject({ name: "AbortError" });
+    expect(await gone(pid)).toBe(true);
+    expect(await titles("include")).toEqual(["Forked work", "first question"]);
+    expect(client.sessions.map((s) => s.sessionId)).toEqual([session.sessionId]);
   });
   it("AcpClient (protocol v2) ↔ serve --protocol v2 with a keyed provider: providers list / set / disable, auth status, logout and login with status updates", async () => {
     const dir = workspace();
