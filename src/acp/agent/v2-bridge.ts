@@ -70,6 +70,11 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
         logger.debug("a v2 auth/status_update was not sent", { error: errorMessage(error) });
       });
     })
+    .onNotification(V1.methods.client.elicitation.complete, ({ params }) => {
+      void connection.client.notify(V2.methods.client.elicitation.complete, params).catch((error: unknown) => {
+        logger.debug("a v2 elicitation/complete was not sent", { error: errorMessage(error) });
+      });
+    })
     .onRequest(V1.methods.client.elicitation.create, async ({ params, signal }) => {
       const sessionId = "sessionId" in params && typeof params.sessionId === "string" ? params.sessionId : undefined;
       const answer = await blockedOnUser(sessionId, signal, () =>

@@ -78,6 +78,11 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
         logger.debug("an auth/status_update from the v2 agent was not passed on", { error: errorMessage(error) });
       });
     })
+    .onNotification(V2.methods.client.elicitation.complete, async ({ params }) => {
+      await client?.notify(V1.methods.client.elicitation.complete, params).catch((error: unknown) => {
+        logger.debug("an elicitation/complete from the v2 agent was not passed on", { error: errorMessage(error) });
+      });
+    })
     .onRequest(V2.methods.client.elicitation.create, async ({ params, signal }) => {
       if (!client) throw V2.RequestError.internalError(undefined, "the client is gone");
       const answer = await client.request(V1.methods.client.elicitation.create, params as V1.CreateElicitationRequest, { cancellationSignal: signal, stopWaitingOnCancel: true });

@@ -26,6 +26,9 @@ function workspace(): string {
 class V2Client {
   readonly updates: V2.UpdateSessionNotification[] = [];
   readonly permissions: V2.RequestPermissionRequest[] = [];
+  readonly elicitations: V2.CreateElicitationRequest[] = [];
+  /** How to answer an elicitation/create (default: decline). */
+  elicit: (request: V2.CreateElicitationRequest) => Promise<V2.CreateElicitationResponse> = () => Promise.resolve({ action: "decline" });
   /** How to answer a permission request (default: the first allow option). */
   answer: (request: V2.RequestPermissionRequest, signal: AbortSignal) => Promise<V2.RequestPermissionResponse> = (request) =>
     Promise.resolve({ outcome: { outcome: "selected", optionId: request.options.find((o) => o.kind === "allow_once")!.optionId } });
@@ -42,6 +45,11 @@ class V2Client {
         this.permissions.push(params);
         this.#check();
         return this.answer(params, signal);
+      })
+      .onRequest(V2.methods.client.elicitation.create, ({ params }) => {
+        this.elicitations.push(params);
+        this.#check();
+        return this.elicit(params);
       });
     this.connection = app.connect(V2.ndJsonStream(Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(proc.child.stdout!) as ReadableStream<Uint8Array>));
   }
@@ -198,6 +206,29 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     expect(text("user_message_chunk")).toBe("onetwo");
     expect(text("agent_message_chunk")).toBe("first answersecond answer");
     expect(replayed.find((u) => u.sessionUpdate === "state_update")).toMatchObject({ state: "idle" });
+  });
+
+  it("elicitation: the ask_user tool's form reaches a v2 client with elicitation.form (requires_action meanwhile); its answers reach the model", async () => {
+    const dir = workspace();
+    const script = writeScript(dir, [
+      { toolCall: { name: "ask_user", callId: "ask1", input: { question: "Which colour?", fields: [{ name: "color", type: "choice", options: ["red", "blue"] }] } } },
+      { echo: "last_user_message" },
+    ]);
+    const client = serveV2(["--model", `scripted:${script}`, "--protocol", "v2", "--no-persist"], dir);
+    client.elicit = () => Promise.resolve({ action: "accept", content: { color: "blue" } });
+    await client.agent.request(V2.methods.agent.initialize, { protocolVersion: 2, info, capabilities: { elicitation: { form: {} } } });
+    const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir });
+    await client.agent.request(V2.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "ask me" }] });
+    await client.until(() => client.idle(sessionId).length > 0, "the idle state_update");
+    expect(client.idle(sessionId)[0]).toMatchObject({ stopReason: "end_turn" });
+    expect(client.permissions).toEqual([]);
+    expect(client.elicitations).toEqual([
+      expect.objectContaining({ mode: "form", message: "Which colour?", sessionId, toolCallId: "ask1", requestedSchema: expect.objectContaining({ properties: { color: { type: "string", enum: ["red", "blue"] } } }) }),
+    ]);
+    const states = client.of(sessionId).filter((u) => u.sessionUpdate === "state_update").map((u) => (u as { state?: string }).state);
+    expect(states).toEqual(["running", "requires_action", "running", "idle"]);
+    const done = client.of(sessionId).find((u) => u.sessionUpdate === "tool_call_update" && (u as V2.ToolCallUpdate).toolCallId === "ask1" && (u as V2.ToolCallUpdate).status === "completed");
+    expect(done).toMatchObject({ rawOutput: { answers: { color: "blue" } } });
   });
 
   it("serve --protocol v2 refuses a v1 client's initialize with -32022 naming the supported version", async () => {

@@ -265,4 +265,27 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
       await Promise.all([first.close(), second.close()]);
     }
   });
+  it("AcpClient (protocol v2) ↔ serve --protocol v2: the elicitation callback answers the ask_user form", async () => {
+    const dir = workspace();
+    const script = join(dir, "ask.json");
+    writeFileSync(script, JSON.stringify({ steps: [{ toolCall: { name: "ask_user", callId: "ask1", input: { question: "How many?", fields: [{ name: "count", type: "integer" }] } } }, { text: "thanks" }] }));
+    const seen: unknown[] = [];
+    const client = await start({
+      shellLine: `"${process.execPath}" "${bin}" serve --model "scripted:${script}" --no-persist --protocol v2`,
+      cwd: dir,
+      protocol: "v2",
+      stderr: "ignore",
+      elicitation: (request) => {
+        seen.push(request);
+        return Promise.resolve({ action: "accept", content: { count: 7 } });
+      },
+    });
+    const session = await client.newSession();
+    const result = await session.prompt("ask me");
+    expect(result.stopReason).toBe("end_turn");
+    expect(seen).toEqual([expect.objectContaining({ mode: "form", message: "How many?", sessionId: session.sessionId, toolCallId: "ask1" })]);
+    expect(result.toolCalls[0]).toMatchObject({ toolCallId: "ask1", status: "completed" });
+    expect(JSON.stringify(result.toolCalls[0])).toContain('The user answered: {\\"count\\":7}');
+    expect(result.text).toBe("thanks");
+  });
 });
