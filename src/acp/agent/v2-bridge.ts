@@ -75,6 +75,10 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
         logger.debug("a v2 elicitation/complete was not sent", { error: errorMessage(error) });
       });
     })
+    // MCP over ACP: the runtime's requests to the client's \`acp\` MCP servers, and their notifications.
+    .onRequest(V1.methods.client.mcp.message, async ({ params, signal }) =>
+      (await connection.client.request(V2.methods.client.mcp.message, params, { cancellationSignal: signal, stopWaitingOnCancel: true })) as V1.MessageMcpResponse,
+    )
     .onRequest(V1.methods.client.elicitation.create, async ({ params, signal }) => {
       const sessionId = "sessionId" in params && typeof params.sessionId === "string" ? params.sessionId : undefined;
       const answer = await blockedOnUser(sessionId, signal, () =>
@@ -223,6 +227,9 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
       if (!session) throw sessionNotFound(params.sessionId);
       if (session.busy) await session.waitTurn();
       return session.startTurn(params.sessionId, () => agent().request(V1.methods.agent.session.prompt, { sessionId: params.sessionId, prompt: params.prompt as V1.ContentBlock[] }), notify);
+    })
+    .onNotification(V2.methods.agent.mcp.message, async ({ params }) => {
+      await agent().notify(V1.methods.agent.mcp.message, params);
     })
     .onNotification(V2.methods.agent.session.cancel, async ({ params }) => {
       sessions.get(params.sessionId)?.dropHeld();

@@ -83,6 +83,11 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
         logger.debug("an elicitation/complete from the v2 agent was not passed on", { error: errorMessage(error) });
       });
     })
+    // MCP over ACP: the agent's requests to our in-process MCP servers (notifications go the other way).
+    .onRequest(V2.methods.client.mcp.message, async ({ params, signal }) => {
+      if (!client) throw V2.RequestError.internalError(undefined, "the client is gone");
+      return (await client.request(V1.methods.client.mcp.message, params, { cancellationSignal: signal, stopWaitingOnCancel: true })) as V2.MessageMcpResponse;
+    })
     .onRequest(V2.methods.client.elicitation.create, async ({ params, signal }) => {
       if (!client) throw V2.RequestError.internalError(undefined, "the client is gone");
       const answer = await client.request(V1.methods.client.elicitation.create, params as V1.CreateElicitationRequest, { cancellationSignal: signal, stopWaitingOnCancel: true });
@@ -222,6 +227,9 @@ export function clientV2Bridge(stream: V2.Stream, logger: Logger): ClientV2Bridg
       } finally {
         signal.removeEventListener("abort", onAbort);
       }
+    })
+    .onNotification(V1.methods.agent.mcp.message, async ({ params }) => {
+      await agent.agent.notify(V2.methods.agent.mcp.message, params);
     })
     .onNotification(V1.methods.agent.session.cancel, async ({ params }) => {
       await agent.agent.notify(V2.methods.agent.session.cancel, { sessionId: params.sessionId });

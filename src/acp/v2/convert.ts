@@ -23,7 +23,7 @@ export function v2AgentCapabilities(v1: V1.AgentCapabilities | undefined): V2.Ag
   return {
     session: {
       prompt: { ...(prompt.image ? { image: {} } : {}), ...(prompt.audio ? { audio: {} } : {}), ...(prompt.embeddedContext ? { embeddedContext: {} } : {}) },
-      mcp: { stdio: {}, ...(v1?.mcpCapabilities?.http ? { http: {} } : {}) },
+      mcp: { stdio: {}, ...(v1?.mcpCapabilities?.http ? { http: {} } : {}), ...(v1?.mcpCapabilities?.acp ? { acp: {} } : {}) },
       ...(session.delete ? { delete: {} } : {}),
       ...(session.additionalDirectories ? { additionalDirectories: {} } : {}),
       ...bridgedUnstable(session),
@@ -51,7 +51,7 @@ export function v1AgentCapabilities(v2: V2.AgentCapabilities | undefined): V1.Ag
     // v2 makes list, resume (with replay, our session/load) and close required.
     loadSession: true,
     promptCapabilities: { image: !!prompt.image, audio: !!prompt.audio, embeddedContext: !!prompt.embeddedContext },
-    mcpCapabilities: { http: !!session.mcp?.http, sse: false },
+    mcpCapabilities: { http: !!session.mcp?.http, sse: false, ...(session.mcp?.acp ? { acp: true } : {}) },
     sessionCapabilities: {
       list: {},
       resume: {},

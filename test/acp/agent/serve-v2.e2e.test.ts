@@ -10,6 +10,9 @@ import { connectServe, gone, hanging, ServeProcess, startedPid, writeScript } fr
 import { advertised, tempDir } from "./support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
+import { fromMcpServer } from "@agentclientprotocol/sdk/experimental/mcp-server";
+import { McpServer } from "@modelcontextprotocol/server";
+import * as z from "zod/v4";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -27,6 +30,8 @@ class V2Client {
   readonly updates: V2.UpdateSessionNotification[] = [];
   readonly permissions: V2.RequestPermissionRequest[] = [];
   readonly elicitations: V2.CreateElicitationRequest[] = [];
+  /** MCP over ACP: MCP servers this client serves to the agent (`mcp/message`). */
+  readonly mcp = new V2.McpOverAcpProvider();
   /** How to answer an elicitation/create (default: decline). */
   elicit: (request: V2.CreateElicitationRequest) => Promise<V2.CreateElicitationResponse> = () => Promise.resolve({ action: "decline" });
   /** How to answer a permission request (default: the first allow option). */
@@ -50,7 +55,8 @@ class V2Client {
         this.elicitations.push(params);
         this.#check();
         return this.elicit(params);
-      });
+      })
+      .onRequest(V2.methods.client.mcp.message, this.mcp.handleRequest);
     this.connection = app.connect(V2.ndJsonStream(Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(proc.child.stdout!) as ReadableStream<Uint8Array>));
   }
 
@@ -360,6 +366,7 @@ describe("serve --protocol v2: the unstable session methods with the official SD
       "session.title": () => titleWorks(),
       "session.status": () => statusWorks(),
       "session.archive": () => archiveWorks(),
+      "session.mcp.acp": () => mcpOverAcpWorks(),
       // The scripted model needs no key: not_required (logout and providers: the next describe).
       "auth.status": async () => expect(await client.agent.request(V2.methods.agent.auth.status, {})).toEqual({ state: "not_required" }),
     };
@@ -381,6 +388,32 @@ describe("serve --protocol v2: the unstable session methods with the official SD
     expect(await gone(pid), "the MCP server of the cancelled session/new is stopped").toBe(true);
     expect((await client.agent.request(V2.methods.agent.session.list, { archived: "include" })).sessions).toHaveLength(before);
   });
+
+  /** An MCP server (official MCP SDK) served by the SDK's v2 McpOverAcpProvider: serve lists its tools over mcp/message. */
+  async function mcpOverAcpWorks(): Promise<void> {
+    const methods: string[] = [];
+    const adapter = fromMcpServer(() => {
+      const server = new McpServer({ name: "calc", version: "1.0.0" });
+      server.registerTool("add", { description: "Adds two numbers", inputSchema: z.object({ a: z.number(), b: z.number() }) }, ({ a, b }) => ({ content: [{ type: "text", text: `sum=${a + b}` }] }));
+      return server;
+    });
+    const registration = client.mcp.registerServer(client.connection.agent, {
+      name: "calc",
+      serverId: "calc-1",
+      handler: (context) => {
+        methods.push(context.method);
+        return adapter.handler(context);
+      },
+    });
+    try {
+      const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir.path, mcpServers: [registration.declaration as V2.McpServer] });
+      await client.until(() => methods.includes("tools/list"), "serve listing the acp MCP server's tools");
+      await client.agent.request(V2.methods.agent.session.close, { sessionId });
+    } finally {
+      await registration.dispose();
+      await adapter.close();
+    }
+  }
 
   async function forkWorks(): Promise<void> {
     const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir.path });

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy, ProtocolVersionError, type AcpAgentConfig, type AcpSession, type AcpSessionEvent } from "../../../src/acp/client/index.js";
 import { expectGroupGone, repoRoot, tempDir } from "./helpers.js";
+import { McpServer } from "@modelcontextprotocol/server";
+import * as z from "zod/v4";
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { gone, hanging, startedPid } from "../agent/serve-support.js";
 
@@ -287,5 +289,27 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
     expect(result.toolCalls[0]).toMatchObject({ toolCallId: "ask1", status: "completed" });
     expect(JSON.stringify(result.toolCalls[0])).toContain('The user answered: {\\"count\\":7}');
     expect(result.text).toBe("thanks");
+  });
+  it("AcpClient (protocol v2) ↔ serve --protocol v2: MCP over ACP — an in-process MCP server's tool is called by serve's model through the v2 mcp/message", async () => {
+    const dir = workspace();
+    const script = join(dir, "mcp.json");
+    writeFileSync(script, JSON.stringify({ steps: [{ toolCall: { name: "calc__add", input: { a: 2, b: 3 } } }, { echo: "last_tool_result" }] }));
+    const client = await start({ shellLine: `"${process.execPath}" "${bin}" serve --model "scripted:${script}" --no-persist --approve auto-all --protocol v2`, cwd: dir, protocol: "v2", stderr: "ignore" });
+    expect(client.agentCapabilities.mcpCapabilities).toMatchObject({ acp: true });
+    const calls: unknown[] = [];
+    const build = (): McpServer => {
+      const server = new McpServer({ name: "calc", version: "1.0.0" });
+      server.registerTool("add", { description: "Adds two numbers", inputSchema: z.object({ a: z.number(), b: z.number() }) }, ({ a, b }) => {
+        calls.push({ a, b });
+        return { content: [{ type: "text", text: `sum=${a + b}` }] };
+      });
+      return server;
+    };
+    const session = await client.newSession({ mcpServers: [{ name: "calc", server: build }] });
+    const result = await session.prompt("add 2 and 3");
+    expect(result.stopReason).toBe("end_turn");
+    expect(result.toolCalls[0]).toMatchObject({ status: "completed" });
+    expect(result.text).toBe("sum=5");
+    expect(calls).toEqual([{ a: 2, b: 3 }]);
   });
 });

@@ -65,11 +65,11 @@ describe("v1 <-> v2 draft conversions", () => {
     expect(v2AgentCapabilities({ promptCapabilities: { image: true, audio: false }, mcpCapabilities: { http: true }, sessionCapabilities: { delete: {} } })).toEqual({
       session: { prompt: { image: {} }, mcp: { stdio: {}, http: {} }, delete: {} },
     });
-    // The bridged unstable capabilities, both ways; the unbridged ones (mcp acp, elicitation) are dropped.
+    // The bridged unstable capabilities, both ways (MCP over ACP: mcpCapabilities.acp ↔ session.mcp.acp).
     const v1 = { sessionCapabilities: { fork: {}, title: {}, archive: {}, status: {} }, auth: { logout: {}, status: {} }, providers: {}, mcpCapabilities: { acp: true } };
     const v2 = v2AgentCapabilities(v1 as Parameters<typeof v2AgentCapabilities>[0]);
-    expect(v2).toEqual({ session: { prompt: {}, mcp: { stdio: {} }, fork: {}, title: {}, archive: {}, status: {} }, auth: { status: {} }, providers: {} });
-    expect(v1AgentCapabilities(v2)).toMatchObject({ sessionCapabilities: { fork: {}, title: {}, archive: {}, status: {} }, auth: { logout: {}, status: {} }, providers: {}, mcpCapabilities: { http: false, sse: false } });
+    expect(v2).toEqual({ session: { prompt: {}, mcp: { stdio: {}, acp: {} }, fork: {}, title: {}, archive: {}, status: {} }, auth: { status: {} }, providers: {} });
+    expect(v1AgentCapabilities(v2)).toMatchObject({ sessionCapabilities: { fork: {}, title: {}, archive: {}, status: {} }, auth: { logout: {}, status: {} }, providers: {}, mcpCapabilities: { http: false, sse: false, acp: true } });
     expect(v1AgentCapabilities({ session: {} })).not.toHaveProperty("providers");
     expect(["end_turn", "cancelled", "max_tokens", "_vendor", null].map(v1StopReason)).toEqual(["end_turn", "cancelled", "max_tokens", "end_turn", "end_turn"]);
   });
