@@ -28,6 +28,8 @@ import { sessionNotFound } from "./integration.js";
  * - `session/resume` with `replayFrom: start` is the runtime's `session/load` (replay first), and
  *   every resume sends an idle state snapshot before its answer.
  * - The client has no fs/terminal methods in v2, so the runtime uses its local tools.
+ * - The unstable methods (fork, set_title, status, archive, providers, auth/status, mcp/message)
+ *   are forwarded as they are; v2 advertises them only when the runtime does (convert.ts).
  */
 export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => AcpServedConnection, logger: Logger): AcpServedConnection {
   let runtime: V1.ClientContext | undefined;
