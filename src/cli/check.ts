@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { agentPresets } from "../acp/client/index.js";
 import { UsageError } from "./usage.js";
+import { agentEnvFor, processIo, type CliIo } from "./io.js";
 import { conformanceChecks, formatConformanceMarkdown, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
 const EXIT = { conformant: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -63,45 +64,47 @@ interface CheckArgs {
   stateDir: string | undefined;
 }
 
-export async function runCheck(argv: string[]): Promise<number> {
+export async function runCheck(argv: string[], io: CliIo = processIo()): Promise<number> {
   let args: CheckArgs;
   try {
-    args = parseCheckArgs(argv);
+    args = parseCheckArgs(argv, io);
   } catch (error) {
-    process.stderr.write(`agentkit-acp check: ${error instanceof Error ? error.message : String(error)}\nRun \`agentkit-acp check --help\` for the options.\n`);
+    io.stderr.write(`agentkit-acp check: ${error instanceof Error ? error.message : String(error)}\nRun \`agentkit-acp check --help\` for the options.\n`);
     return EXIT.usage;
   }
   if (args.help) {
-    process.stdout.write(checkHelp);
+    io.stdout.write(checkHelp);
     return EXIT.conformant;
   }
   if (args.list) {
-    process.stdout.write(listChecks());
+    io.stdout.write(listChecks());
     return EXIT.conformant;
   }
-  const progress = !args.json && process.stderr.isTTY === true;
+  const progress = !args.json && io.stderr.isTTY === true;
   const options: ConformanceOptions = {
     ...args.options,
-    ...(progress ? { onResult: (r: CheckResult) => void process.stderr.write(`  ${symbol(r)} ${r.id}\n`) } : {}),
-    ...(args.verbose ? { onStderr: (line: string) => void process.stderr.write(`[agent] ${line}\n`) } : {}),
+    ...(progress ? { onResult: (r: CheckResult) => void io.stderr.write(`  ${symbol(r)} ${r.id}\n`) } : {}),
+    ...(args.verbose ? { onStderr: (line: string) => void io.stderr.write(`[agent] ${line}\n`) } : {}),
   };
   // Agents run in their own process groups; exiting lets the exit hook end them all.
   const interrupt = (): void => {
-    process.stderr.write("\nagentkit-acp check: interrupted; ending the agent\n");
+    io.stderr.write("\nagentkit-acp check: interrupted; ending the agent\n");
     if (args.stateDir) rmSync(args.stateDir, { recursive: true, force: true });
     process.exit(EXIT.interrupted);
   };
-  process.once("SIGINT", interrupt);
-  process.once("SIGTERM", interrupt);
+  if (io.ownsProcess) {
+    process.once("SIGINT", interrupt);
+    process.once("SIGTERM", interrupt);
+  }
   try {
     const report = await runConformance(options);
     if (args.reportBase !== undefined) {
       writeFileSync(`${args.reportBase}.json`, `${JSON.stringify(report, null, 2)}\n`);
       writeFileSync(`${args.reportBase}.md`, formatConformanceMarkdown(report));
-      process.stderr.write(`agentkit-acp check: report written to ${args.reportBase}.json and ${args.reportBase}.md\n`);
+      io.stderr.write(`agentkit-acp check: report written to ${args.reportBase}.json and ${args.reportBase}.md\n`);
     }
-    if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else process.stdout.write(formatConformanceReport(report, { color: process.stdout.isTTY === true && !process.env.NO_COLOR, verbose: args.verbose }));
+    if (args.json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else io.stdout.write(formatConformanceReport(report, { color: io.stdout.isTTY === true && !io.env.NO_COLOR, verbose: args.verbose }));
     return report.ok ? EXIT.conformant : EXIT.failed;
   } finally {
     process.off("SIGINT", interrupt);
@@ -110,7 +113,7 @@ export async function runCheck(argv: string[]): Promise<number> {
   }
 }
 
-function parseCheckArgs(argv: string[]): CheckArgs {
+function parseCheckArgs(argv: string[], io: CliIo): CheckArgs {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -147,12 +150,13 @@ function parseCheckArgs(argv: string[]): CheckArgs {
   const agent = str("agent") ?? "self";
   if (agent.trim() === "") throw new UsageError("--agent needs a preset name or a command line");
   const cwdText = str("cwd");
-  const reportBase = reportBaseOf(str("report"));
-  const { launch, env, stateDir } = launchFor(agent, values.help === true || values.list === true);
+  const reportBase = reportBaseOf(str("report"), io.cwd);
+  const { launch, env: launchEnv, stateDir } = launchFor(agent, values.help === true || values.list === true);
+  const env = agentEnvFor(io, launchEnv);
   const prompts = { text: str("prompt"), cancel: str("cancel-prompt"), permission: str("permission-prompt") };
   const options: ConformanceOptions = {
     ...launch,
-    ...(cwdText !== undefined ? { cwd: isAbsolute(cwdText) ? cwdText : resolve(cwdText) } : {}),
+    ...(cwdText !== undefined ? { cwd: isAbsolute(cwdText) ? cwdText : resolve(io.cwd, cwdText) } : {}),
     ...(env ? { env } : {}),
     ...(timeoutText !== undefined ? { timeoutMs: Number(timeoutText) } : {}),
     skipPrompts: values["skip-prompts"] === true,
@@ -165,10 +169,10 @@ function parseCheckArgs(argv: string[]): CheckArgs {
 }
 
 /** `--report FILE` → the path without a .json/.md ending; its folder must exist (checked before the run, not after). */
-function reportBaseOf(file: string | undefined): string | undefined {
+function reportBaseOf(file: string | undefined, cwd: string): string | undefined {
   if (file === undefined) return undefined;
   if (file.trim() === "") throw new UsageError("--report needs a file name, e.g. --report conformance (writes conformance.json and conformance.md)");
-  const base = resolve(file.replace(/\.(json|md)$/i, ""));
+  const base = resolve(cwd, file.replace(/\.(json|md)$/i, ""));
   const folder = dirname(base);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--report: the folder ${folder} does not exist; create it first`);
   return base;

@@ -6,6 +6,7 @@ import { EXIT, parsePromptArgs } from "./prompt-args.js";
 import { argWords } from "./argv.js";
 import { UsageError } from "./usage.js";
 import { runPromptFlow } from "./prompt.js";
+import { processIo, type CliIo } from "./io.js";
 
 const DEMO_NOTE = "agentkit-demo.md";
 const DEFAULT_PROMPTS = ["Write a short note about this demo.", "Add a line saying that ACP works."];
@@ -49,26 +50,26 @@ function parseDemoArgs(argv: string[]): DemoArgs {
   return args;
 }
 
-export async function runDemo(argv: string[]): Promise<number> {
+export async function runDemo(argv: string[], io: CliIo = processIo()): Promise<number> {
   let demo: DemoArgs;
   try {
     demo = parseDemoArgs(argv);
   } catch (error) {
-    process.stderr.write(`agentkit-acp demo: ${(error as Error).message}\nRun \`agentkit-acp demo --help\` for the options.\n`);
+    io.stderr.write(`agentkit-acp demo: ${(error as Error).message}\nRun \`agentkit-acp demo --help\` for the options.\n`);
     return EXIT.usage;
   }
   if (demo.help) {
-    process.stdout.write(demoHelp);
+    io.stdout.write(demoHelp);
     return EXIT.endTurn;
   }
   const workspace = mkdtempSync(join(tmpdir(), "agentkit-demo-"));
   writeFileSync(join(workspace, "README.md"), "# A throwaway workspace for `agentkit-acp demo`\n");
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
-  const say = (text: string): void => void process.stderr.write(`${text}\n`);
+  const interactive = io.stdin.isTTY === true && io.stderr.isTTY === true;
+  const say = (text: string): void => void io.stderr.write(`${text}\n`);
   say(`agentkit-acp demo — driving ${demo.agent === "self" ? "our own agent (agentkit-acp serve, demo model: a fixed script, no API key)" : demo.agent} over ACP`);
   say(`workspace: ${workspace}`);
   if (!interactive) say('(not a terminal: permission requests are answered "allow once" automatically)');
-  const args = parsePromptArgs(["--agent", demo.agent, "--cwd", workspace, ...(demo.json ? ["--json"] : [])]);
+  const args = parsePromptArgs(["--agent", demo.agent, "--cwd", workspace, ...(demo.json ? ["--json"] : [])], io.cwd);
   try {
     const code = await runPromptFlow({
       args,
@@ -77,7 +78,7 @@ export async function runDemo(argv: string[]): Promise<number> {
       // On a terminal the user answers; otherwise "allow once" is the documented auto-answer.
       policy: interactive ? undefined : ClientPermissionPolicy.custom(() => "allow_once"),
       announce: (prompt) => say(`\n> ${prompt}`),
-    });
+    }, true, io);
     const note = join(workspace, DEMO_NOTE);
     if (existsSync(note)) say(`\n--- ${DEMO_NOTE} now reads ---\n${readFileSync(note, "utf8").trimEnd()}\n---`);
     return code;

@@ -1,7 +1,10 @@
 import { readFileSync } from "node:fs";
+import { processIo, type CliIo } from "./io.js";
+
+export { processIo, type CliIo } from "./io.js";
 
 /** One subcommand: runs with its arguments, resolves with the exit code. */
-export type CliCommand = (argv: string[]) => Promise<number>;
+export type CliCommand = (argv: string[], io?: CliIo) => Promise<number>;
 
 interface CommandEntry {
   summary: string;
@@ -35,21 +38,22 @@ export function usage(): string {
   ].join("\n");
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** Runs one command line; `io` defaults to this process's streams and environment (the bin). */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(usage());
+    io.stdout.write(usage());
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-v") {
-    process.stdout.write(`${version()}\n`);
+    io.stdout.write(`${version()}\n`);
     return 0;
   }
   const entry = commands[name];
   if (!entry) {
-    process.stderr.write(`agentkit-acp: unknown command "${name}"\n\n${usage()}`);
+    io.stderr.write(`agentkit-acp: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
   const run = await entry.load();
-  return run(rest);
+  return run(rest, io);
 }

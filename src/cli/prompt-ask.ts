@@ -6,7 +6,7 @@ import { sanitizeDeep } from "./terminal-safe.js";
  * A terminal dialog for permission questions (one at a time), on stdin/stderr. The answer is
  * the agent's own option id for the chosen entry, so nothing can be invented.
  */
-export function terminalAsk(input: NodeJS.ReadStream, output: NodeJS.WriteStream, onInterrupt: () => void, raw = false): PermissionHandler {
+export function terminalAsk(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, onInterrupt: () => void, raw = false): PermissionHandler {
   let queue: Promise<unknown> = Promise.resolve();
   return (question, signal) => {
     const next = queue.then(() => askOne(question, signal, input, output, onInterrupt, raw));
@@ -32,8 +32,8 @@ function choices(question: PermissionQuestion, shown: PermissionQuestion): { lab
 async function askOne(
   question: PermissionQuestion,
   signal: AbortSignal,
-  input: NodeJS.ReadStream,
-  output: NodeJS.WriteStream,
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
   onInterrupt: () => void,
   raw: boolean,
 ): Promise<PermissionAnswer> {

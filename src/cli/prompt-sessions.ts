@@ -1,20 +1,21 @@
 import { AcpClient, type AcpAgentConfig } from "../acp/client/index.js";
 import { EXIT, type PromptArgs } from "./prompt-args.js";
 import { describeFailure } from "./prompt-render.js";
+import type { CliIo } from "./io.js";
 
 /** `prompt --list | --archive ID | --unarchive ID`: one session-management call, then exit. */
-export async function runSessionAction(args: PromptArgs, config: AcpAgentConfig): Promise<number> {
+export async function runSessionAction(io: CliIo, args: PromptArgs, config: AcpAgentConfig): Promise<number> {
   let client: AcpClient | undefined;
   try {
     client = await AcpClient.start(config);
     if (args.archive !== undefined) {
       await client.archiveSession(args.archive);
-      process.stderr.write(`archived ${args.archive}\n`);
+      io.stderr.write(`archived ${args.archive}\n`);
       return EXIT.endTurn;
     }
     if (args.unarchive !== undefined) {
       await client.unarchiveSession(args.unarchive);
-      process.stderr.write(`unarchived ${args.unarchive}\n`);
+      io.stderr.write(`unarchived ${args.unarchive}\n`);
       return EXIT.endTurn;
     }
     let cursor: string | undefined;
@@ -24,18 +25,18 @@ export async function runSessionAction(args: PromptArgs, config: AcpAgentConfig)
       for (const s of page.sessions) {
         count += 1;
         if (args.json) {
-          process.stdout.write(`${JSON.stringify({ type: "session", sessionId: s.sessionId, title: s.title ?? null, updatedAt: s.updatedAt ?? null, archived: s.archived === true, cwd: s.cwd })}\n`);
+          io.stdout.write(`${JSON.stringify({ type: "session", sessionId: s.sessionId, title: s.title ?? null, updatedAt: s.updatedAt ?? null, archived: s.archived === true, cwd: s.cwd })}\n`);
         } else {
           const mark = s.archived === true ? " [archived]" : "";
-          process.stdout.write(`${s.sessionId}  ${s.updatedAt ?? "-"}  ${s.title ?? "(untitled)"}${mark}\n`);
+          io.stdout.write(`${s.sessionId}  ${s.updatedAt ?? "-"}  ${s.title ?? "(untitled)"}${mark}\n`);
         }
       }
       cursor = page.nextCursor ?? undefined;
     } while (cursor !== undefined);
-    if (count === 0 && !args.json) process.stderr.write(`(no sessions in ${args.cwd})\n`);
+    if (count === 0 && !args.json) io.stderr.write(`(no sessions in ${args.cwd})\n`);
     return EXIT.endTurn;
   } catch (error) {
-    process.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
+    io.stderr.write(`agentkit-acp prompt: ${describeFailure(error)}\n`);
     return EXIT.error;
   } finally {
     await client?.close();

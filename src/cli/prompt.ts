@@ -16,6 +16,7 @@ import { AuditTrail } from "./prompt-audit.js";
 import { EXIT, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
 import { stripControls } from "./terminal-safe.js";
 import { UsageError } from "./usage.js";
+import { agentEnvFor, processIo, type CliIo } from "./io.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
@@ -40,55 +41,57 @@ export interface PromptFlow {
   announce?: (prompt: string, index: number) => void;
 }
 
-export async function runPrompt(argv: string[]): Promise<number> {
+export async function runPrompt(argv: string[], io: CliIo = processIo()): Promise<number> {
   let args: PromptArgs;
   try {
-    args = parsePromptArgs(argv);
+    args = parsePromptArgs(argv, io.cwd);
   } catch (error) {
-    return usage(error);
+    return usage(io, error);
   }
   if (args.help) {
-    process.stdout.write(promptHelp);
+    io.stdout.write(promptHelp);
     return EXIT.endTurn;
   }
   if (args.list || args.archive !== undefined || args.unarchive !== undefined) {
     let launch: AcpAgentConfig;
     try {
-      launch = agentConfig(args.agent, args.cwd, undefined);
+      launch = agentConfig(args.agent, args.cwd, agentEnvFor(io), io.env);
     } catch (error) {
-      return usage(error);
+      return usage(io, error);
     }
-    return runSessionAction(args, { ...launch, protocol: args.protocol, stderr: args.verbose ? "inherit" : "ignore", clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" } });
+    return runSessionAction(io, args, { ...launch, protocol: args.protocol, stderr: args.verbose ? "inherit" : "ignore", clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" } });
   }
   let text = args.text;
-  if (text === "-" || (text === undefined && !process.stdin.isTTY)) text = (await readStdin()).trim();
-  if (!text) return usage(new UsageError("no prompt text: pass TEXT, or - to read it from stdin"));
-  return runPromptFlow({ args, prompts: [text] }, text === args.text);
+  if (text === "-" || (text === undefined && !io.stdin.isTTY)) text = (await readStdin(io.stdin)).trim();
+  if (!text) return usage(io, new UsageError("no prompt text: pass TEXT, or - to read it from stdin"));
+  return runPromptFlow({ args, prompts: [text] }, text === args.text, io);
 }
 
-function usage(error: unknown): number {
-  process.stderr.write(`agentkit-acp prompt: ${error instanceof Error ? error.message : String(error)}\nRun \`agentkit-acp prompt --help\` for the options.\n`);
+function usage(io: CliIo, error: unknown): number {
+  io.stderr.write(`agentkit-acp prompt: ${error instanceof Error ? error.message : String(error)}\nRun \`agentkit-acp prompt --help\` for the options.\n`);
   return EXIT.usage;
 }
 
 /** Launch config for `--agent`: a URL (token from AGENTKIT_ACP_TOKEN), a preset name or a whole command line. */
-export function agentConfig(agent: string, cwd: string, env: Record<string, string> | undefined): AcpAgentConfig {
+export function agentConfig(agent: string, cwd: string, env: Record<string, string> | undefined, environ: NodeJS.ProcessEnv = process.env): AcpAgentConfig {
   if (/^(https?|wss?):/i.test(agent)) {
     if (!isAgentUrl(agent)) throw new UsageError(`--agent "${agent}" is not a valid URL; e.g. http://127.0.0.1:8080/acp or ws://127.0.0.1:8080/acp`);
-    const token = process.env.AGENTKIT_ACP_TOKEN?.trim();
+    const token = environ.AGENTKIT_ACP_TOKEN?.trim();
     return { url: agent, cwd, ...(token ? { token } : {}) };
   }
   return { ...agentLaunch(agent), cwd, ...(env ? { env } : {}) };
 }
 
-export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise<number> {
+export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliIo = processIo()): Promise<number> {
   const { args } = flow;
-  // The agent's group and hosted terminals end with us even when we are SIGKILLed.
-  enableOrphanWatchdog();
-  routeConsoleToLogger(createStderrLogger("warn", "agentkit-acp prompt"));
-  const interactive = stdinFree && process.stdin.isTTY === true && process.stderr.isTTY === true;
+  if (io.ownsProcess) {
+    // The agent's group and hosted terminals end with us even when we are SIGKILLed.
+    enableOrphanWatchdog();
+    routeConsoleToLogger(createStderrLogger("warn", "agentkit-acp prompt"));
+  }
+  const interactive = stdinFree && io.stdin.isTTY === true && io.stderr.isTTY === true;
   const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };
-  const out = args.json ? new JsonRenderer(process.stdout) : new TextRenderer(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR, (id) => terminals.output(id), args.raw);
+  const out = args.json ? new JsonRenderer(io.stdout) : new TextRenderer(io.stdout, io.stdout.isTTY === true && !io.env.NO_COLOR, (id) => terminals.output(id), args.raw);
   const safe = (text: string): string => (args.raw ? text : stripControls(text));
   let interrupts = 0;
   let killed = false;
@@ -98,11 +101,11 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   const onInterrupt = (): void => {
     interrupts += 1;
     if (interrupts === 1) {
-      process.stderr.write("\n(cancelling the turn … press Ctrl-C again to end the agent)\n");
+      io.stderr.write("\n(cancelling the turn … press Ctrl-C again to end the agent)\n");
       void handle?.cancel();
     } else if (!killed) {
       killed = true;
-      process.stderr.write("\n(ending the agent)\n");
+      io.stderr.write("\n(ending the agent)\n");
       void client?.kill();
     }
   };
@@ -112,7 +115,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   const onTerminate = (signal: NodeJS.Signals): void => {
     if (terminating) return;
     terminating = true;
-    process.stderr.write(`\n(${signal}: ending the agent)\n`);
+    io.stderr.write(`\n(${signal}: ending the agent)\n`);
     const code = 128 + (signal === "SIGHUP" ? 1 : 15);
     setTimeout(() => process.exit(code), 3_000).unref();
     void (client ? client.kill() : Promise.resolve()).finally(() => process.exit(code));
@@ -123,7 +126,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
   let audit: AuditTrail;
   let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
-    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(process.stdin, process.stderr, onInterrupt, args.raw) : undefined, interactive);
+    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(io.stdin, io.stderr, onInterrupt, args.raw) : undefined, interactive, io.stderr);
     try {
       audit = new AuditTrail(out instanceof JsonRenderer ? (line) => out.line(line) : undefined, args.auditLog);
     } catch (error) {
@@ -133,13 +136,13 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     terminals.output = terminalOutput;
     host = config;
   } catch (error) {
-    return usage(error);
+    return usage(io, error);
   }
   let launch: AcpAgentConfig;
   try {
-    launch = agentConfig(args.agent, args.cwd, flow.agentEnv);
+    launch = agentConfig(args.agent, args.cwd, agentEnvFor(io, flow.agentEnv), io.env);
   } catch (error) {
-    return usage(error);
+    return usage(io, error);
   }
   const questions = oneAtATime();
   const config: AcpAgentConfig = {
@@ -147,16 +150,18 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     ...host,
     // Agent questions (ask_user) and pages to open (a key page): on the terminal, one at a time,
     // or declined with the reason when there is none.
-    elicitation: interactive ? terminalForm(process.stdin, process.stderr, onInterrupt, true, questions) : declineForms,
-    urlElicitation: interactive ? terminalUrl(process.stdin, process.stderr, onInterrupt, questions) : declineUrls,
+    elicitation: interactive ? terminalForm(io.stdin, io.stderr, onInterrupt, true, questions) : declineForms,
+    urlElicitation: interactive ? terminalUrl(io.stdin, io.stderr, onInterrupt, questions) : declineUrls,
     // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
-    stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void process.stderr.write(`${stripControls(line)}\n`),
+    stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void io.stderr.write(`${stripControls(line)}\n`),
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
     protocol: args.protocol,
   };
-  process.on("SIGINT", onInterrupt);
-  process.on("SIGTERM", onSigterm);
-  process.on("SIGHUP", onSighup);
+  if (io.ownsProcess) {
+    process.on("SIGINT", onInterrupt);
+    process.on("SIGTERM", onSigterm);
+    process.on("SIGHUP", onSighup);
+  }
   try {
     client = await AcpClient.start(config, policy);
     await applyProviders(client, args.providers);
@@ -164,9 +169,9 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd, protocolVersion: client.protocolVersion });
     } else if (args.fork) {
-      process.stderr.write(`(forked session ${safe(args.fork)} into ${safe(session.sessionId)})\n`);
+      io.stderr.write(`(forked session ${safe(args.fork)} into ${safe(session.sessionId)})\n`);
     } else if (args.session) {
-      process.stderr.write(`(continuing session ${safe(session.sessionId)})\n`);
+      io.stderr.write(`(continuing session ${safe(session.sessionId)})\n`);
     }
     let result: PromptResult | undefined;
     for (const [index, prompt] of flow.prompts.entries()) {
@@ -181,13 +186,13 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true): Promise
       result = await stream.result;
       if (result.stopReason !== "end_turn") break;
     }
-    if (!args.json && process.stderr.isTTY) process.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
+    if (!args.json && io.stderr.isTTY) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return exitCodeFor(result?.stopReason ?? "end_turn");
   } catch (error) {
     // A bad --provider value found once the agent answered is a usage error; a missing capability is an error (1), as for --add-dir.
     const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
-    process.stderr.write(`agentkit-acp prompt: ${safe(describeFailure(error))}\n`);
+    io.stderr.write(`agentkit-acp prompt: ${safe(describeFailure(error))}\n`);
     return code;
   } finally {
     process.off("SIGINT", onInterrupt);
@@ -223,19 +228,19 @@ function effectivePermissions(flow: PromptFlow, interactive: boolean): string | 
 }
 
 /** `--permissions`: a preset or a JSON file; default `ask` with a terminal, else `deny`. */
-export function choosePolicy(value: string | undefined, ask: PermissionHandler | undefined, interactive: boolean): ClientPermissionPolicy {
+export function choosePolicy(value: string | undefined, ask: PermissionHandler | undefined, interactive: boolean, stderr: NodeJS.WritableStream = process.stderr): ClientPermissionPolicy {
   const name = value ?? (interactive ? "ask" : "deny");
   if (PRESET_POLICIES.has(name)) {
     if (!interactive && (name === "ask" || name === "allow-reads")) {
-      process.stderr.write(`(no terminal to ask on: permission questions are denied)\n`);
+      stderr.write(`(no terminal to ask on: permission questions are denied)\n`);
     }
     return ClientPermissionPolicy.preset(name as PermissionPreset, ask);
   }
   return ClientPermissionPolicy.fromFile(name, ask);
 }
 
-async function readStdin(): Promise<string> {
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 }
