@@ -1,45 +1,14 @@
-import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { expectGroupGone, fixture, repoRoot, tempDir } from "../acp/client/helpers.js";
+import { runCli, runCliProcess, type CliRun, type CliRunOptions } from "../support/cli.js";
 
-const bin = join(repoRoot, "bin/agentkit-acp.js");
 const agent = `"${process.execPath}" "${fixture}"`;
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  lines: Record<string, unknown>[];
-}
-
-/** Runs the CLI; `onLine` sees each NDJSON line as it arrives (and may signal the process). */
-function runCli(args: string[], options: { input?: string; env?: Record<string, string>; onLine?: (line: Record<string, unknown>, pid: number) => void } = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: repoRoot, env: { ...process.env, NO_COLOR: "1", ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    let partial = "";
-    const lines: Record<string, unknown>[] = [];
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-      partial += chunk.toString();
-      const parts = partial.split("\n");
-      partial = parts.pop() ?? "";
-      for (const part of parts) {
-        if (!part.startsWith("{")) continue;
-        const line = JSON.parse(part) as Record<string, unknown>;
-        lines.push(line);
-        options.onLine?.(line, child.pid as number);
-      }
-    });
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr, lines }));
-    child.stdin.end(options.input ?? "");
-  });
-}
+// Argument handling, output and exit codes run the CLI in-process (runCli); what a user sees of
+// the process itself (stdout purity, Ctrl-C, exit) runs the real bin (runCliProcess).
+const cli = (args: string[], options: Partial<CliRunOptions> = {}): Promise<CliRun> => runCli(args, { cwd: repoRoot, ...options });
 
 async function noAgentLeft(run: CliRun): Promise<void> {
   const session = run.lines.find((l) => l.type === "session");
@@ -48,8 +17,8 @@ async function noAgentLeft(run: CliRun): Promise<void> {
 }
 
 describe("agentkit-acp prompt", () => {
-  it("--json: NDJSON events, a first session line and a last line carrying stopReason; exit 0", async () => {
-    const run = await runCli(["prompt", "--agent", agent, "--json", "hello"]);
+  it("--json (a real process): NDJSON events only on stdout, a first session line and a last line carrying stopReason; exit 0", async () => {
+    const run = await runCliProcess(["prompt", "--agent", agent, "--json", "hello"], { cwd: repoRoot });
     expect(run.code).toBe(0);
     expect(run.lines[0]).toMatchObject({ type: "session", agent: { name: "fixture-agent" } });
     expect(run.lines.filter((l) => l.type === "message_chunk").map((l) => l.text)).toEqual(["Hello", ", ", "world"]);
@@ -59,16 +28,16 @@ describe("agentkit-acp prompt", () => {
   });
 
   it("maps stop reasons to documented exit codes (refusal 4, max_tokens 5)", async () => {
-    const refusal = await runCli(["prompt", "--agent", agent, "--json", "refuse"]);
+    const refusal = await cli(["prompt", "--agent", agent, "--json", "refuse"]);
     expect(refusal.code).toBe(4);
     expect(refusal.lines.at(-1)).toMatchObject({ stopReason: "refusal" });
-    const max = await runCli(["prompt", "--agent", agent, "--json", "max"]);
+    const max = await cli(["prompt", "--agent", agent, "--json", "max"]);
     expect(max.code).toBe(5);
     expect(max.lines.at(-1)).toMatchObject({ stopReason: "max_tokens" });
   });
 
   it("an agent crash: exit 1, last line an error with stopReason null, exit code and stderr tail", async () => {
-    const run = await runCli(["prompt", "--agent", agent, "--json", "crash"]);
+    const run = await cli(["prompt", "--agent", agent, "--json", "crash"]);
     expect(run.code).toBe(1);
     expect(run.lines.at(-1)).toMatchObject({
       type: "error",
@@ -82,7 +51,8 @@ describe("agentkit-acp prompt", () => {
 
   it("Ctrl-C cancels the turn (exit 3); a second Ctrl-C ends an agent that ignores the cancel (exit 130)", async () => {
     let sent = false;
-    const cancelled = await runCli(["prompt", "--agent", agent, "--json", "slow"], {
+    const cancelled = await runCliProcess(["prompt", "--agent", agent, "--json", "slow"], {
+      cwd: repoRoot,
       onLine: (line, pid) => {
         if (line.type === "message_chunk" && !sent) {
           sent = true;
@@ -95,7 +65,8 @@ describe("agentkit-acp prompt", () => {
     await noAgentLeft(cancelled);
 
     let ticks = 0;
-    const killed = await runCli(["prompt", "--agent", agent, "--json", "stubborn"], {
+    const killed = await runCliProcess(["prompt", "--agent", agent, "--json", "stubborn"], {
+      cwd: repoRoot,
       onLine: (line, pid) => {
         if (line.type !== "message_chunk") return;
         ticks += 1;
@@ -108,48 +79,48 @@ describe("agentkit-acp prompt", () => {
   });
 
   it("denies permissions by default without a terminal; --permissions allow-all and FILE.json change that", async () => {
-    const denied = await runCli(["prompt", "--agent", agent, "--json", "edit /tmp/cli-x.txt"]);
+    const denied = await cli(["prompt", "--agent", agent, "--json", "edit /tmp/cli-x.txt"]);
     expect(denied.code).toBe(0);
     expect(denied.lines.find((l) => l.type === "permission_answered")).toMatchObject({ answer: { decision: "deny", optionKind: "reject_once" } });
 
-    const allowed = await runCli(["prompt", "--agent", agent, "--permissions", "allow-all", "--json", "edit /tmp/cli-x.txt"]);
+    const allowed = await cli(["prompt", "--agent", agent, "--permissions", "allow-all", "--json", "edit /tmp/cli-x.txt"]);
     expect(allowed.lines.find((l) => l.type === "permission_answered")).toMatchObject({ answer: { decision: "allow", optionKind: "allow_once" } });
     expect(allowed.lines.find((l) => l.type === "tool_call_update" && (l.diffs as unknown[]).length > 0)).toBeDefined();
 
     const file = join(tempDir(), "perms.json");
     writeFileSync(file, JSON.stringify({ rules: [{ command: "git status", action: "allow", always: true }] }));
-    const byFile = await runCli(["prompt", "--agent", agent, "--permissions", file, "--json", "run git status"]);
+    const byFile = await cli(["prompt", "--agent", agent, "--permissions", file, "--json", "run git status"]);
     expect(byFile.lines.find((l) => l.type === "permission_answered")).toMatchObject({ answer: { decision: "allow", optionKind: "allow_always", source: "rule" } });
   });
 
   it("reads the prompt from stdin with -, and continues a session with --session", async () => {
     const state = tempDir();
-    const first = await runCli(["prompt", "--agent", `${agent} --state ${state}`, "--json", "-"], { input: "hello\n" });
+    const first = await cli(["prompt", "--agent", `${agent} --state ${state}`, "--json", "-"], { input: "hello\n" });
     expect(first.code).toBe(0);
     const sessionId = first.lines[0]?.sessionId as string;
-    const second = await runCli(["prompt", "--agent", `${agent} --state ${state}`, "--session", sessionId, "--json", "refuse"]);
+    const second = await cli(["prompt", "--agent", `${agent} --state ${state}`, "--session", sessionId, "--json", "refuse"]);
     expect(second.lines[0]).toMatchObject({ type: "session", sessionId });
     expect(second.code).toBe(4);
   });
 
   it("prints readable text without --json, and help / usage errors with exit codes 0 / 2", async () => {
-    const text = await runCli(["prompt", "--agent", agent, "--permissions", "allow-all", "edit /tmp/cli-y.txt"]);
+    const text = await cli(["prompt", "--agent", agent, "--permissions", "allow-all", "edit /tmp/cli-y.txt"]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain("⏺ Edit /tmp/cli-y.txt");
     expect(text.stdout).toContain("- old line");
     expect(text.stdout).toContain("+ new line");
     expect(text.stdout).toContain("[done] end_turn");
 
-    const help = await runCli(["prompt", "--help"]);
+    const help = await cli(["prompt", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Exit codes:");
-    const bad = await runCli(["prompt", "--frobnicate"]);
+    const bad = await cli(["prompt", "--frobnicate"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("unknown option --frobnicate");
-    const dirs = await runCli(["prompt", "--agent", `${agent} --minimal`, "--add-dir", "/tmp", "--json", "hello"]);
+    const dirs = await cli(["prompt", "--agent", `${agent} --minimal`, "--add-dir", "/tmp", "--json", "hello"]);
     expect(dirs.code).toBe(1);
     expect(dirs.lines.at(-1)).toMatchObject({ type: "error", error: { name: "CapabilityError", capability: "sessionCapabilities.additionalDirectories" } });
-    const empty = await runCli(["prompt", "--agent", agent]);
+    const empty = await cli(["prompt", "--agent", agent]);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("no prompt text");
   });
@@ -157,7 +128,7 @@ describe("agentkit-acp prompt", () => {
 
 describe("agentkit-acp demo", () => {
   it("runs the flow in a temporary workspace and says permissions are auto-answered without a terminal", async () => {
-    const run = await runCli(["demo", "--agent", agent, "--prompt", "edit /tmp/demo-fixture.txt"]);
+    const run = await cli(["demo", "--agent", agent, "--prompt", "edit /tmp/demo-fixture.txt"]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('permission requests are answered "allow once" automatically');
     expect(run.stdout).toContain("permission: allowed (allow once");
@@ -167,8 +138,8 @@ describe("agentkit-acp demo", () => {
     expect(existsSync(workspace as string)).toBe(false);
   });
 
-  it("end to end against our own `serve` with the demo model: streaming, permission, diff", async () => {
-    const run = await runCli(["demo"]);
+  it("end to end (a real process) against our own `serve` with the demo model: streaming, permission, diff", async () => {
+    const run = await runCliProcess(["demo"], { cwd: repoRoot });
     expect(run.stderr).toContain("our own agent");
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/⏺ Write agentkit-demo\.md/);
@@ -181,7 +152,7 @@ describe("agentkit-acp demo", () => {
 
   it("prompt --agent self --json against our own serve (deny by default)", async () => {
     const cwd = tempDir();
-    const run = await runCli(["prompt", "--agent", "self", "--cwd", cwd, "--json", "Write a note"], { env: { AGENTKIT_MODEL: "demo" } });
+    const run = await cli(["prompt", "--agent", "self", "--cwd", cwd, "--json", "Write a note"], { env: { AGENTKIT_MODEL: "demo" } });
     expect(run.code, run.stderr).toBe(0);
     expect(run.lines[0]).toMatchObject({ type: "session" });
     expect(run.lines.find((l) => l.type === "permission_answered")).toMatchObject({ answer: { decision: "deny" } });

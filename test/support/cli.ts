@@ -1,0 +1,82 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { PassThrough } from "node:stream";
+import { main } from "../../src/cli/main.js";
+
+export const cliBin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout's NDJSON lines (those starting with `{`), parsed. */
+  lines: Record<string, unknown>[];
+}
+
+export interface CliRunOptions {
+  cwd: string;
+  /** stdin's whole content (then EOF); empty by default. */
+  input?: string;
+  /** The command's environment: in-process, exactly this (plus NO_COLOR); for the agent, on top of this process's. */
+  env?: Record<string, string>;
+  /** Each NDJSON line as it arrives. */
+  onLine?: (line: Record<string, unknown>) => void;
+}
+
+function collector(onLine?: (line: Record<string, unknown>) => void): { write(chunk: Buffer | string): void; lines: Record<string, unknown>[]; text(): string } {
+  let all = "";
+  let partial = "";
+  const lines: Record<string, unknown>[] = [];
+  return {
+    lines,
+    text: () => all,
+    write(chunk) {
+      all += chunk.toString();
+      partial += chunk.toString();
+      const parts = partial.split("\n");
+      partial = parts.pop() ?? "";
+      for (const part of parts) {
+        if (!part.startsWith("{")) continue;
+        const line = JSON.parse(part) as Record<string, unknown>;
+        lines.push(line);
+        onLine?.(line);
+      }
+    },
+  };
+}
+
+/**
+ * Runs `agentkit-acp ARGS` inside this test process (the CLI's own code, with in-memory
+ * streams): argument handling, output and exit codes without a node start-up per run. The
+ * agents it launches are still real processes. Process behaviour (signals, stdout purity,
+ * exit) is tested with `runCliProcess`.
+ */
+export async function runCli(args: string[], options: CliRunOptions): Promise<CliRun> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const stdin = new PassThrough();
+  const out = collector(options.onLine);
+  let err = "";
+  stdout.on("data", (chunk: Buffer) => out.write(chunk));
+  stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  stdin.end(options.input ?? "");
+  const code = await main(args, { stdout, stderr, stdin, env: { NO_COLOR: "1", ...options.env }, cwd: options.cwd, ownsProcess: false });
+  // Read everything written (the streams buffer); a write after the command returned is dropped, as it would be after an exit.
+  for (const stream of [stdout, stderr]) stream.on("error", () => undefined).end();
+  await Promise.all([once(stdout, "end"), once(stderr, "end")]);
+  return { code, stdout: out.text(), stderr: err, lines: out.lines };
+}
+
+/** Runs the real bin as a child process; `onLine` also gets its pid (to signal it). */
+export function runCliProcess(args: string[], options: Omit<CliRunOptions, "onLine"> & { onLine?: (line: Record<string, unknown>, pid: number) => void }): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cliBin, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: "1", ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const out = collector((line) => options.onLine?.(line, child.pid as number));
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => out.write(chunk));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout: out.text(), stderr, lines: out.lines }));
+    child.stdin.end(options.input ?? "");
+  });
+}
