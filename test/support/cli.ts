@@ -9,7 +9,7 @@ export interface CliRun {
   code: number | null;
   stdout: string;
   stderr: string;
-  /** stdout's NDJSON lines (those starting with `{`), parsed. */
+  /** stdout's NDJSON lines (one JSON object each), parsed. */
   lines: Record<string, unknown>[];
 }
 
@@ -37,7 +37,12 @@ function collector(onLine?: (line: Record<string, unknown>) => void): { write(ch
       partial = parts.pop() ?? "";
       for (const part of parts) {
         if (!part.startsWith("{")) continue;
-        const line = JSON.parse(part) as Record<string, unknown>;
+        let line: Record<string, unknown>;
+        try {
+          line = JSON.parse(part) as Record<string, unknown>;
+        } catch {
+          continue; // part of a multi-line document (check --json), not an NDJSON line
+        }
         lines.push(line);
         onLine?.(line);
       }

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { conformanceChecks, type ConformanceReport } from "../../../src/testing/index.js";
+import { runCli, runCliProcess } from "../../support/cli.js";
 import { bin, conformanceAgent, processesWith, tempDir } from "./helpers.js";
 
 interface Ran {
@@ -12,15 +13,14 @@ interface Ran {
   stderr: string;
 }
 
-/** Runs `agentkit-acp check …` to its end; afterwards no process it started may be alive. */
-async function cli(args: string[]): Promise<Ran> {
+/**
+ * Runs `agentkit-acp check …` in-process (argument handling, report and exit code) or, with
+ * `process: true`, as the real bin; afterwards no process it started may be alive.
+ */
+async function cli(args: string[], options: { process?: boolean } = {}): Promise<Ran> {
   const marker = randomUUID();
-  const child = spawn(process.execPath, [bin, "check", ...args], { env: { ...process.env, AGENTKIT_CONFORMANCE_TEST: marker, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  const run = options.process ? runCliProcess : runCli;
+  const { code, stdout, stderr } = await run(["check", ...args], { cwd: process.cwd(), env: { AGENTKIT_CONFORMANCE_TEST: marker } });
   expect(processesWith(`AGENTKIT_CONFORMANCE_TEST=${marker}`)).toEqual([]);
   return { code, stdout, stderr };
 }
@@ -83,8 +83,8 @@ describe("agentkit-acp check (CLI)", () => {
     expect(missing.stderr).toContain("does not exist");
   }, 60_000);
 
-  it("--agent self --json --skip-prompts: our own serve, a JSON report, exit 0", async () => {
-    const ran = await cli(["--agent", "self", "--json", "--skip-prompts", "--timeout", "20000"]);
+  it("--agent self --json --skip-prompts (a real process): our own serve, only the JSON report on stdout, exit 0", async () => {
+    const ran = await cli(["--agent", "self", "--json", "--skip-prompts", "--timeout", "20000"], { process: true });
     expect(ran.code).toBe(0);
     const report = JSON.parse(ran.stdout) as ConformanceReport;
     expect(report.ok).toBe(true);
