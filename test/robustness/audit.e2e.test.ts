@@ -31,7 +31,7 @@ const jsonLines = (text: string): Array<Record<string, unknown>> =>
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-describe("robustness: the audit trail of host operations (real CLI)", () => {
+describe("robustness: the audit trail of host operations (the CLI in-process)", () => {
   it("--json: fs read and write with path and byte count", async () => {
     const dir = workspace();
     const read = await prompt(dir, ["--permissions", "allow-all", "--json", `readfile ${join(dir, "notes.txt")}`]);

@@ -33,7 +33,7 @@ const table: Array<[string, boolean, boolean, boolean]> = [
   ["allow-all", true, true, true],
 ];
 
-describe("robustness: --permissions presets gate the host services (real CLI, fixture agent that never asks)", () => {
+describe("robustness: --permissions presets gate the host services (the CLI in-process, fixture agent that never asks)", () => {
   for (const [preset, read, write, terminal] of table) {
     it(`--permissions ${preset}: read ${read ? "allowed" : "refused"}, write ${write ? "allowed" : "refused"}, terminal ${terminal ? "allowed" : "refused"}`, async () => {
       const dir = workspace();

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type CliRun, runPrompt } from "./support.js";
+import { type CliRun, runPromptProcess } from "./support.js";
 import { TextRenderer } from "../../src/cli/prompt-render.js";
 import { stripControls } from "../../src/cli/terminal-safe.js";
 
@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), "agentkit-robust-escapes-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function prompt(extra: string[]): Promise<CliRun> {
-  return runPrompt(["--agent", `"${process.execPath}" "${hostile}"`, "--permissions", "allow-all", "--cwd", dir, "--verbose", ...extra, "go"], dir);
+  return runPromptProcess(["--agent", `"${process.execPath}" "${hostile}"`, "--permissions", "allow-all", "--cwd", dir, "--verbose", ...extra, "go"], dir);
 }
 
 // eslint-disable-next-line no-control-regex -- what must not be there
