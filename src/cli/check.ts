@@ -152,7 +152,8 @@ function parseCheckArgs(argv: string[], io: CliIo): CheckArgs {
   const cwdText = str("cwd");
   const reportBase = reportBaseOf(str("report"), io.cwd);
   const { launch, env: launchEnv, stateDir } = launchFor(agent, values.help === true || values.list === true);
-  const env = agentEnvFor(io, launchEnv);
+  // The conformance runner always starts from this process's environment.
+  const { env } = agentEnvFor(io, launchEnv);
   const prompts = { text: str("prompt"), cancel: str("cancel-prompt"), permission: str("permission-prompt") };
   const options: ConformanceOptions = {
     ...launch,

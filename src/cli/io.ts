@@ -17,9 +17,12 @@ export function processIo(): CliIo {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), ownsProcess: true };
 }
 
-/** The environment to give an agent on top of this process's: `extra`, and all of `io.env` when it is not the process's own. */
-export function agentEnvFor(io: CliIo, extra?: Record<string, string>): Record<string, string> | undefined {
-  if (io.env === process.env) return extra;
+/**
+ * The environment an agent launched by the command gets: the process's plus `extra` for the
+ * bin; for an in-process run exactly `io.env` plus `extra` (`inheritEnv: false`).
+ */
+export function agentEnvFor(io: CliIo, extra?: Record<string, string>): { env?: Record<string, string>; inheritEnv?: false } {
+  if (io.env === process.env) return extra ? { env: extra } : {};
   const own = Object.fromEntries(Object.entries(io.env).filter((e): e is [string, string] => e[1] !== undefined));
-  return { ...own, ...extra };
+  return { env: { ...own, ...extra }, inheritEnv: false };
 }

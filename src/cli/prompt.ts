@@ -55,7 +55,7 @@ export async function runPrompt(argv: string[], io: CliIo = processIo()): Promis
   if (args.list || args.archive !== undefined || args.unarchive !== undefined) {
     let launch: AcpAgentConfig;
     try {
-      launch = agentConfig(args.agent, args.cwd, agentEnvFor(io), io.env);
+      launch = agentConfig(args.agent, args.cwd, io);
     } catch (error) {
       return usage(io, error);
     }
@@ -73,13 +73,13 @@ function usage(io: CliIo, error: unknown): number {
 }
 
 /** Launch config for `--agent`: a URL (token from AGENTKIT_ACP_TOKEN), a preset name or a whole command line. */
-export function agentConfig(agent: string, cwd: string, env: Record<string, string> | undefined, environ: NodeJS.ProcessEnv = process.env): AcpAgentConfig {
+export function agentConfig(agent: string, cwd: string, io: CliIo, env?: Record<string, string>): AcpAgentConfig {
   if (/^(https?|wss?):/i.test(agent)) {
     if (!isAgentUrl(agent)) throw new UsageError(`--agent "${agent}" is not a valid URL; e.g. http://127.0.0.1:8080/acp or ws://127.0.0.1:8080/acp`);
-    const token = environ.AGENTKIT_ACP_TOKEN?.trim();
+    const token = io.env.AGENTKIT_ACP_TOKEN?.trim();
     return { url: agent, cwd, ...(token ? { token } : {}) };
   }
-  return { ...agentLaunch(agent), cwd, ...(env ? { env } : {}) };
+  return { ...agentLaunch(agent), cwd, ...agentEnvFor(io, env) };
 }
 
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliIo = processIo()): Promise<number> {
@@ -140,7 +140,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   }
   let launch: AcpAgentConfig;
   try {
-    launch = agentConfig(args.agent, args.cwd, agentEnvFor(io, flow.agentEnv), io.env);
+    launch = agentConfig(args.agent, args.cwd, io, flow.agentEnv);
   } catch (error) {
     return usage(io, error);
   }

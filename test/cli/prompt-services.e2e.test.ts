@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { Workspace, bin, serveEnv } from "../acp/agent/services-support.js";
+import { runCli, type CliRun } from "../support/cli.js";
 
 // `agentkit-acp prompt --fs … --terminal …` driving our own serve: the CLI's real hosts are
 // offered by default and used by the agent; `off` runs everything in the agent.
@@ -13,31 +13,12 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  lines: Array<Record<string, unknown>>;
-}
+type Run = CliRun;
 
+/** The CLI in-process driving a real serve (its launch and hosts are what is tested). */
 function runPrompt(ws: Workspace, steps: ScriptFileStep[], flags: string[]): Promise<Run> {
   const agent = `"${process.execPath}" "${bin}" serve --model scripted:${ws.script(steps)} --approve auto-all`;
-  const args = [bin, "prompt", "--agent", agent, "--cwd", ws.cwd, ...flags, "go"];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ws.cwd, env: { ...serveEnv(ws), NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const lines = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      resolve({ code, stdout, stderr, lines });
-    });
-  });
+  return runCli(["prompt", "--agent", agent, "--cwd", ws.cwd, ...flags, "go"], { cwd: ws.cwd, env: serveEnv(ws) });
 }
 
 function workspace(): Workspace {

@@ -152,7 +152,7 @@ describe("agentkit-acp demo", () => {
 
   it("prompt --agent self --json against our own serve (deny by default)", async () => {
     const cwd = tempDir();
-    const run = await cli(["prompt", "--agent", "self", "--cwd", cwd, "--json", "Write a note"], { env: { AGENTKIT_MODEL: "demo" } });
+    const run = await cli(["prompt", "--agent", "self", "--cwd", cwd, "--json", "Write a note"], { env: { ...process.env, AGENTKIT_MODEL: "demo" } });
     expect(run.code, run.stderr).toBe(0);
     expect(run.lines[0]).toMatchObject({ type: "session" });
     expect(run.lines.find((l) => l.type === "permission_answered")).toMatchObject({ answer: { decision: "deny" } });

@@ -17,7 +17,7 @@ export interface CliRunOptions {
   cwd: string;
   /** stdin's whole content (then EOF); empty by default. */
   input?: string;
-  /** The command's environment: in-process, exactly this (plus NO_COLOR); for the agent, on top of this process's. */
+  /** The command's whole environment, which its agents inherit (default: this process's); NO_COLOR is always set. */
   env?: Record<string, string>;
   /** Each NDJSON line as it arrives. */
   onLine?: (line: Record<string, unknown>) => void;
@@ -65,7 +65,7 @@ export async function runCli(args: string[], options: CliRunOptions): Promise<Cl
   stdout.on("data", (chunk: Buffer) => out.write(chunk));
   stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   stdin.end(options.input ?? "");
-  const code = await main(args, { stdout, stderr, stdin, env: { NO_COLOR: "1", ...options.env }, cwd: options.cwd, ownsProcess: false });
+  const code = await main(args, { stdout, stderr, stdin, env: { ...(options.env ?? process.env), NO_COLOR: "1" }, cwd: options.cwd, ownsProcess: false });
   // Read everything written (the streams buffer); a write after the command returned is dropped, as it would be after an exit.
   for (const stream of [stdout, stderr]) stream.on("error", () => undefined).end();
   await Promise.all([once(stdout, "end"), once(stderr, "end")]);
@@ -75,7 +75,7 @@ export async function runCli(args: string[], options: CliRunOptions): Promise<Cl
 /** Runs the real bin as a child process; `onLine` also gets its pid (to signal it). */
 export function runCliProcess(args: string[], options: Omit<CliRunOptions, "onLine"> & { onLine?: (line: Record<string, unknown>, pid: number) => void }): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliBin, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: "1", ...options.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cliBin, ...args], { cwd: options.cwd, env: { ...(options.env ?? process.env), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
     const out = collector((line) => options.onLine?.(line, child.pid as number));
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => out.write(chunk));

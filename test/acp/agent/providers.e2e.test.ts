@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { ServeProcess, bin } from "./serve-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
+import { runCli, type CliRun } from "../../support/cli.js";
 
 // The unstable providers/* methods against serve: provider "main" routes the session model.
 
@@ -18,17 +18,9 @@ async function mock(reply: string) {
   return server;
 }
 
-function runPrompt(args: string[], ws: Workspace, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "prompt", ...args], { cwd: ws.cwd, env: { ...serveEnv(ws, env), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end("");
-  });
+/** `agentkit-acp prompt` in-process (the serve it launches is a real process). */
+function runPrompt(args: string[], ws: Workspace, env: Record<string, string>): Promise<CliRun> {
+  return runCli(["prompt", ...args], { cwd: ws.cwd, env: serveEnv(ws, env) });
 }
 
 describe("providers/list, set, disable (serve)", () => {

@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, CapabilityError, type AcpAgentConfig, type AcpSession } from "../../../src/acp/client/index.js";
 import { expectGroupGone, fixtureConfig, repoRoot, tempDir } from "./helpers.js";
+import { runCli as runCliInProcess, type CliRun } from "../../support/cli.js";
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
 const unstableFixture = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
@@ -30,18 +30,8 @@ function serveLine(dir: string): string {
   return `"${process.execPath}" "${bin}" serve --model "scripted:${script}" --state-dir "${join(dir, "state")}"`;
 }
 
-function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end("");
-  });
-}
+/** The CLI in-process (its agents are real processes). */
+const runCli = (args: string[], cwd: string): Promise<CliRun> => runCliInProcess(args, { cwd });
 
 /** The session's title, waiting for the agent's session_info_update when none has arrived yet. */
 function titleOf(session: AcpSession): Promise<string> {
@@ -182,7 +172,7 @@ describe("agentkit-acp prompt: --fork, --list, --archive / --unarchive, --archiv
     expect(only.stdout).toMatch(new RegExp(`^${sessionId}  \\S+  plan the trip \\[archived\\]\\n$`));
     expect((await runCli([...agent, "--unarchive", sessionId], dir)).code).toBe(0);
     expect((await runCli([...agent, "--list"], dir)).stdout.trim().split("\n")).toHaveLength(2);
-  }, 180_000); // eight CLI runs, each starting serve on a busy machine
+  }, 180_000); // eight CLI runs (in-process), each starting serve on a busy machine
 
   it("usage errors exit 2 and say what to fix", async () => {
     const dir = realpathSync(tempDir());

@@ -20,7 +20,7 @@ interface Ran {
 async function cli(args: string[], options: { process?: boolean } = {}): Promise<Ran> {
   const marker = randomUUID();
   const run = options.process ? runCliProcess : runCli;
-  const { code, stdout, stderr } = await run(["check", ...args], { cwd: process.cwd(), env: { AGENTKIT_CONFORMANCE_TEST: marker } });
+  const { code, stdout, stderr } = await run(["check", ...args], { cwd: process.cwd(), env: { ...process.env, AGENTKIT_CONFORMANCE_TEST: marker } });
   expect(processesWith(`AGENTKIT_CONFORMANCE_TEST=${marker}`)).toEqual([]);
   return { code, stdout, stderr };
 }
