@@ -66,6 +66,15 @@ function transpileChanged(): number {
   return emitted;
 }
 
+/** The inspect page bundle is missing or older than one of its inputs (esbuild's list): a rebuild costs a node start, skipped otherwise. */
+function pageStale(): boolean {
+  const dir = join(root, "dist/inspect/page-dist");
+  const built = ["app.js", "app.css", "inputs.json"].map((name) => statSync(join(dir, name), { throwIfNoEntry: false })?.mtimeMs ?? 0);
+  if (built.includes(0)) return true;
+  const inputs = JSON.parse(readFileSync(join(dir, "inputs.json"), "utf8")) as string[];
+  return inputs.some((input) => (statSync(join(root, input), { throwIfNoEntry: false })?.mtimeMs ?? Infinity) > Math.min(...built));
+}
+
 /**
  * Both projects: the state dir, the shared PostgreSQL cluster's run dir (started on first use
  * by test/support/postgres.ts, stopped here), and the built package in dist/ (the spawned CLI,
@@ -77,8 +86,10 @@ export default function setup(): () => Promise<void> {
   process.env[TEST_PG_RUN_DIR_ENV] = pgRunDir;
   withLock(() => {
     transpileChanged();
-    const page = spawnSync(process.execPath, ["scripts/build-page.mjs"], { cwd: root, encoding: "utf8" });
-    if (page.status !== 0) process.stderr.write(`[global-setup] the inspect page bundle failed:\n${page.stderr.slice(0, 4000)}\n`);
+    if (pageStale()) {
+      const page = spawnSync(process.execPath, ["scripts/build-page.mjs"], { cwd: root, encoding: "utf8" });
+      if (page.status !== 0) process.stderr.write(`[global-setup] the inspect page bundle failed:\n${page.stderr.slice(0, 4000)}\n`);
+    }
   });
   return async () => {
     stopState();

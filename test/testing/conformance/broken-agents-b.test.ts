@@ -15,7 +15,8 @@ const cases: BrokenCase[] = [
   { flag: "--close-keeps", id: "caps.session-close", status: "pass", verdict: "ok", detail: /a later prompt for it got .*allowed/ },
   { flag: "--delete-keeps", id: "caps.session-delete", status: "fail", verdict: "violation" },
   { flag: "--list-bad", id: "caps.session-list", status: "fail", verdict: "violation" },
-  { flag: "--no-exit-on-eof", id: "exit.stdin-eof", status: "warn", verdict: "informational", skipped: ["exit.process-group"] },
+  // This agent never exits on EOF, so the check sits through the whole exit bound: 1 s shows it as well as 3 s.
+  { flag: "--no-exit-on-eof", id: "exit.stdin-eof", status: "warn", verdict: "informational", skipped: ["exit.process-group"], bounds: { exitBoundMs: 1_000 } },
   { flag: "--orphan", id: "exit.process-group", status: "warn", verdict: "informational", detail: /1 process\(es\) of its group still run .*setInterval/ },
 ];
 
