@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect } from "vitest";
+import { expect } from "vitest";
+import { afterEachTest } from "../../support/after-each.js";
 import type { AcpSession} from "../../../src/acp/client/index.js";
 import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../../src/acp/client/index.js";
 import { livePidsInGroup } from "../../../src/core/process-group.js";
@@ -52,7 +53,7 @@ export async function expectGroupGone(pgid: number, ms = 10_000): Promise<void> 
   expect(livePidsInGroup(pgid), `processes left in group ${pgid}`).toEqual([]);
 }
 
-afterEach(async () => {
+afterEachTest(async () => {
   for (const close of closers.splice(0)) await close().catch(() => undefined);
   for (const pgid of [...groups]) await expectGroupGone(pgid);
   groups.clear();

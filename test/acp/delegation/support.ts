@@ -1,7 +1,8 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect } from "vitest";
+import { expect } from "vitest";
+import { afterEachTest } from "../../support/after-each.js";
 import type { AcpAgentLaunch } from "../../../src/acp/delegation/index.js";
 import { livePidsInGroup } from "../../../src/core/process-group.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
@@ -62,7 +63,7 @@ export async function expectGroupGone(pgid: number, ms = 10_000): Promise<void> 
   expect(livePidsInGroup(pgid), `processes left in group ${pgid}`).toEqual([]);
 }
 
-afterEach(async () => {
+afterEachTest(async () => {
   for (const fn of cleanups.splice(0)) await fn().catch(() => undefined);
   for (const pgid of [...groups]) await expectGroupGone(pgid);
   groups.clear();

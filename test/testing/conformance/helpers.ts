@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, expect } from "vitest";
+import { expect } from "vitest";
+import { afterEachTest } from "../../support/after-each.js";
 import { runConformance, type CheckResult, type CheckStatus, type CheckVerdict, type ConformanceOptions, type ConformanceReport } from "../../../src/testing/index.js";
 
 export const conformanceAgent = new URL("../../fixtures/agents/conformance-agent.mjs", import.meta.url).pathname;
@@ -10,7 +11,7 @@ export const fixtureAgent = new URL("../../fixtures/agents/fixture-agent.mjs", i
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
 const dirs: string[] = [];
-afterEach(() => {
+afterEachTest(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
