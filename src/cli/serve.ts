@@ -22,7 +22,12 @@ export async function runServe(argv: string[]): Promise<number> {
 
 /** Runs the library's serve runtime on stdio; a model configuration error is reported like a usage error (exit 2). */
 async function serveWith(options: ServeOptions): Promise<number> {
-  const [{ createServeRuntime, serveModels }, { scriptedModelResolver }] = await Promise.all([import("../acp/agent/serve.js"), import("../testing/scripted-script.js")]);
+  // The scripted model (tests and benchmarks) is loaded only when a spec names it.
+  const scripted = [options.model ?? "", ...options.models].some((spec) => spec.includes("scripted:"));
+  const [{ createServeRuntime, serveModels }, scriptedModelResolver] = await Promise.all([
+    import("../acp/agent/serve.js"),
+    scripted ? import("../testing/scripted-script.js").then((m) => m.scriptedModelResolver) : undefined,
+  ]);
   const logger = createStderrLogger(options.logLevel);
   // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
   const listening = options.listen ? await import("./serve-listen.js") : undefined;

@@ -3,7 +3,6 @@ import { errorMessage, newId } from "../../core/index.js";
 import type { AcpCredentialEntry } from "./auth.js";
 import type { AcpClientHandle } from "./client-handle.js";
 import { formatMs } from "./client-handle.js";
-import { openKeyPage } from "./key-page.js";
 
 /** Default lifetime of the key page (`AcpHeadlessRuntime.builder().keyPage`). */
 export const DEFAULT_KEY_PAGE_LIFETIME_MS = 10 * 60_000;
@@ -30,6 +29,8 @@ export async function elicitCredential(
   entry: AcpCredentialEntry,
   options: { sessionId: string; signal: AbortSignal; lifetimeMs: number; logger: Logger },
 ): Promise<CredentialOutcome> {
+  // Loaded on use: it pulls in node:http (~8 ms of start-up) and few sessions ever need it.
+  const { openKeyPage } = await import("./key-page.js");
   const page = await openKeyPage({ label: entry.label, lifetimeMs: options.lifetimeMs });
   const aborted = new Promise<"aborted">((resolve) => {
     if (options.signal.aborted) resolve("aborted");
