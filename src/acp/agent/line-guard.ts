@@ -12,6 +12,8 @@ const ID_PREFIX_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 /** Longest hold of lines behind an unanswered `initialize` (it is answered at once; this is a backstop). */
 const INITIALIZE_HOLD_MS = 10_000;
+/** What a write that did not wait returns (shared: no promise per message). */
+const WRITTEN = Promise.resolve();
 
 export interface GuardedStreamOptions {
   /** Longest accepted line in bytes (default 32 MiB); longer ones get an error reply instead of closing the connection. */
@@ -42,7 +44,7 @@ export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint
   const writer = {
     write: (chunk: Uint8Array): Promise<void> => {
       gate.observeOutput(chunk);
-      return Promise.resolve(output.write(chunk));
+      return output.write(chunk) ?? WRITTEN;
     },
     releaseLock: (): void => undefined,
   };
