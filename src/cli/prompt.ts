@@ -120,6 +120,16 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     setTimeout(() => process.exit(code), 3_000).unref();
     void (client ? client.kill() : Promise.resolve()).finally(() => process.exit(code));
   };
+  // The reader of stdout went away (`prompt … | head`): like SIGPIPE, the turn is not worth
+  // finishing, so it is cancelled; later writes fail quietly instead of crashing.
+  let readerGone = false;
+  const onStdoutError = (error: NodeJS.ErrnoException): void => {
+    if (readerGone) return;
+    readerGone = true;
+    io.stderr.write(`\n(stdout closed${error.code ? ` (${error.code})` : ""}: cancelling the turn)\n`);
+    void handle?.cancel();
+  };
+  io.stdout.on("error", onStdoutError);
   const onSigterm = (): void => onTerminate("SIGTERM");
   const onSighup = (): void => onTerminate("SIGHUP");
   let policy: ClientPermissionPolicy;
@@ -178,6 +188,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
       flow.announce?.(prompt, index);
       handle = session.cancellationHandle();
       interrupts = 0;
+      if (readerGone) break;
       const stream = session.stream(prompt);
       for await (const event of stream) {
         audit.session(event);
@@ -187,7 +198,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
       if (result.stopReason !== "end_turn") break;
     }
     if (!args.json && io.stderr.isTTY) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
-    return exitCodeFor(result?.stopReason ?? "end_turn");
+    return exitCodeFor(readerGone ? "cancelled" : (result?.stopReason ?? "end_turn"));
   } catch (error) {
     // A bad --provider value found once the agent answered is a usage error; a missing capability is an error (1), as for --add-dir.
     const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
@@ -201,6 +212,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     // Removed only now: a signal during close still ends everything.
     process.off("SIGTERM", onSigterm);
     process.off("SIGHUP", onSighup);
+    io.stdout.off("error", onStdoutError);
   }
 }
 

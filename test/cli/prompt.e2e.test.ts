@@ -1,8 +1,10 @@
+import { spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { expectGroupGone, fixture, repoRoot, tempDir } from "../acp/client/helpers.js";
-import { runCli, runCliProcess, type CliRun, type CliRunOptions } from "../support/cli.js";
+import { cliBin, runCli, runCliProcess, type CliRun, type CliRunOptions } from "../support/cli.js";
 
 const agent = `"${process.execPath}" "${fixture}"`;
 
@@ -76,6 +78,27 @@ describe("agentkit-acp prompt", () => {
     expect(killed.code).toBe(130);
     expect(killed.lines.at(-1)).toMatchObject({ type: "error", stopReason: null, exitCode: 130 });
     await noAgentLeft(killed);
+  });
+
+  it("stdout closed by its reader (`prompt … | head`): the turn is cancelled, exit 3, no crash, the agent ended", async () => {
+    const child = spawn(process.execPath, [cliBin, "prompt", "--agent", agent, "--json", "slow"], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    let agentPid: number | undefined;
+    let buffered = "";
+    // Like `head -n 2`: read the session line and the first chunk, then close the pipe.
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+      agentPid ??= lines.find((l) => l.type === "session")?.pid as number | undefined;
+      if (lines.some((l) => l.type === "message_chunk")) child.stdout.destroy();
+    });
+    const [code] = (await once(child, "close")) as [number | null];
+    expect(stderr).toContain("stdout closed (EPIPE): cancelling the turn");
+    expect(stderr).not.toMatch(/Error|at .*\.js/);
+    expect(code).toBe(3);
+    expect(agentPid).toBeDefined();
+    await expectGroupGone(agentPid as number);
   });
 
   it("denies permissions by default without a terminal; --permissions allow-all and FILE.json change that", async () => {
