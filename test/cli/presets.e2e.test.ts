@@ -1,11 +1,10 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { repoRoot } from "../acp/client/helpers.js";
+import { runCli } from "../support/cli.js";
 
-const bin = join(repoRoot, "bin/agentkit-acp.js");
 const fixture = join(repoRoot, "test/fixtures/agents/fixture-agent.mjs");
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,17 +19,7 @@ describe("agent presets launch the vendor's current command line", () => {
     const fake = join(dir, "gemini");
     writeFileSync(fake, `#!/bin/sh\nprintf '%s\\n' "$@" > "${join(dir, "argv")}"\nexec "${process.execPath}" "${fixture}"\n`);
     chmodSync(fake, 0o755);
-    const run = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, "prompt", "--agent", "gemini", "--cwd", dir, "hello"], {
-        cwd: dir,
-        env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ""}`, NO_COLOR: "1" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout }));
-    });
+    const run = await runCli(["prompt", "--agent", "gemini", "--cwd", dir, "hello"], { cwd: dir, env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ""}` } });
     expect(readFileSync(join(dir, "argv"), "utf8")).toBe("--acp\n");
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("Hello, world");

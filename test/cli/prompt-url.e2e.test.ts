@@ -5,6 +5,7 @@ import { startMockAnthropic } from "../../src/testing/index.js";
 import { bin, cleanEnv } from "../acp/agent/serve-support.js";
 import { Workspace } from "../acp/agent/services-support.js";
 import { typeKey } from "../acp/agent/key-page-support.js";
+import { runCli } from "../support/cli.js";
 
 // `agentkit-acp prompt` against `serve` with no model key: the key page's URL on the terminal
 // (a real pty through util-linux `script`), consent, the human (fetch) pastes the key, the turn
@@ -97,15 +98,7 @@ describe("prompt shows a URL elicitation (the serve key page)", () => {
 
   it("without a terminal: declined, and the reason reaches the user (exit 1)", async () => {
     const { mock, ws, agent, env } = await setup();
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, "prompt", "--agent", agent, "--cwd", ws.cwd, "hello"], { cwd: ws.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+    const run = await runCli(["prompt", "--agent", agent, "--cwd", ws.cwd, "hello"], { cwd: ws.cwd, env });
     expect(run.code).toBe(1);
     // The turn's outcome goes where the answer would have gone; the reason is said on stderr too.
     expect(run.stdout).toContain("Authentication required");

@@ -18,7 +18,7 @@ export interface CliRunOptions {
   /** stdin's whole content (then EOF); empty by default. */
   input?: string;
   /** The command's whole environment, which its agents inherit (default: this process's); NO_COLOR is always set. */
-  env?: Record<string, string>;
+  env?: NodeJS.ProcessEnv;
   /** Each NDJSON line as it arrives. */
   onLine?: (line: Record<string, unknown>) => void;
 }

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -7,6 +6,7 @@ import { AcpClient } from "../../../src/acp/client/index.js";
 import { terminalForm } from "../../../src/cli/prompt-form.js";
 import { ServeProcess, bin, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
+import { runCli } from "../../support/cli.js";
 
 const unstableFixture = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -90,14 +90,7 @@ describe("elicitation: the ask_user tool ↔ clients", () => {
     expect(seen.map((r) => r.message)).toEqual(["Which colour and how many?"]);
     expect(result.text).toContain("The user declined to answer (not now)");
 
-    const cli = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [bin, "prompt", "--agent", `"${process.execPath}" "${bin}" serve ${serveArgs.map((a) => `"${a}"`).join(" ")}`, "--cwd", dir, "go"], { cwd: dir, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
-      let stdout = "";
-      child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout }));
-      child.stdin.end("");
-    });
+    const cli = await runCli(["prompt", "--agent", `"${process.execPath}" "${bin}" serve ${serveArgs.map((a) => `"${a}"`).join(" ")}`, "--cwd", dir, "go"], { cwd: dir });
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain("declined to answer (agentkit-acp prompt runs without a terminal to ask on, so questions are declined)");
   }, 60_000);

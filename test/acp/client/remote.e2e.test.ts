@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AcpSessionEvent, ClientLifecycleEvent } from "../../../src/acp/client/index.js";
 import { AcpClient, AgentConnectionError, ClientPermissionPolicy, TurnInterruptedError } from "../../../src/acp/client/index.js";
 import { ListeningServe, TOKEN } from "../agent/http-support.js";
-import { bin, cleanEnv, writeScript } from "../agent/serve-support.js";
+import { cleanEnv, writeScript } from "../agent/serve-support.js";
 import { tempDir } from "../agent/support.js";
+import { runCli } from "../../support/cli.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -89,15 +89,7 @@ describe("prompt --agent URL", () => {
     const script = writeScript(dir, [{ text: "hello over the network" }]);
     const a = listen(["--model", `scripted:${script}`], dir);
     const url = (await a.url).replace(/^http/, transport);
-    const run = (token: string) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [bin, "prompt", "--json", "--agent", url, "--cwd", dir, "hi"], { env: cleanEnv({ AGENTKIT_ACP_TOKEN: token }), stdio: ["ignore", "pipe", "pipe"] });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-        child.once("close", (code) => resolve({ code, stdout, stderr }));
-      });
+    const run = (token: string) => runCli(["prompt", "--json", "--agent", url, "--cwd", dir, "hi"], { cwd: dir, env: cleanEnv({ AGENTKIT_ACP_TOKEN: token }) });
     const ok = await run(TOKEN);
     expect(ok.code).toBe(0);
     const last = JSON.parse(ok.stdout.trim().split("\n").at(-1) ?? "{}") as { type?: string; stopReason?: string; result?: { text?: string } };

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { gone, hanging, startedPid } from "../agent/serve-support.js";
+import { runCli as runCliInProcess, runCliProcess, type CliRun } from "../../support/cli.js";
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
 const v2Fixture = new URL("../../fixtures/agents/v2-agent.mjs", import.meta.url).pathname;
@@ -32,39 +32,8 @@ async function start(config: AcpAgentConfig, policy = ClientPermissionPolicy.all
   return client;
 }
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  lines: Record<string, unknown>[];
-}
-
-/** Runs the CLI; `onLine` sees each NDJSON line as it arrives (and may signal the process). */
-function runCli(args: string[], cwd: string, onLine?: (line: Record<string, unknown>, pid: number) => void): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    let partial = "";
-    const lines: Record<string, unknown>[] = [];
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-      partial += chunk.toString();
-      const parts = partial.split("\n");
-      partial = parts.pop() ?? "";
-      for (const part of parts) {
-        if (!part.startsWith("{")) continue;
-        const line = JSON.parse(part) as Record<string, unknown>;
-        lines.push(line);
-        onLine?.(line, child.pid as number);
-      }
-    });
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr, lines }));
-    child.stdin.end("");
-  });
-}
+/** `prompt` in-process (argument handling, output, exit codes); Ctrl-C needs the real process. */
+const runCli = (args: string[], cwd: string): Promise<CliRun> => runCliInProcess(args, { cwd });
 
 function serveLine(dir: string, steps: unknown[], protocol?: string): string {
   const script = join(dir, "script.json");
@@ -151,12 +120,12 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
     const sessionId = (run.lines[0] as { sessionId: string }).sessionId;
 
     let sent = false;
-    const cancelled = await runCli(["prompt", "--agent", agent, "--protocol", "v2", "--session", sessionId, "--json", "again"], dir, (line, pid) => {
+    const cancelled = await runCliProcess(["prompt", "--agent", agent, "--protocol", "v2", "--session", sessionId, "--json", "again"], { cwd: dir, onLine: (line, pid) => {
       if (line.type === "message_chunk" && !sent) {
         sent = true;
         process.kill(pid, "SIGINT");
       }
-    });
+    } });
     expect(cancelled.code, cancelled.stderr).toBe(3);
     expect(cancelled.lines.at(-1)).toMatchObject({ type: "done", stopReason: "cancelled" });
   });
