@@ -3,19 +3,27 @@ import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
 import { routeConsoleToLogger } from "./console-route.js";
+import { processIo, type CliIo } from "./io.js";
 
-/** `agentkit-acp serve`: options are checked before the agent's modules load, so mistakes fail fast. */
-export async function runServe(argv: string[]): Promise<number> {
+/**
+ * `agentkit-acp serve`: options are checked before the agent's modules load, so mistakes fail fast.
+ * Usage errors and --help use `io` (so they run in-process); serving itself owns the process's stdio.
+ */
+export async function runServe(argv: string[], io: CliIo = processIo()): Promise<number> {
   let options: ServeOptions;
   try {
-    options = parseServeOptions(argv, process.env);
+    options = parseServeOptions(argv, io.env);
   } catch (error) {
-    process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\nRun \`agentkit-acp serve --help\` for the options.\n`);
+    io.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\nRun \`agentkit-acp serve --help\` for the options.\n`);
     return 2;
   }
   if (options.help) {
-    process.stdout.write(serveHelp);
+    io.stdout.write(serveHelp);
     return 0;
+  }
+  if (!io.ownsProcess) {
+    io.stderr.write("agentkit-acp serve: serving needs the process's own stdio; run the agentkit-acp bin\n");
+    return 2;
   }
   return serveWith(options);
 }

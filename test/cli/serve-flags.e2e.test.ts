@@ -1,40 +1,54 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { bin, cleanEnv, connectServe } from "../acp/agent/serve-support.js";
+import { cleanEnv, connectServe } from "../acp/agent/serve-support.js";
 import { cleanUp, onCleanup, workspace, writeScriptFile } from "../acp/agent/lifecycle/support.js";
+import { runCli, runCliProcess } from "../support/cli.js";
 
 afterEach(cleanUp);
 
-const run = (args: string[], env = cleanEnv()) => spawnSync(process.execPath, [bin, "serve", ...args], { encoding: "utf8", env, input: "", timeout: 30_000 });
+// Flag checks run serve in-process (exit code and output are the point); serving needs the real bin.
+const run = (args: string[], env = cleanEnv()) => runCli(["serve", ...args], { cwd: process.cwd(), env });
 
 describe("serve persistence and mode flags", () => {
   it.each([
     [["--mode", "yolo"], "--mode must be one of ask, auto-edit, read-only"],
-    [["--models", "nosuchprovider:x"], "unknown provider 'nosuchprovider'"],
     [["--state-dir", " "], "--state-dir needs a directory"],
     [["--protocol", "v3"], '--protocol must be one of v1, v2, auto (got "v3")'],
-  ])("%j → a message on stderr, exit 2, stdout untouched", (args, message) => {
-    const r = run(args);
-    expect(r.status).toBe(2);
+  ])("%j → a message on stderr, exit 2, stdout untouched", async (args, message) => {
+    const r = await run(args);
+    expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain(message);
   });
 
-  it("a state dir that cannot be made → exit 1 at start-up with the reason", () => {
+  it("an unknown provider is found when the models resolve (in the bin): exit 2, stdout untouched", async () => {
+    const r = await runCliProcess(["serve", "--models", "nosuchprovider:x"], { cwd: process.cwd(), env: cleanEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("unknown provider 'nosuchprovider'");
+  });
+
+  it("a state dir that cannot be made → exit 1 at start-up with the reason", async () => {
     const { root } = workspace();
     const file = join(root, "a-file");
     writeFileSync(file, "");
-    const r = run(["--state-dir", join(file, "state")]);
-    expect(r.status).toBe(1);
+    const r = await runCliProcess(["serve", "--state-dir", join(file, "state")], { cwd: root, env: cleanEnv() });
+    expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toMatch(/cannot use the state directory: .*ENOTDIR/);
   });
 
-  it("--help lists the flags", () => {
-    const r = run(["--help"]);
+  it("in-process (not the bin), serve stops after its flag checks: exit 2 saying it needs the process's stdio", async () => {
+    const r = await run(["--no-persist"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("serving needs the process's own stdio");
+  });
+
+  it("--help lists the flags", async () => {
+    const r = await run(["--help"]);
     for (const word of ["--mode", "--models", "--state-dir", "--no-persist", "--no-approval-memory", "--clear-approval-memory", "auto-edit", "read-only", "--protocol v1|v2|auto"]) expect(r.stdout).toContain(word);
   });
 
