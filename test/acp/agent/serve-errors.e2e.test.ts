@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RawRpc, ServeProcess, bin, cleanEnv, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
+import { runCli } from "../../support/cli.js";
 
 describe("agentkit-acp serve: bad input over stdio gets the right JSON-RPC error and the process keeps serving", () => {
   const dir = tempDir("agentkit-serve-errors-");
@@ -81,14 +82,25 @@ describe("agentkit-acp serve: bad input over stdio gets the right JSON-RPC error
 
 describe("agentkit-acp serve command line", () => {
   const run = (args: string[], env = cleanEnv()) => spawnSync(process.execPath, [bin, "serve", ...args], { encoding: "utf8", env, input: "", timeout: 30_000 });
+  // Flag checks need no process of their own (in-process: exit code and output are the point).
+  const check = (args: string[]) => runCli(["serve", ...args], { cwd: process.cwd(), env: cleanEnv() });
 
   it.each([
     [["--approve", "sometimes"], "--approve must be one of ask, auto-reads, auto-all, deny"],
     [["--max-sessions", "zero"], "--max-sessions must be a positive integer"],
     [["--log-level", "loud"], "--log-level must be one of"],
     [["--frobnicate"], "Unknown option '--frobnicate'"],
-    [["--model", "nosuchprovider:x"], "unknown provider 'nosuchprovider'"],
     [["--base-url", "not a url"], "--base-url must be a URL"],
+  ])("%j → a message on stderr, exit 2, stdout untouched", async (args, message) => {
+    const r = await check(args);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain(message);
+  });
+
+  // Model specs are resolved when serving starts, so these run the bin.
+  it.each([
+    [["--model", "nosuchprovider:x"], "unknown provider 'nosuchprovider'"],
     [["--model", "scripted:/nonexistent/script.json"], "cannot read the scripted model file"],
   ])("%j → a message on stderr, exit 2, stdout untouched", (args, message) => {
     const r = run(args);
@@ -97,9 +109,9 @@ describe("agentkit-acp serve command line", () => {
     expect(r.stderr).toContain(message);
   });
 
-  it("--help lists every option and env variable, exit 0", () => {
-    const r = run(["--help"]);
-    expect(r.status).toBe(0);
+  it("--help lists every option and env variable, exit 0", async () => {
+    const r = await check(["--help"]);
+    expect(r.code).toBe(0);
     for (const word of ["--model", "--base-url", "--approve", "--max-sessions", "--log-level", "AGENTKIT_MODEL", "AGENTKIT_BASE_URL"]) expect(r.stdout).toContain(word);
   });
 
