@@ -6,6 +6,7 @@ import { silentLogger } from "../../../../src/core/index.js";
 import { openPostgresStore } from "../../../../src/store/postgres/index.js";
 import { bin, cleanEnv } from "../serve-support.js";
 import { createTestDatabase, postgresOrSkip } from "../../../support/postgres.js";
+import { runCli } from "../../../support/cli.js";
 import { startTcpProxy } from "../../../support/tcp-proxy.js";
 import { cleanUp, label, onCleanup, startServe, textOf, workspace, writeScriptFile } from "./support.js";
 
@@ -13,6 +14,8 @@ afterEach(cleanUp);
 const pg = await postgresOrSkip("serve --store postgres://… tests");
 
 const run = (args: string[], env = cleanEnv()) => spawnSync(process.execPath, [bin, "serve", ...args], { encoding: "utf8", env, input: "", timeout: 30_000 });
+// Flag checks need no process of their own (in-process: exit code and output are the point).
+const check = (args: string[], env = cleanEnv()) => runCli(["serve", ...args], { cwd: process.cwd(), env });
 
 describe("serve --store: bad store configuration exits 2 saying what to fix", () => {
   it.each([
@@ -24,16 +27,16 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
     [["--lease-ttl", "5000"], /--lease-ttl only applies with --store/],
     [["--store", "postgres://h/db", "--lease-ttl", "500"], /--lease-ttl must be at least 1000 ms/],
     [["--store", "postgres://h/db", "--lease-ttl", "soon"], /--lease-ttl must be a positive number of milliseconds/],
-  ])("%j", (args, message) => {
-    const r = run(args);
-    expect(r.status).toBe(2);
+  ])("%j", async (args, message) => {
+    const r = await check(args);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe("");
   });
 
-  it("AGENTKIT_STORE_URL is checked the same way, and named", () => {
-    const r = run([], cleanEnv({ AGENTKIT_STORE_URL: "redis://h" }));
-    expect(r.status).toBe(2);
+  it("AGENTKIT_STORE_URL is checked the same way, and named", async () => {
+    const r = await check([], cleanEnv({ AGENTKIT_STORE_URL: "redis://h" }));
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/AGENTKIT_STORE_URL: store URL must start with postgres:\/\//);
   });
 
