@@ -126,7 +126,7 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
         process.kill(pid, "SIGINT");
       }
     } });
-    expect(cancelled.code, cancelled.stderr).toBe(3);
+    expect(cancelled.code, cancelled.stderr + JSON.stringify(cancelled.lines)).toBe(3);
     expect(cancelled.lines.at(-1)).toMatchObject({ type: "done", stopReason: "cancelled" });
   });
 
