@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ListeningServe, TOKEN, connectOver, exitWithin } from "./http-support.js";
 import { bin, cleanEnv, writeScript } from "./serve-support.js";
 import { deferred, select, tempDir, textOf } from "./support.js";
+import { runCli } from "../../support/cli.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -89,9 +90,11 @@ describe("serve --listen: auth, health, readiness", () => {
     const dir = workspace();
     const run = (args: string[], env = cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN })) =>
       spawnSync(process.execPath, [bin, "serve", "--model", "demo", ...args], { cwd: dir, env, encoding: "utf8", timeout: 20_000 });
+    // Checks of the flags alone run in-process; the port and the token are found when serving starts (the bin).
+    const check = (args: string[]) => runCli(["serve", "--model", "demo", ...args], { cwd: dir, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }) });
     for (const [value, said] of [["nonsense", "not an address"], ["127.0.0.1:70000", "the port must be 0–65535"], ["[::1]", "not an address"], ["host:", "not an address"]] as const) {
-      const r = run(["--listen", value]);
-      expect(r.status).toBe(2);
+      const r = await check(["--listen", value]);
+      expect(r.code).toBe(2);
       expect(r.stderr).toContain(`--listen "${value}": ${said}`);
     }
     const blocker = createServer();
@@ -110,8 +113,8 @@ describe("serve --listen: auth, health, readiness", () => {
     const empty = run(["--listen", "127.0.0.1:0", "--token-file", emptyFile], cleanEnv());
     expect(empty.status).toBe(2);
     expect(empty.stderr).toContain("is empty");
-    const stray = run(["--token-file", emptyFile]);
-    expect(stray.status).toBe(2);
+    const stray = await check(["--token-file", emptyFile]);
+    expect(stray.code).toBe(2);
     expect(stray.stderr).toContain("--token-file only applies with --listen");
   });
 });
