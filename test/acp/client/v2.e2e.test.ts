@@ -35,9 +35,10 @@ async function start(config: AcpAgentConfig, policy = ClientPermissionPolicy.all
 /** `prompt` in-process (argument handling, output, exit codes); Ctrl-C needs the real process. */
 const runCli = (args: string[], cwd: string): Promise<CliRun> => runCliInProcess(args, { cwd });
 
-function serveLine(dir: string, steps: unknown[], protocol?: string): string {
+/** `stepFrom: "transcript"`: a later serve on the same session plays the step after its stored turns. */
+function serveLine(dir: string, steps: unknown[], protocol?: string, stepFrom?: "transcript"): string {
   const script = join(dir, "script.json");
-  writeFileSync(script, JSON.stringify({ steps }));
+  writeFileSync(script, JSON.stringify({ steps, ...(stepFrom ? { stepFrom } : {}) }));
   return `"${process.execPath}" "${bin}" serve --model "scripted:${script}" --state-dir "${join(dir, ".state")}"${protocol ? ` --protocol ${protocol}` : ""}`;
 }
 
@@ -107,7 +108,7 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
       { toolCall: { name: "write_file", input: { path: "out.txt", content: "over v2\n" }, callId: "c1" }, text: "Writing." },
       { text: "Done over v2.", chunks: 2 },
       { hang: true, text: "thinking forever" },
-    ], "auto");
+    ], "auto", "transcript"); // the continued session's turn is the hanging step: Ctrl-C, not a fast turn's end, must stop it
     const run = await runCli(["prompt", "--agent", agent, "--protocol", "v2", "--permissions", "allow-all", "--json", "write it"], dir);
     expect(run.code, run.stderr).toBe(0);
     expect(run.lines[0]).toMatchObject({ type: "session", protocolVersion: 2, agent: { name: "agentkit-acp" } });
@@ -127,6 +128,7 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
       }
     } });
     expect(cancelled.code, cancelled.stderr + JSON.stringify(cancelled.lines)).toBe(3);
+    expect(cancelled.lines.find((l) => l.type === "message_chunk")).toMatchObject({ text: "thinking forever" });
     expect(cancelled.lines.at(-1)).toMatchObject({ type: "done", stopReason: "cancelled" });
   });
 
