@@ -8,9 +8,9 @@ import { AcpAgentTool, acpClientApprovals, type AcpAgentLaunch } from "../../../
 import { silentLogger } from "../../../src/core/index.js";
 import { Agent } from "../../../src/loop/index.js";
 import { demoNotePath } from "../../../src/model/demo.js";
-import { ScriptedModel, script } from "../../../src/testing/index.js";
+import { ScriptedModel, script, serveInMemory } from "../../../src/testing/index.js";
 import { RulePermissionPolicy, ToolRegistry } from "../../../src/tools/index.js";
-import { memoryPipes, RecordingClient, select, waitForAbort } from "../agent/support.js";
+import { select, waitForAbort } from "../agent/support.js";
 import { expectGroupGone, onCleanup, serveLaunch, tempDir, trackGroup, writeScript } from "./support.js";
 
 /**
@@ -36,15 +36,8 @@ function servedCoordinator(delegate: { name: string; config: AcpAgentLaunch }) {
       return { agent, close: () => tool.close() };
     })
     .build();
-  const pipes = memoryPipes();
-  const served = runtime.serve(pipes.agent);
-  const client = new RecordingClient();
-  const connection = client.connect(pipes.client);
-  onCleanup(async () => {
-    await pipes.closeClientSide();
-    connection.close();
-    await served.closed;
-  });
+  const { client, connection, close } = serveInMemory(runtime);
+  onCleanup(close);
   return { client, agent: connection.agent };
 }
 

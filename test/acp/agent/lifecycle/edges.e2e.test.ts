@@ -6,10 +6,10 @@ import { AcpHeadlessRuntime, AcpIntegration, ClientPermissionResolver, titleFrom
 import { silentLogger } from "../../../../src/core/index.js";
 import { Agent } from "../../../../src/loop/index.js";
 import { InMemorySessionStore, JsonlSessionStore } from "../../../../src/store/index.js";
-import { ScriptedModel, script } from "../../../../src/testing/index.js";
+import { ScriptedModel, script, serveInMemory } from "../../../../src/testing/index.js";
 import { ToolRegistry, builtinTools } from "../../../../src/tools/index.js";
 import { initialize } from "../fixtures.js";
-import { RecordingClient, memoryPipes, tempDir } from "../support.js";
+import { tempDir } from "../support.js";
 import { cleanUp, label, onCleanup, startServe, textOf, workspace, writeScriptFile } from "./support.js";
 
 afterEach(cleanUp);
@@ -110,15 +110,8 @@ describe("AcpHeadlessRuntime with a session store (library)", () => {
       })
       .build();
     const connect = () => {
-      const pipes = memoryPipes();
-      const served = runtime.serve(pipes.agent);
-      const client = new RecordingClient();
-      const connection = client.connect(pipes.client);
-      onCleanup(async () => {
-        await pipes.closeClientSide();
-        connection.close();
-        await served.closed;
-      });
+      const { client, connection, close } = serveInMemory(runtime);
+      onCleanup(close);
       return { client, agent: connection.agent };
     };
     const one = connect();

@@ -7,10 +7,10 @@ import type { SessionLeases, SessionStore } from "../../../../src/store/index.js
 import { JsonlSessionStore } from "../../../../src/store/index.js";
 import type { PostgresStore } from "../../../../src/store/postgres/index.js";
 import type { ModelRequest } from "../../../../src/model/index.js";
-import { ScriptedModel, script } from "../../../../src/testing/index.js";
+import { ScriptedModel, script, serveInMemory } from "../../../../src/testing/index.js";
 import { ToolRegistry, builtinTools } from "../../../../src/tools/index.js";
 import { initialize } from "../fixtures.js";
-import { RecordingClient, memoryPipes, tempDir, textOf } from "../support.js";
+import { tempDir, textOf } from "../support.js";
 import { postgresOrSkip } from "../../../support/postgres.js";
 import { schemaScope } from "../../../support/postgres-store.js";
 import { cleanUp, onCleanup } from "./support.js";
@@ -36,15 +36,8 @@ async function instance(store: SessionStore, leases?: SessionLeases) {
     );
   if (leases) builder.sessionLeases(leases);
   const runtime = builder.build();
-  const pipes = memoryPipes();
-  const served = runtime.serve(pipes.agent);
-  const client = new RecordingClient();
-  const connection = client.connect(pipes.client);
-  onCleanup(async () => {
-    await pipes.closeClientSide();
-    connection.close();
-    await served.closed;
-  });
+  const { client, connection, close } = serveInMemory(runtime);
+  onCleanup(close);
   await initialize(connection.agent);
   return { agent: connection.agent, client, runtime };
 }
