@@ -1,18 +1,20 @@
 import { createInterface } from "node:readline";
 import type { PermissionAnswer, PermissionHandler, PermissionQuestion } from "../acp/client/index.js";
+import { oneAtATime } from "./prompt-url.js";
 import { sanitizeDeep } from "./terminal-safe.js";
 
 /**
- * A terminal dialog for permission questions (one at a time), on stdin/stderr. The answer is
+ * A terminal dialog for permission questions (one at a time, in the same queue as the forms and pages to open), on stdin/stderr. The answer is
  * the agent's own option id for the chosen entry, so nothing can be invented.
  */
-export function terminalAsk(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, onInterrupt: () => void, raw = false): PermissionHandler {
-  let queue: Promise<unknown> = Promise.resolve();
-  return (question, signal) => {
-    const next = queue.then(() => askOne(question, signal, input, output, onInterrupt, raw));
-    queue = next.catch(() => undefined);
-    return next;
-  };
+export function terminalAsk(
+  input: NodeJS.ReadableStream,
+  output: NodeJS.WritableStream,
+  onInterrupt: () => void,
+  raw = false,
+  questions: <T>(run: () => Promise<T>) => Promise<T> = oneAtATime(),
+): PermissionHandler {
+  return (question, signal) => questions(() => askOne(question, signal, input, output, onInterrupt, raw));
 }
 
 /** Labels from the shown (cleaned) question, answers from the agent's own option ids. */

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { AcpElicitationHandler } from "../acp/client/index.js";
 import { oneAtATime } from "./prompt-url.js";
+import { sanitizeDeep } from "./terminal-safe.js";
 
 type Property = NonNullable<acp.ElicitationSchema["properties"]>[string];
 type Value = string | number | boolean | string[];
@@ -21,13 +22,15 @@ export function terminalForm(input: NodeJS.ReadableStream, output: NodeJS.Writab
 }
 
 async function askForm(
-  request: acp.CreateElicitationRequest,
+  asked: acp.CreateElicitationRequest,
   signal: AbortSignal,
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
   onInterrupt: () => void,
   terminal: boolean,
 ): Promise<acp.CreateElicitationResponse> {
+  // The message, titles, descriptions and choices are the agent's text: shown without control characters.
+  const request = sanitizeDeep(asked);
   if (signal.aborted || request.mode !== "form") return { action: "cancel" };
   const schema = (request as { requestedSchema?: acp.ElicitationSchema }).requestedSchema ?? {};
   const required = new Set(schema.required ?? []);

@@ -2,6 +2,7 @@ import { AcpClient, type AcpAgentConfig } from "../acp/client/index.js";
 import { EXIT, type PromptArgs } from "./prompt-args.js";
 import { describeFailure } from "./prompt-render.js";
 import type { CliIo } from "./io.js";
+import { stripControls } from "./terminal-safe.js";
 
 /** `prompt --list | --archive ID | --unarchive ID`: one session-management call, then exit. */
 export async function runSessionAction(io: CliIo, args: PromptArgs, config: AcpAgentConfig): Promise<number> {
@@ -28,7 +29,8 @@ export async function runSessionAction(io: CliIo, args: PromptArgs, config: AcpA
           io.stdout.write(`${JSON.stringify({ type: "session", sessionId: s.sessionId, title: s.title ?? null, updatedAt: s.updatedAt ?? null, archived: s.archived === true, cwd: s.cwd })}\n`);
         } else {
           const mark = s.archived === true ? " [archived]" : "";
-          io.stdout.write(`${s.sessionId}  ${s.updatedAt ?? "-"}  ${s.title ?? "(untitled)"}${mark}\n`);
+          const title = s.title == null ? "(untitled)" : args.raw ? s.title : stripControls(s.title);
+          io.stdout.write(`${stripControls(s.sessionId)}  ${s.updatedAt ?? "-"}  ${title}${mark}\n`);
         }
       }
       cursor = page.nextCursor ?? undefined;

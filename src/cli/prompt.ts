@@ -132,11 +132,13 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   io.stdout.on("error", onStdoutError);
   const onSigterm = (): void => onTerminate("SIGTERM");
   const onSighup = (): void => onTerminate("SIGHUP");
+  // Permission questions, forms and pages to open share the terminal: one at a time.
+  const questions = oneAtATime();
   let policy: ClientPermissionPolicy;
   let audit: AuditTrail;
   let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
-    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(io.stdin, io.stderr, onInterrupt, args.raw) : undefined, interactive, io.stderr);
+    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(io.stdin, io.stderr, onInterrupt, args.raw, questions) : undefined, interactive, io.stderr);
     try {
       audit = new AuditTrail(out instanceof JsonRenderer ? (line) => out.line(line) : undefined, args.auditLog);
     } catch (error) {
@@ -154,7 +156,6 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   } catch (error) {
     return usage(io, error);
   }
-  const questions = oneAtATime();
   const config: AcpAgentConfig = {
     ...launch,
     ...host,

@@ -79,6 +79,18 @@ export class CancellationHandle {
   }
 }
 
+/** An AbortError saying what was aborted, and why when the signal's reason is an error. */
+export function abortError(what: string, signal?: AbortSignal): Error {
+  const error = new Error(`${what} was aborted${signal?.reason instanceof Error ? `: ${signal.reason.message}` : ""}`);
+  error.name = "AbortError";
+  return error;
+}
+
+/** A bound as messages show it: "3 s" for whole seconds, else "1500 ms". */
+export function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 export function isAbortError(error: unknown): boolean {
   if (error instanceof CancelledError) return true;
   if (typeof error !== "object" || error === null) return false;

@@ -5,7 +5,7 @@
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolRequest, CallToolResult, ListToolsRequest, ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
 import { CallToolResultSchema, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage } from "../core/index.js";
+import { abortError, errorMessage, formatMs } from "../core/index.js";
 
 /** One inner MCP outcome of `mcp/message`: a result or an MCP error (never an ACP error). */
 export type McpAcpOutcome = { result: unknown } | { error: { code: number; message: string; data?: unknown } };
@@ -100,7 +100,7 @@ export class AcpMcpClient {
       return outcome.result;
     } catch (error) {
       if (timedOut) throw controller.signal.reason as Error;
-      if (options.signal?.aborted) throw abortError(options.signal);
+      if (options.signal?.aborted) throw abortError("the MCP request", options.signal);
       throw error instanceof Error ? error : new Error(errorMessage(error));
     } finally {
       clearTimeout(timer);
@@ -109,12 +109,3 @@ export class AcpMcpClient {
   }
 }
 
-function abortError(signal: AbortSignal): Error {
-  const error = new Error(`the MCP request was aborted${signal.reason instanceof Error ? `: ${signal.reason.message}` : ""}`);
-  error.name = "AbortError";
-  return error;
-}
-
-function formatMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-}

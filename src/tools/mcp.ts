@@ -1,7 +1,7 @@
 // The MCP SDK is imported when a server is first connected, not at start-up (it is large).
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { ConfigError, createStderrLogger, errorMessage } from "../core/index.js";
+import { ConfigError, abortError, createStderrLogger, errorMessage } from "../core/index.js";
 import type { Logger } from "../core/index.js";
 import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
@@ -92,7 +92,7 @@ export class McpToolSource {
     if (options.signal?.aborted) {
       const started = settled.flatMap((entry) => (entry.kind === "connected" ? [entry.connection] : []));
       await Promise.allSettled([...started.map((c) => closeConnection(c)), ...shutdowns]);
-      throw abortError(options.signal);
+      throw abortError("MCP server start-up", options.signal);
     }
     const connections: Connection[] = [];
     const tools: Tool[] = [];
@@ -168,7 +168,7 @@ async function connectOne(
   const { signal } = options;
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(abortError(signal));
+    onAbort = () => reject(abortError("MCP server start-up", signal));
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
   });
@@ -188,11 +188,6 @@ async function connectOne(
   }
 }
 
-function abortError(signal: AbortSignal | undefined): Error {
-  const error = new Error(`MCP server start-up was aborted${signal?.reason instanceof Error ? `: ${signal.reason.message}` : ""}`);
-  error.name = "AbortError";
-  return error;
-}
 
 async function listAllTools(client: McpToolClient, timeoutMs: number, signal: AbortSignal): Promise<McpTool[]> {
   const tools: McpTool[] = [];

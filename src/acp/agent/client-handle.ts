@@ -13,7 +13,7 @@ import type {
   WriteTextFileRequest,
 } from "@agentclientprotocol/sdk";
 import { methods } from "@agentclientprotocol/sdk/unstable";
-import { StateError } from "../../core/index.js";
+import { StateError, formatMs } from "../../core/index.js";
 
 /** Default bound on each fs/terminal request to the client (a human is not waited on there). */
 export const DEFAULT_CLIENT_REQUEST_TIMEOUT_MS = 30_000;
@@ -30,9 +30,6 @@ export class ClientRequestTimeoutError extends Error {
   }
 }
 
-export function formatMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-}
 
 /** What the SDK's `request` takes to cancel and stop waiting at once. */
 export interface CancelOptions {

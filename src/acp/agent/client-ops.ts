@@ -1,11 +1,11 @@
 import type { CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse, WaitForTerminalExitResponse } from "@agentclientprotocol/sdk";
 import { RequestError, methods } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
-import { errorMessage, silentLogger } from "../../core/index.js";
+import { errorMessage, formatMs, silentLogger } from "../../core/index.js";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "../../tools/index.js";
 import { LocalFileOperations } from "../../tools/index.js";
 import type { AcpClientHandle } from "./client-handle.js";
-import { ClientRequestTimeoutError, formatMs } from "./client-handle.js";
+import { ClientRequestTimeoutError } from "./client-handle.js";
 
 /**
  * File operations over the ACP client's `fs/read_text_file` / `fs/write_text_file` for one

@@ -1,8 +1,7 @@
 import type { Logger } from "../../core/index.js";
-import { errorMessage, newId } from "../../core/index.js";
+import { errorMessage, formatMs, newId } from "../../core/index.js";
 import type { AcpCredentialEntry } from "./auth.js";
 import type { AcpClientHandle } from "./client-handle.js";
-import { formatMs } from "./client-handle.js";
 
 /** Default lifetime of the key page (`AcpHeadlessRuntime.builder().keyPage`). */
 export const DEFAULT_KEY_PAGE_LIFETIME_MS = 10 * 60_000;

@@ -1,5 +1,6 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/logger.js";
+import { abortError } from "../../core/cancellation.js";
 import type { AcpAgentConfig, ResolvedTimeouts } from "./config.js";
 import { AcpTimeoutError, AuthenticationRequiredError, ClientClosedError, ProtocolVersionError } from "./errors.js";
 import { AgentProcess } from "./process.js";
@@ -76,7 +77,7 @@ export class Link {
 
   explain(error: unknown, method: string, timedOutAfter: number | undefined, userSignal: AbortSignal | undefined): unknown {
     if (timedOutAfter !== undefined) return new AcpTimeoutError(method, timedOutAfter);
-    if (userSignal?.aborted) return userSignal.reason instanceof Error ? userSignal.reason : abortError();
+    if (userSignal?.aborted) return userSignal.reason instanceof Error ? userSignal.reason : abortError("the operation");
     if (error instanceof acp.RequestError) return error;
     if (this.#closedByUs) return this.#closedByUs;
     // A transport failure (refused, 401, the instance died): say which URL and why.
@@ -143,10 +144,4 @@ export class Link {
     this.connection.close(reason);
     await this.process.kill();
   }
-}
-
-export function abortError(): Error {
-  const error = new Error("the operation was aborted");
-  error.name = "AbortError";
-  return error;
 }

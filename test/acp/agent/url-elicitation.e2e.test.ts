@@ -108,7 +108,15 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
       [[...serveArgs, "--key-page-timeout", "0"], { elicitation: { url: {} } }],
     ] as const) {
       const proc = new ServeProcess([...args], { cwd: ws.cwd, env: serveEnv(ws) });
-      const connection = acp.client({ name: "sdk-no-url" }).connect(proc.stream() as acp.Stream);
+      // A client that would answer: the refusal must come from serve not asking, not from this answer.
+      let asked = 0;
+      const connection = acp
+        .client({ name: "sdk-no-url" })
+        .onRequest(acp.methods.client.elicitation.create, () => {
+          asked += 1;
+          return { action: "decline" as const };
+        })
+        .connect(proc.stream() as acp.Stream);
       cleanups.push(async () => {
         connection.close();
         await proc.end();
@@ -116,6 +124,7 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
       await connection.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: caps });
       const { sessionId } = await connection.agent.request(acp.methods.agent.session.new, { cwd: ws.cwd, mcpServers: [] });
       await expect(connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("x") })).rejects.toMatchObject({ code: -32000 });
+      expect(asked).toBe(0);
     }
     // A client that advertises elicitation.url but answers the request with an error: -32000 saying so.
     const proc = new ServeProcess([...serveArgs], { cwd: ws.cwd, env: serveEnv(ws) });

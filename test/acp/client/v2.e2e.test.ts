@@ -94,7 +94,7 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
 
     // A second client loads the session: v2 resume with replay, delivered before load answers.
     const other = await start({ command: process.execPath, args: [v2Fixture], cwd: dir, protocol: "v2" });
-    await expect(other.loadSession(session.sessionId)).rejects.toThrow(); // another process: unknown there
+    await expect(other.loadSession(session.sessionId)).rejects.toMatchObject({ code: -32002 }); // another process: unknown there
     const replayed: AcpSessionEvent[] = [];
     const again = await client.loadSession(session.sessionId, { onEvent: (e) => replayed.push(e) });
     expect(again.sessionId).toBe(session.sessionId);
