@@ -4,8 +4,9 @@ import { spawn, type ChildProcess } from "node:child_process";
  * A tiny supervisor process that ends our process groups when we die without cleaning up
  * (SIGKILL, OOM kill, crash): Node has no PR_SET_PDEATHSIG, and detached groups outlive us.
  * It reads "+pgid" / "-pgid" lines on stdin; when stdin closes (our end closes on any death, the
- * kernel sees to that) it sends SIGTERM to the groups still listed, SIGKILL after `graceMs`,
- * and exits (at once when none is listed, so it never outlives an orderly exit). It runs in its own process group, so a kill of ours does not take it along, and is
+ * kernel sees to that) it sends SIGTERM to the groups still listed, SIGKILL to any left after
+ * `graceMs`, and exits once they are gone (at once when none is listed, so it never outlives an
+ * orderly exit). It runs in its own process group, so a kill of ours does not take it along, and is
  * unref'd: it never keeps this process alive. Started on the first tracked group.
  */
 const SCRIPT = `
@@ -25,10 +26,17 @@ process.stdin.on("data", (chunk) => {
   }
 });
 const signal = (sig) => { for (const g of groups) { try { process.kill(-g, sig); } catch {} } };
+const alive = () => [...groups].some((g) => { try { process.kill(-g, 0); return true; } catch { return false; } });
 const end = () => {
   if (groups.size === 0) process.exit(0);
   signal("SIGTERM");
-  setTimeout(() => { signal("SIGKILL"); process.exit(0); }, Number(process.argv[1]));
+  const deadline = Date.now() + Number(process.argv[1]);
+  setInterval(() => {
+    if (!alive()) process.exit(0);
+    if (Date.now() < deadline) return;
+    signal("SIGKILL");
+    process.exit(0);
+  }, 50);
 };
 process.stdin.on("end", end);
 process.stdin.on("error", end);

@@ -28,7 +28,10 @@ export function trackProcessGroup(pgid: number): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
-    for (const group of liveGroups) signalProcessGroup(group, "SIGKILL");
+    for (const group of liveGroups) {
+      signalProcessGroup(group, "SIGKILL");
+      unwatchGroup(group); // ended here: the watchdog need not wait for it
+    }
   });
 }
 

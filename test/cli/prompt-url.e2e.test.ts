@@ -29,7 +29,9 @@ async function setup() {
 
 /** `prompt` on a pseudo-terminal: `output` is everything it showed; `type` types into it. */
 function onTerminal(args: string[], env: NodeJS.ProcessEnv, cwd: string) {
-  const line = [process.execPath, bin, "prompt", ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  // `exec`: script runs the line with $SHELL -c; dash (/bin/sh, used when SHELL is unset as in CI)
+  // does not exec a lone command, so it would share the terminal's Ctrl-C and end with 130 itself.
+  const line = `exec ${[process.execPath, bin, "prompt", ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ")}`;
   const child = spawn("script", ["-qfec", line, "/dev/null"], { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
   cleanups.push(() => {
     try {
@@ -91,7 +93,7 @@ describe("prompt shows a URL elicitation (the serve key page)", () => {
     term.type("y\r");
     await term.shows("waiting for you to finish on that page");
     term.type("\u0003");
-    expect(await term.exited).toBe(3);
+    expect(await term.exited, term.output).toBe(3);
     await expect(fetch(url)).rejects.toThrow();
     expect(mock.requests).toHaveLength(0);
   }, 60_000);

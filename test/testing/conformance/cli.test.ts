@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { conformanceChecks, type ConformanceReport } from "../../../src/testing/index.js";
 import { runCli, runCliProcess } from "../../support/cli.js";
-import { bin, conformanceAgent, processesWith, tempDir } from "./helpers.js";
+import { bin, conformanceAgent, processesLeftWith, processesWith, tempDir } from "./helpers.js";
 
 interface Ran {
   code: number | null;
@@ -21,7 +21,7 @@ async function cli(args: string[], options: { process?: boolean } = {}): Promise
   const marker = randomUUID();
   const run = options.process ? runCliProcess : runCli;
   const { code, stdout, stderr } = await run(["check", ...args], { cwd: process.cwd(), env: { ...process.env, AGENTKIT_CONFORMANCE_TEST: marker } });
-  expect(processesWith(`AGENTKIT_CONFORMANCE_TEST=${marker}`)).toEqual([]);
+  expect(await processesLeftWith(`AGENTKIT_CONFORMANCE_TEST=${marker}`)).toEqual([]);
   return { code, stdout, stderr };
 }
 
@@ -106,6 +106,6 @@ describe("agentkit-acp check interrupted", () => {
     while (processesWith(marker).filter((pid) => pid !== child.pid).length === 0) await new Promise((resolve) => setTimeout(resolve, 25));
     child.kill("SIGINT");
     expect(await closed).toBe(130);
-    expect(processesWith(marker)).toEqual([]);
+    expect(await processesLeftWith(marker)).toEqual([]);
   }, 60_000);
 });
