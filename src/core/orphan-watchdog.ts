@@ -52,6 +52,11 @@ export function enableOrphanWatchdog(options: { graceMs?: number } = {}): void {
   graceMs = options.graceMs ?? graceMs;
 }
 
+/** Starts the watchdog now (when enabled), so that telling it of a group about to be spawned is one write. */
+export function readyOrphanWatchdog(): void {
+  if (enabled && !watchdog) start();
+}
+
 /** Tells the watchdog about a new group (no-op unless enabled). */
 export function watchGroup(pgid: number): void {
   if (!enabled) return;

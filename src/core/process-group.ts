@@ -1,6 +1,6 @@
-import type { ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { unwatchGroup, watchGroup } from "./orphan-watchdog.js";
+import { readyOrphanWatchdog, unwatchGroup, watchGroup } from "./orphan-watchdog.js";
 
 /**
  * Process-group helpers, shared by commands, MCP stdio servers, ACP agents and terminals.
@@ -18,6 +18,18 @@ let exitHookInstalled = false;
 /** A process that never started has no group; -1 or 1 would signal everything / init. */
 function validGroup(pgid: number): boolean {
   return Number.isInteger(pgid) && pgid > 1;
+}
+
+/**
+ * Spawns `file` as the leader of a new process group (`detached`), tracked before this returns.
+ * The orphan watchdog is started first, so telling it of the group is one write in the same tick
+ * as the spawn: even a SIGKILL of ours that lands as soon as the command runs leaves nothing behind.
+ */
+export function spawnProcessGroup(file: string, args: readonly string[], options: Omit<SpawnOptions, "detached">): ChildProcess {
+  readyOrphanWatchdog();
+  const child = spawn(file, args, { ...options, detached: true });
+  if (child.pid !== undefined) trackProcessGroup(child.pid);
+  return child;
 }
 
 /** Remembers a group so it is SIGKILLed if this process exits first. */

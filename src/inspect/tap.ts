@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../core/process-group.js";
+import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../core/process-group.js";
 import { LineSplitter } from "./lines.js";
 import type { Direction } from "./types.js";
 
@@ -47,9 +46,8 @@ export interface Tap {
  */
 export function startTap(options: TapOptions): Tap {
   const [file, args] = options.shellLine !== undefined ? ["/bin/sh", ["-c", options.shellLine]] : [options.command ?? "", options.args ?? []];
-  const child = spawn(file, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "inherit"], detached: true });
+  const child = spawnProcessGroup(file, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "inherit"] });
   const pid = child.pid;
-  if (pid !== undefined) trackProcessGroup(pid);
   let endedBy: TapEnd["endedBy"] | undefined;
   let spawnError: Error | undefined;
   const grace = options.exitGraceMs ?? 2_000;

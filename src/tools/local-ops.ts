@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "./types.js";
 import { sliceLines } from "./text-window.js";
-import { terminateProcessGroup, trackProcessGroup } from "../core/process-group.js";
+import { spawnProcessGroup, terminateProcessGroup } from "../core/process-group.js";
 
 /**
  * Local file operations. No path checks here: tools check paths (resolveInsideRoots) before
@@ -54,14 +53,12 @@ export class LocalCommandRunner implements CommandRunner {
     if (request.signal.aborted) return Promise.resolve({ ...output.result(), exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0 });
 
     return new Promise<CommandResult>((resolve, reject) => {
-      const child = spawn(this.#shell, ["-c", request.command], {
+      // Every exit path below ends in terminateProcessGroup, which untracks the group.
+      const child = spawnProcessGroup(this.#shell, ["-c", request.command], {
         cwd: request.cwd,
         env: { ...process.env, ...request.env },
-        detached: true,
         stdio: ["ignore", "pipe", "pipe"],
       });
-      // Every exit path below ends in terminateProcessGroup, which untracks the group.
-      if (child.pid !== undefined) trackProcessGroup(child.pid);
       let timedOut = false;
       let cancelled = false;
       let exit: { code: number | null; signal: string | null } | undefined;
@@ -76,8 +73,8 @@ export class LocalCommandRunner implements CommandRunner {
       };
       const stdoutDecoder = new StringDecoder("utf8");
       const stderrDecoder = new StringDecoder("utf8");
-      child.stdout.on("data", onChunk(stdoutDecoder));
-      child.stderr.on("data", onChunk(stderrDecoder));
+      child.stdout?.on("data", onChunk(stdoutDecoder));
+      child.stderr?.on("data", onChunk(stderrDecoder));
 
       const killGroup = (): void => {
         if (child.pid !== undefined) void terminateProcessGroup(child.pid, this.#killGraceMs);

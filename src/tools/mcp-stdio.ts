@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/index.js";
-import { terminateProcessGroup, trackProcessGroup } from "../core/process-group.js";
+import { spawnProcessGroup, terminateProcessGroup } from "../core/process-group.js";
 
 export interface ProcessGroupStdioOptions {
   command: string;
@@ -57,10 +56,9 @@ export class ProcessGroupStdioTransport implements Transport {
     for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
     Object.assign(env, this.#options.env);
     return new Promise((resolve, reject) => {
-      const child = spawn(this.#options.command, this.#options.args ?? [], {
+      const child = spawnProcessGroup(this.#options.command, this.#options.args ?? [], {
         cwd: this.#options.cwd,
         env,
-        detached: true,
         stdio: ["pipe", "pipe", "pipe"],
       });
       this.#child = child;
@@ -70,7 +68,6 @@ export class ProcessGroupStdioTransport implements Transport {
         reject(error);
         this.onerror?.(error);
       });
-      if (child.pid !== undefined) trackProcessGroup(child.pid);
       child.once("close", () => {
         this.#child = undefined;
         // Exited on its own (or was closed): whatever it started goes with it.

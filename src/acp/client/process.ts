@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/logger.js";
 import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
 import { AgentExitedError, AgentSpawnError } from "./errors.js";
 import { pullStream } from "./pull-stream.js";
-import { settledWithin as within, signalProcessGroup, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
+import { settledWithin as within, signalProcessGroup, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
 
 export interface ExitInfo {
   code: number | null;
@@ -43,9 +43,8 @@ export class AgentProcess {
       config.shellLine !== undefined ? ["/bin/sh", ["-c", config.shellLine]] : [config.command ?? "", config.args ?? []];
     // Env values can hold secrets: log only the command and the names of extra variables.
     logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
-    this.#child = spawn(file, args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    this.#child = spawnProcessGroup(file, args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const child = this.#child;
-    if (child.pid !== undefined) trackProcessGroup(child.pid);
 
     // EPIPE / ECONNRESET on a dead child must never become an uncaught exception.
     child.stdin?.on("error", (e) => logger.debug("agent stdin error", { error: String(e) }));

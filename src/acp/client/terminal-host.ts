@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { stat } from "node:fs/promises";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
@@ -20,7 +20,7 @@ import {
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
-import { settledWithin, terminateProcessGroup, trackProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
+import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
 import { OutputBuffer } from "./terminal-output.js";
 
 export interface TerminalHostOptions {
@@ -157,7 +157,8 @@ export class TerminalHost implements TerminalHostService {
     for (const variable of params.env ?? []) env[variable.name] = variable.value;
     // With args, run the program directly (no shell parsing); a bare command line goes through sh -c.
     const [file, argv] = args.length > 0 ? [params.command, args] : [this.options.shell ?? "/bin/sh", ["-c", params.command]];
-    const child = spawn(file, argv, { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    // Tracked at once: the command runs before the "spawn" event arrives.
+    const child = spawnProcessGroup(file, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     const output = new OutputBuffer(this.outputLimit(params.outputByteLimit));
     const terminal: Terminal = {
       id: `term_${randomUUID()}`,
@@ -191,10 +192,10 @@ export class TerminalHost implements TerminalHostService {
     child.on("error", (error) => this.logger.debug("terminal process error", { terminalId: terminal.id, error: errorMessage(error) }));
     if (failure) {
       this.terminals.delete(terminal.id);
+      untrackProcessGroup(terminal.pgid);
       throw refusal("spawn_failed", `${what}: could not start ${shown(terminal.child.spawnfile)}: ${errorMessage(failure)}`);
     }
     terminal.pgid = child.pid ?? -1;
-    trackProcessGroup(terminal.pgid);
   }
 
   /** Kills the whole group (also leftovers of a command that already exited); the terminal stays readable. */

@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
 import { McpOverAcpProvider, type McpMessageRequestContext } from "@agentclientprotocol/sdk/unstable";
-import { livePidsInGroup, processGroupAlive, settledWithin, terminateProcessGroup, trackProcessGroup } from "../../core/process-group.js";
+import { livePidsInGroup, processGroupAlive, settledWithin, spawnProcessGroup, terminateProcessGroup } from "../../core/process-group.js";
 import { pullStream } from "../../acp/client/pull-stream.js";
 import type { ExitInfo } from "../../acp/client/process.js";
 import type { RecordedPermissionAnswer } from "../memory-pair.js";
@@ -143,10 +143,9 @@ export class WireAgent {
     this.launch = launch;
     this.#stderrTail = stderrTail;
     const [file, args] = spec.shellLine !== undefined ? ["/bin/sh", ["-c", spec.shellLine]] : [spec.command ?? "", spec.args ?? []];
-    this.#child = spawn(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ["pipe", "pipe", "pipe"], detached: true });
-    const child = this.#child;
     // Should this process exit early (Ctrl-C), the exit hook SIGKILLs the group.
-    if (child.pid !== undefined) trackProcessGroup(child.pid);
+    this.#child = spawnProcessGroup(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = this.#child;
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.on("error", () => undefined);
     this.leaderExited = new Promise((resolve) => {
       child.once("exit", (code, signal) => resolve({ code, signal }));

@@ -52,9 +52,10 @@ export class ServeProcess {
     return acp.ndJsonStream(Writable.toWeb(this.child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(this.child.stdout!) as ReadableStream<Uint8Array>);
   }
 
-  /** Every stdout line is one JSON-RPC 2.0 message. */
+  /** Every complete stdout line, parsed: each must be one JSON-RPC 2.0 message (text after the last newline is one still arriving). */
   stdoutLines(): unknown[] {
     return this.stdout
+      .slice(0, this.stdout.lastIndexOf("\n") + 1)
       .split("\n")
       .filter((l) => l.length > 0)
       .map((l) => JSON.parse(l) as unknown);
