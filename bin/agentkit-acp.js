@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Thin launcher: the CLI is compiled to dist/ by `npm ci` (prepare) or `npm run build`.
+// Thin launcher: the CLI is compiled and bundled to dist/bin by `npm ci` (prepare) or `npm run build`.
 import { existsSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
 
-const entry = new URL("../dist/cli/main.js", import.meta.url);
+const entry = new URL("../dist/bin/main.js", import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write("agentkit-acp: dist/ is missing; run `npm run build` (or `npm ci`) first.\n");
   process.exit(1);

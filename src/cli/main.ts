@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { packageVersion } from "../core/package-files.js";
 import { processIo, type CliIo } from "./io.js";
 
 export { processIo, type CliIo } from "./io.js";
@@ -18,11 +18,6 @@ const commands: Record<string, CommandEntry> = {
   inspect: { summary: "see, record and replay any ACP conversation in the browser (tap, drive, view)", load: async () => (await import("./inspect.js")).runInspect },
   check: { summary: "ACP v1 conformance check of any agent: where it breaks the spec, and what to fix", load: async () => (await import("./check.js")).runCheck },
 };
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  return pkg.version;
-}
 
 export function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
@@ -46,7 +41,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-v") {
-    io.stdout.write(`${version()}\n`);
+    io.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
   const entry = commands[name];

@@ -7,4 +7,5 @@ export * from "./errors.js";
 export * from "./logger.js";
 export * from "./process-group.js";
 export * from "./path-field.js";
+export * from "./package-files.js";
 export { enableOrphanWatchdog, orphanWatchdogPid } from "./orphan-watchdog.js";

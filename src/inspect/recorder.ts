@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { builtFile } from "../core/package-files.js";
 import { settledWithin } from "../core/process-group.js";
 import { Analyzer } from "./analyze.js";
 import { parseLine } from "./lines.js";
@@ -70,7 +71,7 @@ type FromWorker = { type: "ready"; url: string } | { type: "error"; portInUse?: 
  * delay the relay: the tap's thread only forwards bytes and posts whole lines.
  */
 export async function startRecordingWorker(options: RecorderOptions): Promise<Recorder> {
-  const worker = new Worker(new URL("./recorder-worker.js", import.meta.url), { workerData: options });
+  const worker = new Worker(builtFile("inspect", "recorder-worker.js"), { workerData: options });
   const next = (): Promise<FromWorker> =>
     new Promise((resolve, reject) => {
       const onError = (e: Error): void => reject(e);

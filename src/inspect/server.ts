@@ -2,6 +2,8 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { builtFile } from "../core/package-files.js";
 import type { Analyzer } from "./analyze.js";
 import type { PendingAsk, ReplayDiffLine, ServerEvent, StatusInfo } from "./types.js";
 
@@ -24,7 +26,7 @@ export class PortInUseError extends Error {
 }
 
 const ASSETS: Record<string, string> = { "/assets/app.js": "text/javascript; charset=utf-8", "/assets/app.css": "text/css; charset=utf-8" };
-const assetDir = new URL("./page-dist/", import.meta.url);
+const assetDir = (): string => builtFile("inspect", "page-dist");
 
 function html(title: string): string {
   return `<!doctype html>
@@ -131,7 +133,7 @@ export class PageServer {
     const type = ASSETS[url.pathname];
     if (req.method === "GET" && type) {
       try {
-        const body = await readFile(new URL(url.pathname.slice("/assets/".length), assetDir));
+        const body = await readFile(join(assetDir(), url.pathname.slice("/assets/".length)));
         res.writeHead(200, { "content-type": type }).end(body);
       } catch {
         res.writeHead(500, { "content-type": "text/plain" }).end("the page bundle is missing: run `npm run build`\n");

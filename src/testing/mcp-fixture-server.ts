@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { builtFile } from "../core/package-files.js";
 
 /** What the fixture server has seen; shared by every McpServer built with the same state. */
 export interface McpFixtureState {
@@ -148,11 +147,7 @@ export interface McpFixtureStdioOptions {
 
 /** `{command, args}` that run the fixture over stdio: `node dist/testing/mcp-fixture-stdio.js [flags]`. */
 export function mcpFixtureStdioCommand(options: McpFixtureStdioOptions = {}): { command: string; args: string[] } {
-  const here = fileURLToPath(import.meta.url);
-  // From sources (vitest runs .ts) the entry point is the built one in dist/.
-  const entry = here.endsWith(".ts")
-    ? path.resolve(path.dirname(here), "../../dist/testing/mcp-fixture-stdio.js")
-    : path.join(path.dirname(here), "mcp-fixture-stdio.js");
+  const entry = builtFile("testing", "mcp-fixture-stdio.js");
   const flags: string[] = [];
   if (options.spawnChild === true) flags.push("--spawn-child");
   if (options.hang === true) flags.push("--hang");

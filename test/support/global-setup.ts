@@ -75,6 +75,12 @@ function pageStale(): boolean {
   return inputs.some((input) => (statSync(join(root, input), { throwIfNoEntry: false })?.mtimeMs ?? Infinity) > Math.min(...built));
 }
 
+/** The CLI bundle (dist/bin, what the bin runs) is missing or older than a source: rebuilt (about 0.2 s). */
+function binStale(emitted: number): boolean {
+  const built = statSync(join(root, "dist/bin/main.js"), { throwIfNoEntry: false })?.mtimeMs;
+  return built === undefined || emitted > 0 || sources(join(root, "src")).some((file) => statSync(file).mtimeMs > built);
+}
+
 /**
  * Both projects: the state dir, the shared PostgreSQL cluster's run dir (started on first use
  * by test/support/postgres.ts, stopped here), and the built package in dist/ (the spawned CLI,
@@ -85,7 +91,11 @@ export default function setup(): () => Promise<void> {
   const pgRunDir = mkdtempSync(join(tmpdir(), "agentkit-test-pg-run-"));
   process.env[TEST_PG_RUN_DIR_ENV] = pgRunDir;
   withLock(() => {
-    transpileChanged();
+    const emitted = transpileChanged();
+    if (binStale(emitted)) {
+      const bin = spawnSync(process.execPath, ["scripts/build-bin.mjs"], { cwd: root, encoding: "utf8" });
+      if (bin.status !== 0) throw new Error(`[global-setup] the CLI bundle failed:\n${bin.stderr.slice(0, 4000)}`);
+    }
     if (pageStale()) {
       const page = spawnSync(process.execPath, ["scripts/build-page.mjs"], { cwd: root, encoding: "utf8" });
       if (page.status !== 0) process.stderr.write(`[global-setup] the inspect page bundle failed:\n${page.stderr.slice(0, 4000)}\n`);

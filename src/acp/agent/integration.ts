@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import type { ContentBlock, PromptResponse } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { ApprovalRequest, CancellationHandle, Item, Logger, LoopObserver, ObservedEvent } from "../../core/index.js";
-import { ConfigError, StateError, createStderrLogger } from "../../core/index.js";
+import { ConfigError, StateError, createStderrLogger, packageVersion } from "../../core/index.js";
 import type { AcpApprovalDecision, AcpApprovalResolver } from "./approval.js";
 import type { AcpApprovalMemory } from "./approval-memory.js";
 import { NoopApprovalMemory } from "./approval-memory.js";
@@ -251,15 +250,5 @@ export class AcpIntegrationBuilder {
       logger: this.#logger ?? createStderrLogger("warn"),
       coalesceMs: this.#coalesceMs,
     });
-  }
-}
-
-function packageVersion(): string {
-  try {
-    // src/acp/agent and dist/acp/agent are both three levels below the package root.
-    const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
-    return pkg.version ?? "0.0.0";
-  } catch {
-    return "0.0.0";
   }
 }

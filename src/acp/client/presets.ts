@@ -1,4 +1,5 @@
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { packageRoot } from "../../core/package-files.js";
 
 /** A named launch command for a well-known ACP agent (nothing is installed automatically). */
 export interface AgentPreset {
@@ -6,11 +7,6 @@ export interface AgentPreset {
   description: string;
   command: string;
   args: string[];
-}
-
-/** This package's root (dist/acp/client → ../../..), for the `self` preset. */
-function packageRoot(): string {
-  return fileURLToPath(new URL("../../../", import.meta.url));
 }
 
 export function agentPresets(): Record<string, AgentPreset> {
@@ -43,7 +39,7 @@ export function agentPresets(): Record<string, AgentPreset> {
       name: "self",
       description: "this package's own agent: agentkit-acp serve",
       command: process.execPath,
-      args: [`${packageRoot()}bin/agentkit-acp.js`, "serve"],
+      args: [join(packageRoot(), "bin", "agentkit-acp.js"), "serve"],
     },
   };
 }

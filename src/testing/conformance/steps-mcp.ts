@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
+import { builtFile } from "../../core/package-files.js";
 import type { Run } from "./run.js";
 import { newSession } from "./steps-session.js";
 import { describeTurn, runTurn, textBlock } from "./turns.js";
@@ -89,11 +89,9 @@ async function checkServer(
   else run.fail(id, `${what} was never contacted (not after session/new, not during a prompt turn that ended with ${describeTurn(turn)})${why()}`);
 }
 
-/** `{command, args}` of the probe: the built `mcp-probe.js` beside this file (dist/ when run from sources). */
+/** `{command, args}` of the probe: the built `mcp-probe.js` in dist/. */
 export function probeCommand(marker: string): { command: string; args: string[] } {
-  const here = fileURLToPath(import.meta.url);
-  const entry = here.endsWith(".ts") ? resolve(dirname(here), "../../../dist/testing/conformance/mcp-probe.js") : join(dirname(here), "mcp-probe.js");
-  return { command: process.execPath, args: [entry, marker] };
+  return { command: process.execPath, args: [builtFile("testing", "conformance", "mcp-probe.js"), marker] };
 }
 
 async function waitFor(condition: () => boolean, ms: number): Promise<boolean> {
