@@ -101,7 +101,7 @@ class LazyAiSdkAdapter implements ModelAdapter {
 
   preload(): void {
     // A failure here is reported by the first call, which tries again.
-    this.#load().catch(() => (this.#adapter = undefined));
+    this.#load().then(warmFetch, () => (this.#adapter = undefined));
   }
 
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
@@ -125,6 +125,14 @@ class LazyAiSdkAdapter implements ModelAdapter {
       return new module.AiSdkModelAdapter(config);
     })());
   }
+}
+
+/**
+ * Node's `fetch` loads its HTTP client (undici) on first use: 25-40 ms of CPU here. Touching one
+ * of its classes while the session is idle takes that off the first model request.
+ */
+function warmFetch(): void {
+  void new Headers();
 }
 
 function definedOnly(timeouts: ModelTimeouts | undefined): ModelTimeouts {

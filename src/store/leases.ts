@@ -98,10 +98,15 @@ const processLeases = new Map<SessionId, { holder: string; lease: LeaseState }>(
  * freed by release or `close`. Two instances in one process exclude each other.
  */
 export class InProcessSessionLeases implements SessionLeases {
-  readonly holder: string;
+  #holder: string | undefined;
 
-  constructor(holder: string = newLeaseHolderName()) {
-    this.holder = holder;
+  constructor(holder?: string) {
+    this.#holder = holder;
+  }
+
+  /** Named on first use: the first random UUID of a process costs ~2 ms, not worth paying before `initialize` is answered. */
+  get holder(): string {
+    return (this.#holder ??= newLeaseHolderName());
   }
 
   async acquire(sessionId: SessionId): Promise<LeaseAttempt> {
