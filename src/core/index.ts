@@ -8,4 +8,5 @@ export * from "./logger.js";
 export * from "./process-group.js";
 export * from "./path-field.js";
 export * from "./package-files.js";
+export * from "./urls.js";
 export { enableOrphanWatchdog, orphanWatchdogPid } from "./orphan-watchdog.js";

@@ -1,6 +1,7 @@
 import type { McpServer, McpCapabilities } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
+import { isHttpUrl } from "../../core/urls.js";
 import type { McpAcpChannel, McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
 import { McpToolSource, sanitizeMcpName } from "../../tools/index.js";
 
@@ -67,12 +68,6 @@ function pairs(list: ReadonlyArray<{ name: string; value: string }> | undefined,
     out[entry.name] = entry.value;
   }
   return out;
-}
-
-function isHttpUrl(text: string): boolean {
-  if (!URL.canParse(text)) return false;
-  const protocol = new URL(text).protocol;
-  return protocol === "http:" || protocol === "https:";
 }
 
 function invalid(message: string, data: Record<string, unknown>): RequestError {

@@ -1,5 +1,6 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { AcpElicitationHandler, AcpUrlElicitation, AcpUrlElicitationHandler } from "./config.js";
+import { isHttpUrl } from "../../core/urls.js";
 
 /** URL elicitations whose `elicitation/complete` is still awaited, at most this many (oldest dropped). */
 const MAX_OPEN_URL_ELICITATIONS = 64;
@@ -35,19 +36,10 @@ export function registerElicitation(
 function urlElicitation(params: acp.CreateElicitationRequest, signal: AbortSignal, open: Map<string, () => void>): AcpUrlElicitation {
   const { url, elicitationId } = params as { url?: unknown; elicitationId?: unknown };
   if (typeof elicitationId !== "string" || elicitationId === "") throw acp.RequestError.invalidParams({ elicitationId }, "a URL elicitation needs an elicitationId");
-  if (typeof url !== "string" || !isWebUrl(url)) throw acp.RequestError.invalidParams({ url }, "a URL elicitation needs an http:// or https:// url");
+  if (typeof url !== "string" || !isHttpUrl(url)) throw acp.RequestError.invalidParams({ url }, "a URL elicitation needs an http:// or https:// url");
   let done: () => void = () => undefined;
   const completed = new Promise<void>((resolve) => (done = resolve));
   if (open.size >= MAX_OPEN_URL_ELICITATIONS) open.delete(open.keys().next().value as string);
   open.set(elicitationId, done);
   return { request: { ...params, mode: "url", url, elicitationId }, signal, completed };
-}
-
-function isWebUrl(text: string): boolean {
-  try {
-    const parsed = new URL(text);
-    return parsed.protocol === "http:" || parsed.protocol === "https:";
-  } catch {
-    return false;
-  }
 }
