@@ -91,6 +91,33 @@ export function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
+/** What `raceAbort` settles with: the promise's value, or that the signal aborted first. */
+export type RaceAbortOutcome<T> = { aborted: false; value: T } | { aborted: true };
+
+/**
+ * `promise`'s outcome, or `{ aborted: true }` as soon as `signal` aborts, whichever is first
+ * (a rejection that comes first propagates). The promise stays observed, so a rejection after
+ * the abort is never unhandled; the abort listener is removed either way.
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<RaceAbortOutcome<T>> {
+  promise.catch(() => undefined);
+  if (signal.aborted) return Promise.resolve({ aborted: true });
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => resolve({ aborted: true });
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve({ aborted: false, value });
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
 export function isAbortError(error: unknown): boolean {
   if (error instanceof CancelledError) return true;
   if (typeof error !== "object" || error === null) return false;

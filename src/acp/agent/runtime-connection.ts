@@ -5,7 +5,7 @@ import type { AgentApp, AgentContext, InitializeResponse, NewSessionRequest, New
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import type { Logger } from "../../core/index.js";
-import { CancellationController, errorMessage, newId } from "../../core/index.js";
+import { CancellationController, errorMessage, newId, raceAbort } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
 import { AcpClientHandle } from "./client-handle.js";
 import type { AcpAgentFactory, AcpAgentFactoryContext } from "./factory.js";
@@ -326,7 +326,10 @@ export class AcpConnectionState implements LifecycleHost {
         if (!context) return Promise.reject(acp.RequestError.invalidRequest(undefined, "initialize first"));
         // The SDK waits for the client's answer even after $/cancel_request; stop waiting at once.
         const answer = caller.request(context, serverId, method, params, options);
-        return raceAbort(answer, options.signal);
+        return raceAbort(answer, options.signal).then((outcome) => {
+          if (outcome.aborted) throw options.signal.reason instanceof Error ? options.signal.reason : new Error("aborted");
+          return outcome.value;
+        });
       },
     };
   }
@@ -430,17 +433,6 @@ function checkDirectory(path: string, field: string): string {
   const stat = statSync(path, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw acp.RequestError.invalidParams({ [field]: path }, `${field} "${path}" is not an existing directory`);
   return path;
-}
-
-/** `promise`, or a rejection with the signal's reason as soon as it aborts (the promise is still observed). */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  promise.catch(() => undefined);
-  if (signal.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-    signal.addEventListener("abort", onAbort, { once: true });
-    void promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { raceAbort, type RaceAbortOutcome } from "../../core/cancellation.js";
 import { ConfigError } from "../../core/errors.js";
 import { PermissionRequiredError } from "./errors.js";
 import {
@@ -284,14 +285,14 @@ export class ClientPermissionPolicy {
       return { choice: "reject_once", source: "fallback", reason: `${reason}, but nobody can be asked (fallback: deny)` };
     }
     if (signal.aborted) return { choice: "cancel", source: "cancel", reason: "cancelled", cancelled: true };
-    let answer: PermissionAnswer | typeof ABORTED;
+    let answer: RaceAbortOutcome<PermissionAnswer>;
     try {
       answer = await raceAbort(Promise.resolve().then(() => this.#ask?.({ ...subject, options, reason }, signal) ?? "deny"), signal);
     } catch (e) {
       return { choice: "reject_once", source: "handler", reason: `the permission handler failed (${e instanceof Error ? e.message : String(e)}); rejected` };
     }
-    if (answer === ABORTED) return { choice: "cancel", source: "cancel", reason: "cancelled", cancelled: true };
-    const mapped = answerToChoice(answer, options);
+    if (answer.aborted) return { choice: "cancel", source: "cancel", reason: "cancelled", cancelled: true };
+    const mapped = answerToChoice(answer.value, options);
     return { choice: mapped.choice, option: mapped.option, source: "handler", reason: mapped.note ?? "answered by the permission handler" };
   }
 
@@ -323,22 +324,3 @@ function stripNullish<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
 }
 
-const ABORTED = Symbol("aborted");
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
-  if (signal.aborted) return Promise.resolve(ABORTED);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => resolve(ABORTED);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { PermissionTarget, ToolKind, ToolLocation, ToolResult } from "../../core/index.js";
-import { ConfigError } from "../../core/index.js";
+import { ConfigError, raceAbort } from "../../core/index.js";
 import type { JsonSchema } from "../../model/types.js";
 import type { Tool, ToolContext, ToolTargetContext } from "../../tools/types.js";
 import { ToolInputError, toJsonSchema } from "../../tools/define.js";
@@ -285,7 +285,7 @@ export class AcpAgentTool implements Tool<AcpAgentToolInput> {
     const chained = previous.then(() => mine);
     this.#locks.set(key, chained);
     try {
-      if (!(await untilAborted(previous, signal))) {
+      if ((await raceAbort(previous, signal)).aborted) {
         return { text: `The ${this.name} task was cancelled before it started.`, isError: true, data: { delegate: this.name, stopReason: null } };
       }
       return await run();
@@ -323,8 +323,7 @@ function leaderRunning(pid: number | undefined): boolean {
 async function startAbortable(config: AcpAgentConfig, policy: ClientPermissionPolicy, signal: AbortSignal): Promise<AcpClient | undefined> {
   if (signal.aborted) return undefined;
   const starting = AcpClient.start(config, policy);
-  const started = await untilAborted(starting, signal);
-  if (started) return starting;
+  if (!(await raceAbort(starting, signal)).aborted) return starting;
   void starting.then(
     (client) => client.close(),
     () => undefined,
@@ -332,17 +331,3 @@ async function startAbortable(config: AcpAgentConfig, policy: ClientPermissionPo
   return undefined;
 }
 
-/** True once `promise` settles, false if `signal` aborts first (a rejection still propagates). */
-async function untilAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return false;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<false>((resolve) => {
-    onAbort = () => resolve(false);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([promise.then(() => true as const), aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
-  }
-}
