@@ -221,15 +221,11 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   if (!approveModes.includes(approve as ApproveMode)) throw new UsageError(`--approve must be one of ${approveModes.join(", ")} (got "${approve}")`);
   const logLevel = (values["log-level"] as string | undefined) ?? "info";
   if (!logLevels.includes(logLevel as LogLevel)) throw new UsageError(`--log-level must be one of ${logLevels.join(", ")} (got "${logLevel}")`);
-  const maxText = (values["max-sessions"] as string | undefined) ?? "32";
-  const maxSessions = Number(maxText);
-  if (!/^\d+$/.test(maxText) || maxSessions < 1) throw new UsageError(`--max-sessions must be a positive integer (got "${maxText}")`);
-  const mcpText = (values["mcp-startup-timeout"] as string | undefined) ?? "10000";
-  const mcpStartupTimeoutMs = Number(mcpText);
-  if (!/^\d+$/.test(mcpText) || mcpStartupTimeoutMs < 1) throw new UsageError(`--mcp-startup-timeout must be a positive number of milliseconds (got "${mcpText}")`);
-  const bytesText = (values["max-message-bytes"] as string | undefined) ?? "33554432";
-  const maxMessageBytes = Number(bytesText);
-  if (!/^\d+$/.test(bytesText) || maxMessageBytes < 1 || !Number.isSafeInteger(maxMessageBytes)) throw new UsageError(`--max-message-bytes must be a positive number of bytes (got "${bytesText}")`);
+  const number = (flag: string, min: 0 | 1, unit?: "milliseconds" | "bytes"): number | undefined => wholeNumber(values[flag] as string | undefined, flag, min, unit);
+  const ms = (flag: string, min: 0 | 1): number | undefined => number(flag, min, "milliseconds");
+  const maxSessions = number("max-sessions", 1) ?? 32;
+  const mcpStartupTimeoutMs = ms("mcp-startup-timeout", 1) ?? 10_000;
+  const maxMessageBytes = number("max-message-bytes", 1, "bytes") ?? 33_554_432;
   const mode = values.mode as string | undefined;
   if (mode !== undefined && !permissionModes.includes(mode as PermissionMode)) throw new UsageError(`--mode must be one of ${permissionModes.join(", ")} (got "${mode}")`);
   const stateDir = values["state-dir"] as string | undefined;
@@ -239,14 +235,6 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const storeUrl = storeUrlFrom(values, env);
   const baseUrl = nonEmpty(values["base-url"] as string | undefined);
   if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw new UsageError(`--base-url must be a URL such as http://127.0.0.1:11434/v1 (got "${baseUrl}")`);
-  const ms = (flag: string, min: number): number | undefined => {
-    const text = values[flag] as string | undefined;
-    if (text === undefined) return undefined;
-    if (!/^\d+$/.test(text) || Number(text) < min) {
-      throw new UsageError(`--${flag} must be ${min > 0 ? "a positive" : "a non-negative"} number of milliseconds (got "${text}")`);
-    }
-    return Number(text);
-  };
   const clientTimeoutMs = ms("client-timeout", 1) ?? 30_000;
   const leaseTtlMs = ms("lease-ttl", 1);
   if (leaseTtlMs !== undefined && storeUrl === undefined) throw new UsageError("--lease-ttl only applies with --store (PostgreSQL): leases of one process need no expiry");
@@ -272,8 +260,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     protocol: protocol as AcpProtocolChoice,
     listen,
     tokenFile: tokenFile === undefined ? undefined : resolve(tokenFile),
-    maxConnections: positiveInteger(values["max-connections"] as string | undefined, 256, "--max-connections"),
-    drainTimeoutMs: positiveInteger(values["drain-timeout"] as string | undefined, 30_000, "--drain-timeout"),
+    maxConnections: number("max-connections", 1) ?? 256,
+    drainTimeoutMs: number("drain-timeout", 1) ?? 30_000,
     help: values.help === true,
     modelTimeouts,
     coalesceMs: ms("coalesce-ms", 0) ?? 0,
@@ -284,7 +272,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     logLevel: logLevel as LogLevel,
     localTools: values["local-tools"] === true,
     mcpStartupTimeoutMs,
-    mcpCallTimeoutMs: positiveInteger(values["mcp-call-timeout"] as string | undefined, 600_000, "--mcp-call-timeout"),
+    mcpCallTimeoutMs: number("mcp-call-timeout", 1) ?? 600_000,
     mode: mode as PermissionMode | undefined,
     models: splitModelSpecs((values.models as string[] | undefined) ?? []),
     stateDir: stateDir === undefined ? undefined : resolve(stateDir),
@@ -309,10 +297,14 @@ export function parseListen(text: string): ListenAddress {
   return { host: match[1] ?? match[2] ?? "127.0.0.1", port };
 }
 
-function positiveInteger(text: string | undefined, fallback: number, flag: string): number {
-  if (text === undefined) return fallback;
+/** A whole-number flag's value (undefined when absent); `unit` words the message, else "integer". */
+function wholeNumber(text: string | undefined, flag: string, min: 0 | 1, unit?: "milliseconds" | "bytes"): number | undefined {
+  if (text === undefined) return undefined;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < 1 || !Number.isSafeInteger(value)) throw new UsageError(`${flag} must be a positive integer (got "${text}")`);
+  if (!/^\d+$/.test(text) || value < min || !Number.isSafeInteger(value)) {
+    const sign = min > 0 ? "a positive" : "a non-negative";
+    throw new UsageError(`--${flag} must be ${unit ? `${sign} number of ${unit}` : `${sign} integer`} (got "${text}")`);
+  }
   return value;
 }
 
