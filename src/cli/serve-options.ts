@@ -74,8 +74,9 @@ export const serveHelp = `Usage: agentkit-acp serve [options]
 
 Serves the agentkit agent over the Agent Client Protocol on stdin/stdout — the command an
 editor (Zed, JetBrains, acpx, …) launches. stdout carries only ACP messages; logs go to stderr.
-Exits 0 when stdin closes; SIGTERM/SIGINT cancel running turns (their prompts answer
-"cancelled") and exit.
+When stdin closes it answers the requests already read (running turns are cancelled and
+answer "cancelled"; at most 3 s), then exits 0; SIGTERM/SIGINT cancel running turns
+(their prompts answer "cancelled") and exit.
 
 Options:
   --model provider:model   the model, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1,

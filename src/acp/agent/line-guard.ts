@@ -2,6 +2,7 @@ import type { Stream } from "@agentclientprotocol/sdk";
 import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import type { ByteSink } from "./batched-output.js";
+import { UnansweredRequests } from "./input-drain.js";
 import { silentLogger } from "../../core/index.js";
 
 /** Default bound on one incoming JSON-RPC line (the SDK's own default). */
@@ -31,12 +32,16 @@ export interface GuardedStreamOptions {
  *   handlers concurrently and refuses every request until the `initialize` answer has gone out,
  *   so lines after an `initialize` request are held until its answer is written. A pipelining
  *   client (`initialize` + `session/new` written back to back) is then served, not refused.
+ * - The end of input reaches the SDK (which then closes and aborts what it is still handling)
+ *   only once the requests read before it are answered, running prompts cancelled first
+ *   (`UnansweredRequests`, bounded).
  */
 export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint8Array>, options: GuardedStreamOptions = {}): Stream {
   const limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isSafeInteger(limit) || limit <= 0) throw new RangeError("maxMessageBytes must be a positive integer");
   const logger = options.logger ?? silentLogger;
   const gate = new InitializeGate();
+  const unanswered = new UnansweredRequests();
   // What the SDK's ndJsonStream writes its encoded lines to. It only ever calls
   // `getWriter()`, `writer.write()` and `writer.releaseLock()` — once per outgoing message — and a
   // real WritableStream builds a writer with ready/closed promises each time (~6 % of serve's CPU
@@ -44,6 +49,7 @@ export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint
   const writer = {
     write: (chunk: Uint8Array): Promise<void> => {
       gate.observeOutput(chunk);
+      unanswered.observeOutput(chunk);
       return output.write(chunk) ?? WRITTEN;
     },
     releaseLock: (): void => undefined,
@@ -71,6 +77,7 @@ export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint
         for (const line of splitter.push(chunk)) {
           await gate.beforeLine();
           gate.observeInput(line);
+          unanswered.observeInput(line);
           controller.enqueue(line);
         }
       },
@@ -78,8 +85,12 @@ export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint
         const last = splitter.flush();
         if (last) {
           await gate.beforeLine();
+          unanswered.observeInput(last);
           controller.enqueue(last);
         }
+        // The client closed its end: answer what it asked before the SDK sees the end and closes.
+        for (const cancel of unanswered.cancelLines()) controller.enqueue(cancel);
+        await unanswered.drained();
       },
     }),
   );

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectServe, writeScript } from "./serve-support.js";
+import { ServeProcess, connectServe, writeScript } from "./serve-support.js";
 import { deferred, select, tempDir, textOf, waitForAbort } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -148,6 +148,40 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
     expect((await pending).stopReason).toBe("cancelled");
     expect(await proc.exited).toEqual({ code: 0, signal: null });
     expectPureStdout(proc.stdout);
+  });
+
+  it("stdin closed during a running turn: the prompt answers cancelled (not lost) and the process exits 0", async () => {
+    const dir = workspace();
+    const scriptPath = writeScript(dir, [{ hang: true, text: "long job" }]);
+    const { agent, client, proc } = serve(["--model", `scripted:${scriptPath}`], dir);
+    await init(agent);
+    const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const pending = agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
+    await client.waitFor(() => client.updates(sessionId).some((u) => u.sessionUpdate === "agent_message_chunk"), "streaming to start");
+    proc.child.stdin!.end();
+    expect((await pending).stopReason).toBe("cancelled");
+    expect(await proc.exited).toEqual({ code: 0, signal: null });
+    expectPureStdout(proc.stdout);
+  });
+
+  it("requests written before stdin closes are all answered (`printf … | serve`), over v1 and v2", async () => {
+    const dir = workspace();
+    const piped = async (protocol: string, lines: object[]): Promise<Array<{ id?: unknown; result?: unknown }>> => {
+      const proc = new ServeProcess(["--model", "demo", "--no-persist", "--protocol", protocol], { cwd: dir });
+      cleanups.push(() => proc.kill());
+      proc.child.stdin!.end(lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
+      expect(await proc.exited).toEqual({ code: 0, signal: null });
+      return proc.stdoutLines() as Array<{ id?: unknown; result?: unknown }>;
+    };
+    const v1 = await piped("v1", [
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } },
+      { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: dir, mcpServers: [] } },
+    ]);
+    expect(v1.map((m) => m.id)).toEqual([1, 2]);
+    expect(v1[1]!.result).toMatchObject({ sessionId: expect.any(String) });
+    // v2: the bridge answers initialize by asking the v1 runtime, which took longer than the end of input.
+    const v2 = await piped("v2", [{ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "t", version: "1" }, capabilities: {} } }]);
+    expect(v2).toMatchObject([{ id: 1, result: { protocolVersion: 2 } }]);
   });
 
   it("without any model setting or key: the labelled demo model, whose first reply says so", async () => {
