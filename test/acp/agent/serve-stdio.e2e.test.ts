@@ -171,7 +171,8 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
       cleanups.push(() => proc.kill());
       proc.child.stdin!.end(lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
       expect(await proc.exited).toEqual({ code: 0, signal: null });
-      return proc.stdoutLines() as Array<{ id?: unknown; result?: unknown }>;
+      // The answers (session/update notifications, e.g. the commands after session/new, may come too).
+      return (proc.stdoutLines() as Array<{ id?: unknown; result?: unknown }>).filter((message) => message.id !== undefined);
     };
     const v1 = await piped("v1", [
       { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } },
