@@ -48,6 +48,8 @@ export class JsonlSessionStore implements SessionStore {
   readonly #logger: Logger;
   readonly #clock: () => Date;
   readonly #index: SessionListIndex;
+  /** Per file: the append batch waiting for the file lock (see #appendLine). */
+  readonly #waitingBatches = new Map<string, { lines: string[]; written: Promise<void> }>();
 
   constructor(options: JsonlSessionStoreOptions = {}) {
     this.stateDir = options.stateDir ?? defaultStateDir();
@@ -189,7 +191,25 @@ export class JsonlSessionStore implements SessionStore {
   async #appendLine(sessionId: SessionId, line: string): Promise<void> {
     const path = this.pathFor(sessionId);
     if (path === undefined) throw notFound(sessionId);
+    // Appends made while a write to this file waits for its turn join it, in call order: one
+    // write and one fdatasync for a burst (a fork's copied items, a step's results), and each
+    // promise still resolves only once its line is durable.
+    const waiting = this.#waitingBatches.get(path);
+    if (waiting) {
+      waiting.lines.push(line);
+      return waiting.written;
+    }
+    const batch: { lines: string[]; written: Promise<void> } = { lines: [line], written: Promise.resolve() };
+    this.#waitingBatches.set(path, batch);
+    batch.written = this.#writeBatch(sessionId, path, batch);
+    return batch.written;
+  }
+
+  async #writeBatch(sessionId: SessionId, path: string, batch: { lines: string[] }): Promise<void> {
     await fileLocks.run(path, async () => {
+      // From here on, later appends start the next batch.
+      this.#waitingBatches.delete(path);
+      const line = batch.lines.join("");
       let handle: FileHandle;
       try {
         handle = await open(path, APPEND_FLAGS);

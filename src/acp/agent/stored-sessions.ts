@@ -98,7 +98,8 @@ export class StoredSessions {
     const title = source.header.title;
     await store.create({ sessionId: id, cwd, additionalDirectories, metadata: source.header.metadata, forkedFrom: params.sessionId, ...(title !== undefined ? { title } : {}) }).catch(storeError);
     try {
-      for (const item of source.items) await store.append(id, item);
+      // All at once: stores keep the call order and write a burst together (one fdatasync for a JSONL file).
+      await Promise.all(source.items.map((item) => store.append(id, item)));
       const state = await this.#host.resume({ sessionId: id, cwd, additionalDirectories, mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null }, signal);
       return { sessionId: id, ...state };
     } catch (error) {
