@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../src/acp/client/index.js";
 import type { ServerEvent } from "../../src/inspect/types.js";
-import { exitOrKill, killGroup } from "../support/processes.js";
+import { exitOrKill, killGroup, startTimeOf } from "../support/processes.js";
 
 export const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
 export const fixtureAgent = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
@@ -49,8 +49,12 @@ export class InspectProcess {
   readonly url: Promise<string>;
   readonly exited: Promise<number | null>;
 
+  /** When the process started: a later cleanup kills its group only if the pid is still its. */
+  readonly #startedAt: string | undefined;
+
   constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
     this.child = spawn(process.execPath, [bin, "inspect", ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    this.#startedAt = startTimeOf(this.child.pid);
     this.child.stdout!.on("data", (c: Buffer) => (this.stdout += c.toString("utf8")));
     this.child.stdin!.on("error", () => undefined);
     this.url = urlFrom(this.child.stderr!, (t) => (this.stderr = t));
@@ -86,7 +90,7 @@ export class InspectProcess {
   }
 
   kill(): void {
-    killGroup(this.child.pid);
+    killGroup(this.child.pid, this.#startedAt);
   }
 }
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { livePidsInGroup } from "../../src/core/process-group.js";
 import { fixture, repoRoot } from "../acp/client/helpers.js";
-import { killGroup } from "../support/processes.js";
+import { killGroup, startTimeOf } from "../support/processes.js";
 
 // Issue 14 cases 7 and 8 for `prompt`: a signal ends the agent's whole process group and the
 // terminals prompt hosts within 5 s; a SIGKILLed prompt leaves nothing behind either.
@@ -67,17 +67,20 @@ describe("robustness: prompt and signals (real processes)", () => {
       const dir = mkdtempSync(join(tmpdir(), "agentkit-robust-signals-"));
       const run = startPrompt(dir);
       const pids: number[] = [];
+      const startedAt = new Map<number, string | undefined>();
       cleanups.push(() => {
-        for (const pid of pids) killGroup(pid);
+        for (const pid of pids) killGroup(pid, startedAt.get(pid));
         run.child.kill("SIGKILL");
         rmSync(dir, { recursive: true, force: true });
       });
       const agentPid = await run.session;
       pids.push(agentPid);
+      startedAt.set(agentPid, startTimeOf(agentPid));
       const termPidFile = join(dir, "term.pid");
       await until(() => existsSync(termPidFile) && readFileSync(termPidFile, "utf8").endsWith("\n"), 20_000, "the hosted terminal to start");
       const termPid = Number(readFileSync(termPidFile, "utf8").trim());
       pids.push(termPid);
+      startedAt.set(termPid, startTimeOf(termPid));
       await until(() => livePidsInGroup(agentPid).length >= 2, 10_000, "the agent's grandchild");
       expect(alive(termPid)).toBe(true);
 

@@ -16,9 +16,24 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** When process `pid` started (clock ticks since boot): with the pid, it names one process even after the pid is reused. */
+export function startTimeOf(pid: number | undefined): string | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
 /** SIGKILL to the process group `pid` leads (children are spawned detached); one already gone is fine. */
-export function killGroup(pid: number | undefined): void {
+export function killGroup(pid: number | undefined, startedAt?: string): void {
   if (pid === undefined) return;
+  // pid_max is 32768 here and a suite uses more pids than that: a cleanup long after the leader
+  // ended must not kill the new group of a process (another test's) that got the same pid.
+  const now = startTimeOf(pid);
+  if (startedAt !== undefined && now !== undefined && now !== startedAt) return;
   try {
     process.kill(-pid, "SIGKILL");
   } catch {

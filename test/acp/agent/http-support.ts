@@ -4,7 +4,7 @@ import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-
 import { WebSocket } from "ws";
 import { bin, cleanEnv } from "./serve-support.js";
 import { RecordingClient } from "./support.js";
-import { exitOrKill, killGroup } from "../../support/processes.js";
+import { exitOrKill, killGroup, startTimeOf } from "../../support/processes.js";
 
 export const TOKEN = "test-token-1234567890";
 
@@ -17,6 +17,9 @@ export class ListeningServe {
   readonly url: Promise<string>;
   readonly #lineWaiters = new Set<() => void>();
 
+  /** When the process started: a later cleanup kills its group only if the pid is still its. */
+  readonly #startedAt: string | undefined;
+
   constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; listen?: string } = {}) {
     this.child = spawn(process.execPath, [bin, "serve", "--listen", options.listen ?? "127.0.0.1:0", ...args], {
       cwd: options.cwd,
@@ -24,6 +27,7 @@ export class ListeningServe {
       stdio: ["ignore", "ignore", "pipe"],
       detached: true,
     });
+    this.#startedAt = startTimeOf(this.child.pid);
     this.child.stderr!.setEncoding("utf8");
     this.child.stderr!.on("data", (chunk: string) => {
       this.stderr += chunk;
@@ -73,7 +77,7 @@ export class ListeningServe {
 
   /** SIGKILL of the whole group; resolves when it is gone. */
   async kill(): Promise<void> {
-    killGroup(this.child.pid);
+    killGroup(this.child.pid, this.#startedAt);
     await this.exited;
   }
 }

@@ -7,7 +7,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { RecordingClient } from "./support.js";
-import { exitOrKill, killGroup } from "../../support/processes.js";
+import { exitOrKill, killGroup, startTimeOf } from "../../support/processes.js";
 
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
@@ -31,6 +31,9 @@ export class ServeProcess {
   stderr = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
+  /** When the process started: a later cleanup kills its group only if the pid is still its. */
+  readonly #startedAt: string | undefined;
+
   constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
     this.child = spawn(process.execPath, [bin, "serve", ...args], {
       cwd: options.cwd,
@@ -38,6 +41,7 @@ export class ServeProcess {
       stdio: ["pipe", "pipe", "pipe"],
       detached: true, // own process group, so the test can end it with everything it started
     });
+    this.#startedAt = startTimeOf(this.child.pid);
     // No setEncoding: the SDK stream reads the same bytes and needs Uint8Array chunks.
     const decoder = new StringDecoder("utf8");
     this.child.stdout!.on("data", (chunk: Buffer) => (this.stdout += decoder.write(chunk)));
@@ -68,7 +72,7 @@ export class ServeProcess {
   }
 
   kill(): void {
-    killGroup(this.child.pid);
+    killGroup(this.child.pid, this.#startedAt);
   }
 }
 

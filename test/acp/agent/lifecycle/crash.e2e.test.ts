@@ -5,7 +5,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { INTERRUPTED_TOOL_TEXT } from "../../../../src/acp/agent/index.js";
 import { cleanUp, label, onCleanup, sessionRecords, startServe, textOf, workspace, writeScriptFile } from "./support.js";
-import { killGroup } from "../../../support/processes.js";
+import { killGroup, startTimeOf } from "../../../support/processes.js";
 
 afterEach(cleanUp);
 
@@ -23,10 +23,10 @@ describe("kill -9 of serve in the middle of a turn", () => {
       ],
     });
     const args = ["--model", `scripted:${script}`, "--state-dir", state, "--approve", "auto-all"];
-    const command: { pid?: number } = {};
+    const command: { pid?: number; startedAt?: string } = {};
     onCleanup(() => {
       // The command runs in its own process group (so the kill of serve's group leaves it): end it.
-      killGroup(command.pid);
+      killGroup(command.pid, command.startedAt);
     });
 
     const a = await startServe(args, ws);
@@ -43,6 +43,7 @@ describe("kill -9 of serve in the middle of a turn", () => {
     };
     await a.client.waitFor(() => pidShown() !== undefined, "the long command to run (its output streamed)");
     command.pid = pidShown();
+    command.startedAt = startTimeOf(command.pid);
     a.proc.kill(); // SIGKILL to serve's process group
     expect((await a.proc.exited).signal).toBe("SIGKILL");
 
