@@ -136,33 +136,25 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
     await expect(agent.request(acp.methods.agent.session.prompt, { sessionId: b.sessionId, prompt: [{ type: "text", text: "x" }] })).rejects.toMatchObject({ code: -32002 });
   });
 
-  it("SIGTERM during a running turn: the prompt answers cancelled and the process exits 0", async () => {
-    const dir = workspace();
-    const scriptPath = writeScript(dir, [{ hang: true, text: "long job" }]);
-    const { agent, client, proc } = serve(["--model", `scripted:${scriptPath}`], dir);
-    await init(agent);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
-    const pending = agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
-    await client.waitFor(() => client.updates(sessionId).some((u) => u.sessionUpdate === "agent_message_chunk"), "streaming to start");
-    proc.child.kill("SIGTERM");
-    expect((await pending).stopReason).toBe("cancelled");
-    expect(await proc.exited).toEqual({ code: 0, signal: null });
-    expectPureStdout(proc.stdout);
-  });
-
-  it("stdin closed during a running turn: the prompt answers cancelled (not lost) and the process exits 0", async () => {
-    const dir = workspace();
-    const scriptPath = writeScript(dir, [{ hang: true, text: "long job" }]);
-    const { agent, client, proc } = serve(["--model", `scripted:${scriptPath}`], dir);
-    await init(agent);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
-    const pending = agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
-    await client.waitFor(() => client.updates(sessionId).some((u) => u.sessionUpdate === "agent_message_chunk"), "streaming to start");
-    proc.child.stdin!.end();
-    expect((await pending).stopReason).toBe("cancelled");
-    expect(await proc.exited).toEqual({ code: 0, signal: null });
-    expectPureStdout(proc.stdout);
-  });
+  const endings: Array<[string, (proc: ServeProcess) => void]> = [
+    ["SIGTERM during a running turn", (proc) => proc.child.kill("SIGTERM")],
+    ["stdin closed during a running turn (not lost)", (proc) => proc.child.stdin!.end()],
+  ];
+  for (const [when, end] of endings) {
+    it(`${when}: the prompt answers cancelled and the process exits 0`, async () => {
+      const dir = workspace();
+      const scriptPath = writeScript(dir, [{ hang: true, text: "long job" }]);
+      const { agent, client, proc } = serve(["--model", `scripted:${scriptPath}`], dir);
+      await init(agent);
+      const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
+      const pending = agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
+      await client.waitFor(() => client.updates(sessionId).some((u) => u.sessionUpdate === "agent_message_chunk"), "streaming to start");
+      end(proc);
+      expect((await pending).stopReason).toBe("cancelled");
+      expect(await proc.exited).toEqual({ code: 0, signal: null });
+      expectPureStdout(proc.stdout);
+    });
+  }
 
   it("requests written before stdin closes are all answered (`printf … | serve`), over v1 and v2", async () => {
     const dir = workspace();
