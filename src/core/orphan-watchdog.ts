@@ -4,10 +4,10 @@ import { spawn, type ChildProcess } from "node:child_process";
  * A tiny supervisor process that ends our process groups when we die without cleaning up
  * (SIGKILL, OOM kill, crash): Node has no PR_SET_PDEATHSIG, and detached groups outlive us.
  * It reads "+pgid" / "-pgid" lines on stdin; when stdin closes (our end closes on any death, the
- * kernel sees to that) it sends SIGTERM to the groups still listed, SIGKILL to any left after
+ * kernel sees to that) or it finds itself reparented, it sends SIGTERM to the groups still listed, SIGKILL to any left after
  * `graceMs`, and exits once they are gone (at once when none is listed, so it never outlives an
  * orderly exit). It runs in its own process group, so a kill of ours does not take it along, and is
- * unref'd: it never keeps this process alive. Started on the first tracked group.
+ * unref'd: it never keeps this process alive. Started just before the first group is spawned.
  */
 const SCRIPT = `
 const groups = new Set();
@@ -27,7 +27,10 @@ process.stdin.on("data", (chunk) => {
 });
 const signal = (sig) => { for (const g of groups) { try { process.kill(-g, sig); } catch {} } };
 const alive = () => [...groups].some((g) => { try { process.kill(-g, 0); return true; } catch { return false; } });
+let ending = false;
 const end = () => {
+  if (ending) return;
+  ending = true;
   if (groups.size === 0) process.exit(0);
   signal("SIGTERM");
   const deadline = Date.now() + Number(process.argv[1]);
@@ -40,6 +43,9 @@ const end = () => {
 };
 process.stdin.on("end", end);
 process.stdin.on("error", end);
+// Also when we are reparented (the parent died) but stdin's end has not come through.
+const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) end(); }, 250);
 `;
 
 let enabled = false;
