@@ -1,27 +1,40 @@
-// Bundles the CLI (dist/cli/main.js, what it imports from dist/ and its dependencies) into
-// dist/bin, which the bin runs. Resolving and reading the ~220 modules `serve` needs (110 of
-// ours, zod's 97, the SDK's 14) was most of its start-up; now each command is one chunk plus
-// shared ones, loaded only when run. The library entry points (dist/index.js …) are unchanged
-// and keep importing node_modules.
+// Bundles each CLI command (dist/cli/NAME.js, what it imports from dist/ and its dependencies)
+// into dist/bin/NAME.cjs, which the bin loads with V8's code cache (src/cli/bundles.ts).
+// Resolving and reading the ~220 modules `serve` needs (110 of ours, zod's 97, the SDK's 14),
+// then compiling them, was most of its start-up. CommonJS, because a script's code cache works on
+// every supported Node (Node 20 has none for ES modules); one file per command, because CommonJS
+// bundles do not share chunks. The library entry points (dist/index.js …) are unchanged and keep
+// importing node_modules.
 import { build } from "esbuild";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+const { commandNames } = await import(`${root}dist/cli/main.js`);
 rmSync(`${root}dist/bin`, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  entryPoints: ["dist/cli/main.js"],
+  entryPoints: Object.fromEntries(commandNames.map((name) => [name, `dist/cli/${name}.js`])),
   outdir: "dist/bin",
+  outExtension: { ".js": ".cjs" },
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
   // Optional native add-ons that pg and ws try to require and do without.
   external: ["pg-native", "bufferutil", "utf-8-validate"],
-  // Bundled CommonJS dependencies (pg, ws …) call require for Node's built-ins.
-  banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
-  chunkNames: "chunks/[name]-[hash]",
+  // import.meta.url (package-files.ts, createRequire) is the bundle's own URL.
+  define: { "import.meta.url": "__bundle_url" },
+  banner: { js: 'const __bundle_url = require("node:url").pathToFileURL(__filename).href;' },
+  // Less to read and keep in memory; names stay, so stack traces still say where.
+  minifyWhitespace: true,
+  legalComments: "linked",
+  charset: "ascii",
   logLevel: "warning",
 });
+// The loader reads a bundle as one-byte text (half the memory of a UTF-16 string): it must be ASCII.
+for (const name of commandNames) {
+  const bytes = readFileSync(`${root}dist/bin/${name}.cjs`);
+  const at = bytes.findIndex((byte) => byte > 0x7f);
+  if (at !== -1) throw new Error(`dist/bin/${name}.cjs is not ASCII at byte ${at}: ${bytes.subarray(Math.max(0, at - 40), at + 40).toString()}`);
+}

@@ -6,18 +6,29 @@ export { processIo, type CliIo } from "./io.js";
 /** One subcommand: runs with its arguments, resolves with the exit code. */
 export type CliCommand = (argv: string[], io?: CliIo) => Promise<number>;
 
+/**
+ * How a command's module is loaded: the bin loads its bundle (dist/bin/NAME.cjs, see bundles.ts);
+ * in-process callers import the module itself. The bundle is built from that same module.
+ */
+export type CommandModuleLoader = <M>(bundle: string, importModule: () => Promise<M>) => Promise<M>;
+
+const importDirectly: CommandModuleLoader = (_bundle, importModule) => importModule();
+
 interface CommandEntry {
   summary: string;
-  load: () => Promise<CliCommand>;
+  load: (from: CommandModuleLoader) => Promise<CliCommand>;
 }
 
 const commands: Record<string, CommandEntry> = {
-  serve: { summary: "serve the agent over ACP on stdio (what an editor launches)", load: async () => (await import("./serve.js")).runServe },
-  prompt: { summary: "drive any ACP agent: send a prompt, stream the turn", load: async () => (await import("./prompt.js")).runPrompt },
-  demo: { summary: "zero-key demo: `prompt` against our own `serve` in a temp workspace", load: async () => (await import("./demo.js")).runDemo },
-  inspect: { summary: "see, record and replay any ACP conversation in the browser (tap, drive, view)", load: async () => (await import("./inspect.js")).runInspect },
-  check: { summary: "ACP v1 conformance check of any agent: where it breaks the spec, and what to fix", load: async () => (await import("./check.js")).runCheck },
+  serve: { summary: "serve the agent over ACP on stdio (what an editor launches)", load: async (from) => (await from("serve", () => import("./serve.js"))).runServe },
+  prompt: { summary: "drive any ACP agent: send a prompt, stream the turn", load: async (from) => (await from("prompt", () => import("./prompt.js"))).runPrompt },
+  demo: { summary: "zero-key demo: `prompt` against our own `serve` in a temp workspace", load: async (from) => (await from("demo", () => import("./demo.js"))).runDemo },
+  inspect: { summary: "see, record and replay any ACP conversation in the browser (tap, drive, view)", load: async (from) => (await from("inspect", () => import("./inspect.js"))).runInspect },
+  check: { summary: "ACP v1 conformance check of any agent: where it breaks the spec, and what to fix", load: async (from) => (await from("check", () => import("./check.js"))).runCheck },
 };
+
+/** The commands; each has its bundle, dist/bin/NAME.cjs, built from ./NAME.js. */
+export const commandNames: readonly string[] = Object.keys(commands);
 
 export function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
@@ -34,7 +45,7 @@ export function usage(): string {
 }
 
 /** Runs one command line; `io` defaults to this process's streams and environment (the bin). */
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(), loader: CommandModuleLoader = importDirectly): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout.write(usage());
@@ -49,6 +60,6 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     io.stderr.write(`agentkit-acp: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
-  const run = await entry.load();
+  const run = await entry.load(loader);
   return run(rest, io);
 }

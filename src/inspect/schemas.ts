@@ -1,6 +1,5 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
 
 /** The part of a zod schema used here. */
 export interface SchemaLike {
@@ -10,16 +9,17 @@ export interface SchemaLike {
 /**
  * The SDK's own zod schemas. Its entry points do not export them, so they are loaded from the
  * file its `/unstable` entry imports (a superset of stable v1: unstable methods validate too).
- * Resolved from the installed package, so they always match the SDK on the wire.
+ * Resolved from the installed package, so they always match the SDK on the wire. Loaded on
+ * first use with require (an ES module without top-level await; Node 20.19+), so that importing
+ * this module costs nothing and it bundles as CommonJS.
  */
-async function loadSdkSchemas(): Promise<Record<string, SchemaLike | undefined>> {
+function loadSdkSchemas(): Record<string, SchemaLike | undefined> {
   const require = createRequire(import.meta.url);
   const stableEntry = require.resolve("@agentclientprotocol/sdk"); // …/dist/v1/stable/acp.js
-  const file = join(dirname(stableEntry), "..", "unstable", "schema", "zod.gen.js");
-  return (await import(pathToFileURL(file).href)) as Record<string, SchemaLike | undefined>;
+  return require(join(dirname(stableEntry), "..", "unstable", "schema", "zod.gen.js")) as Record<string, SchemaLike | undefined>;
 }
 
-const z = await loadSdkSchemas();
+let sdkSchemas: Record<string, SchemaLike | undefined> | undefined;
 
 /** method → [params schema, result schema] (names of the SDK's generated schemas). */
 const METHODS: Record<string, [string, string | undefined]> = {
@@ -56,7 +56,7 @@ export function knownMethod(method: string): boolean {
 }
 
 function check(schemaName: string | undefined, value: unknown): string | undefined {
-  const schema = schemaName ? z[schemaName] : undefined;
+  const schema = schemaName ? (sdkSchemas ??= loadSdkSchemas())[schemaName] : undefined;
   if (!schema) return undefined;
   const r = schema.safeParse(value ?? {});
   if (r.success) return undefined;

@@ -1,7 +1,11 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentPresets } from "../../src/acp/client/presets.js";
+import { afterEachTest } from "../support/after-each.js";
 
 const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
 
@@ -23,5 +27,55 @@ describe("agentkit-acp CLI entry", () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain('unknown command "frobnicate"');
+  });
+});
+
+describe("the bundles' code cache", () => {
+  const run = (env: NodeJS.ProcessEnv): { status: number | null; stdout: string; log: string } => {
+    const r = spawnSync(process.execPath, [bin, "serve", "--help"], { encoding: "utf8", env: { ...process.env, NODE_DEBUG: "agentkit-code-cache", ...env } });
+    return { status: r.status, stdout: r.stdout, log: r.stderr };
+  };
+
+  it("is written by the first run, used by the next, refused (and rewritten) when it does not match, and never needed", () => {
+    const dir = mkdtempSync(join(tmpdir(), "agentkit-code-cache-"));
+    afterEachTest(() => rmSync(dir, { recursive: true, force: true }));
+    const first = run({ NODE_COMPILE_CACHE: dir });
+    expect(first.status).toBe(0);
+    expect(first.stdout).toContain("Usage: agentkit-acp serve");
+    expect(first.log).toContain("serve: no cache yet");
+    expect(first.log).toContain("cache written");
+    const [file] = readdirSync(dir);
+    expect(file).toBe(`agentkit-acp-serve-${process.version}-${process.arch}.bin`);
+
+    const second = run({ NODE_COMPILE_CACHE: dir });
+    expect(second.log).toMatch(/serve: cache used \(\d+ bytes\)/);
+    expect(second.log).not.toContain("cache written");
+    expect(second.stdout).toBe(first.stdout);
+
+    // Data V8 did not write (another Node, another build of the bundle, a torn copy): refused, then replaced.
+    writeFileSync(join(dir, file!), randomBytes(4096));
+    const third = run({ NODE_COMPILE_CACHE: dir });
+    expect(third.log).toContain("serve: cache refused by V8");
+    expect(third.log).toContain("cache written");
+    expect(third.stdout).toBe(first.stdout);
+    expect(run({ NODE_COMPILE_CACHE: dir }).log).toContain("serve: cache used");
+  });
+
+  it("costs only the compile when it cannot be written, and is off with NODE_DISABLE_COMPILE_CACHE=1", () => {
+    const dir = mkdtempSync(join(tmpdir(), "agentkit-code-cache-"));
+    afterEachTest(() => rmSync(dir, { recursive: true, force: true }));
+    const notADirectory = join(dir, "file");
+    writeFileSync(notADirectory, "");
+    const unwritable = run({ NODE_COMPILE_CACHE: notADirectory });
+    expect(unwritable.status).toBe(0);
+    expect(unwritable.stdout).toContain("Usage: agentkit-acp serve");
+    expect(unwritable.log).toContain("cache not written");
+
+    const off = run({ NODE_COMPILE_CACHE: dir, NODE_DISABLE_COMPILE_CACHE: "1" });
+    expect(off.status).toBe(0);
+    expect(off.stdout).toBe(unwritable.stdout);
+    expect(off.log).toContain("serve: off");
+    expect(off.log).not.toContain("cache written");
+    expect(readdirSync(dir)).toEqual(["file"]);
   });
 });

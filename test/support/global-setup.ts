@@ -77,7 +77,7 @@ function pageStale(): boolean {
 
 /** The CLI bundle (dist/bin, what the bin runs) is missing or older than a source: rebuilt (about 0.2 s). */
 function binStale(emitted: number): boolean {
-  const built = statSync(join(root, "dist/bin/main.js"), { throwIfNoEntry: false })?.mtimeMs;
+  const built = statSync(join(root, "dist/bin/serve.cjs"), { throwIfNoEntry: false })?.mtimeMs;
   return built === undefined || emitted > 0 || sources(join(root, "src")).some((file) => statSync(file).mtimeMs > built);
 }
 
