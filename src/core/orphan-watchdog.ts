@@ -3,14 +3,16 @@ import { spawn, type ChildProcess } from "node:child_process";
 /**
  * A tiny supervisor process that ends our process groups when we die without cleaning up
  * (SIGKILL, OOM kill, crash): Node has no PR_SET_PDEATHSIG, and detached groups outlive us.
- * It reads "+pgid" / "-pgid" lines on stdin; when stdin closes (our end closes on any death, the
- * kernel sees to that) or it finds itself reparented, it sends SIGTERM to the groups still listed, SIGKILL to any left after
- * `graceMs`, and exits once they are gone (at once when none is listed, so it never outlives an
- * orderly exit). It runs in its own process group, so a kill of ours does not take it along, and is
+ * It reads "+pgid start" / "-pgid" lines on stdin (start: the leader's start time, so that an id
+ * reused by another process's group is never signalled, see process-group.ts); when stdin
+ * closes (our end closes on any death, the kernel sees to that) or it finds itself reparented,
+ * it sends SIGTERM to the groups still listed, SIGKILL to any left after `graceMs`, and exits
+ * once they are gone (at once when none is listed, so it never outlives an orderly exit). It runs in its own process group, so a kill of ours does not take it along, and is
  * unref'd: it never keeps this process alive. Started just before the first group is spawned.
  */
 const SCRIPT = `
-const groups = new Set();
+const fs = require("node:fs");
+const groups = new Map();
 let buffer = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (chunk) => {
@@ -19,14 +21,17 @@ process.stdin.on("data", (chunk) => {
   while ((at = buffer.indexOf("\\n")) >= 0) {
     const line = buffer.slice(0, at);
     buffer = buffer.slice(at + 1);
-    const pgid = Number(line.slice(1));
+    const [id, startedAt = ""] = line.slice(1).split(" ");
+    const pgid = Number(id);
     if (!Number.isInteger(pgid) || pgid <= 1) continue;
-    if (line[0] === "+") groups.add(pgid);
+    if (line[0] === "+") groups.set(pgid, startedAt);
     else groups.delete(pgid);
   }
 });
-const signal = (sig) => { for (const g of groups) { try { process.kill(-g, sig); } catch {} } };
-const alive = () => [...groups].some((g) => { try { process.kill(-g, 0); return true; } catch { return false; } });
+const startTime = (pid) => { try { const stat = fs.readFileSync("/proc/" + pid + "/stat", "utf8"); return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]; } catch { return undefined; } };
+const reused = (g) => { const was = groups.get(g); const now = was ? startTime(g) : undefined; return now !== undefined && now !== was; };
+const signal = (sig) => { for (const g of [...groups.keys()]) { if (reused(g)) { groups.delete(g); continue; } try { process.kill(-g, sig); } catch {} } };
+const alive = () => [...groups.keys()].some((g) => { if (reused(g)) return false; try { process.kill(-g, 0); return true; } catch { return false; } });
 let ending = false;
 const end = () => {
   if (ending) return;
@@ -63,10 +68,10 @@ export function readyOrphanWatchdog(): void {
   if (enabled && !watchdog) start();
 }
 
-/** Tells the watchdog about a new group (no-op unless enabled). */
-export function watchGroup(pgid: number): void {
+/** Tells the watchdog about a new group and when its leader started (no-op unless enabled). */
+export function watchGroup(pgid: number, leaderStartTime = ""): void {
   if (!enabled) return;
-  send(`+${pgid}\n`);
+  send(`+${pgid} ${leaderStartTime}\n`);
 }
 
 /** The group ended (or was ended by us): the watchdog forgets it, so a reused id is never signalled. */

@@ -9,10 +9,36 @@ import { readyOrphanWatchdog, unwatchGroup, watchGroup } from "./orphan-watchdog
  * left the group itself: setsid/daemon), so nothing is orphaned. Detached groups do not die
  * with us, so live groups are tracked and SIGKILLed when this process exits, and (when the
  * orphan watchdog is enabled) ended by the watchdog when this process dies without exiting.
+ *
+ * A group id is a pid, and pids are reused (pid_max may be 32768, and a busy machine goes
+ * through that many in a minute): once a whole group is gone, its id can lead someone else's
+ * new group. So a tracked group also remembers when its leader started (/proc), and an id whose
+ * pid now names another process is never signalled (the kernel does not reuse the id while any
+ * member of the group is left, so a leader that exited before its children is no such case).
  */
 
 const hasProc = process.platform === "linux" && existsSync("/proc/self/stat");
-const liveGroups = new Set<number>();
+/** Tracked groups → their leader's start time ("" where /proc cannot say). */
+const liveGroups = new Map<number, string>();
+
+/** When process `pid` started (clock ticks since boot, from /proc): with the pid, it names one process even after the pid is reused. */
+export function processStartTime(pid: number): string | undefined {
+  if (!hasProc) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The id of a tracked group now leads another process's group: ours is gone. */
+function reused(pgid: number): boolean {
+  const startedAt = liveGroups.get(pgid);
+  if (!startedAt) return false;
+  const now = processStartTime(pgid);
+  return now !== undefined && now !== startedAt;
+}
 let exitHookInstalled = false;
 
 /** A process that never started has no group; -1 or 1 would signal everything / init. */
@@ -28,19 +54,24 @@ function validGroup(pgid: number): boolean {
 export function spawnProcessGroup(file: string, args: readonly string[], options: Omit<SpawnOptions, "detached">): ChildProcess {
   readyOrphanWatchdog();
   const child = spawn(file, args, { ...options, detached: true });
-  if (child.pid !== undefined) trackProcessGroup(child.pid);
+  if (child.pid !== undefined) {
+    // Still listed under this id: a group of ours that ended unnoticed; the id is the new one's now.
+    liveGroups.delete(child.pid);
+    trackProcessGroup(child.pid);
+  }
   return child;
 }
 
-/** Remembers a group so it is SIGKILLed if this process exits first. */
+/** Remembers a group (call it right after the spawn: its leader's start time is read now) so it is SIGKILLed if this process exits first. */
 export function trackProcessGroup(pgid: number): void {
-  if (!validGroup(pgid)) return;
-  if (!liveGroups.has(pgid)) watchGroup(pgid);
-  liveGroups.add(pgid);
+  if (!validGroup(pgid) || liveGroups.has(pgid)) return;
+  const startedAt = processStartTime(pgid) ?? "";
+  liveGroups.set(pgid, startedAt);
+  watchGroup(pgid, startedAt);
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
-    for (const group of liveGroups) {
+    for (const group of [...liveGroups.keys()]) {
       signalProcessGroup(group, "SIGKILL");
       unwatchGroup(group); // ended here: the watchdog need not wait for it
     }
@@ -57,6 +88,10 @@ export function untrackProcessGroup(pgid: number): void {
  */
 export function signalProcessGroup(pgid: number, signal: NodeJS.Signals, leader?: ChildProcess): boolean {
   if (!validGroup(pgid)) return false;
+  if (reused(pgid)) {
+    untrackProcessGroup(pgid);
+    return false;
+  }
   try {
     process.kill(-pgid, signal);
     return true;
@@ -75,7 +110,7 @@ export function signalProcessGroup(pgid: number, signal: NodeJS.Signals, leader?
  * stay, and `kill(-pgid, 0)` succeeds for it; on Linux /proc tells them apart.
  */
 export function processGroupAlive(pgid: number): boolean {
-  if (!validGroup(pgid)) return false;
+  if (!validGroup(pgid) || reused(pgid)) return false;
   try {
     process.kill(-pgid, 0);
   } catch (error) {

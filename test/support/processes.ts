@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { processStartTime } from "../../src/core/process-group.js";
 
 /** Alive = signalable and not a zombie (this VM's pid 1 never reaps orphans, so zombies stay). */
 export function pidAlive(pid: number): boolean {
@@ -16,15 +17,9 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** When process `pid` started (clock ticks since boot): with the pid, it names one process even after the pid is reused. */
+/** When process `pid` started (`processStartTime`): with the pid, it names one process even after the pid is reused. */
 export function startTimeOf(pid: number | undefined): string | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
+  return pid === undefined ? undefined : processStartTime(pid);
 }
 
 /** SIGKILL to the process group `pid` leads (children are spawned detached); one already gone is fine. */

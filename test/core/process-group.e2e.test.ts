@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { describe, expect, it } from "vitest";
+import { processGroupAlive, processStartTime, signalProcessGroup, spawnProcessGroup, untrackProcessGroup } from "../../src/core/process-group.js";
+import { afterEachTest } from "../support/after-each.js";
+import { killGroup, pidAlive } from "../support/processes.js";
+
+// pid_max is 32768 on this VM and a busy machine goes through that many pids in a minute: a
+// group id we tracked can come to lead someone else's group. Provoked here by asking the kernel
+// for the pid (ns_last_pid, root only; the write and the fork race other processes, so a few tries).
+
+const canChoosePid = ((): boolean => {
+  try {
+    writeFileSync("/proc/sys/kernel/ns_last_pid", "1");
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * A detached `sleep` that got exactly `pid`, started in a later clock tick than `startedAt` (as
+ * any real reuse is: the pids wrap around first); undefined when other forks kept winning it.
+ */
+async function strangerWithPid(pid: number, startedAt: string | undefined): Promise<ChildProcess | undefined> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
+    const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+    await once(child, "spawn");
+    if (child.pid === pid && processStartTime(pid) !== startedAt) return child;
+    child.kill("SIGKILL");
+    await once(child, "exit");
+  }
+  return undefined;
+}
+
+/** A tracked group whose leader has ended (reaped: its pid is free again), and when it had started. */
+async function endedTrackedGroup(): Promise<{ pid: number; startedAt: string | undefined }> {
+  const ours = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
+  await once(ours, "spawn");
+  const pid = ours.pid!;
+  const startedAt = processStartTime(pid);
+  process.kill(-pid, "SIGKILL");
+  await once(ours, "exit");
+  return { pid, startedAt };
+}
+
+describe.skipIf(!canChoosePid)("process groups: an id reused by another process's group", () => {
+  it("is neither signalled nor reported alive, and the stranger lives on", async () => {
+    const { pid, startedAt } = await endedTrackedGroup();
+    const stranger = await strangerWithPid(pid, startedAt);
+    afterEachTest(() => {
+      stranger?.kill("SIGKILL");
+      untrackProcessGroup(pid);
+    });
+    expect(stranger, "no process got the freed pid in 100 tries").toBeDefined();
+    expect(processGroupAlive(pid)).toBe(false);
+    expect(signalProcessGroup(pid, "SIGKILL")).toBe(false);
+    expect(pidAlive(pid)).toBe(true);
+  });
+
+  it("is left alone by the orphan watchdog of a process that dies", async () => {
+    // A node process with the watchdog on tracks a group, which ends; its id goes to a stranger;
+    // then the process is SIGKILLed and its watchdog ends what it still lists.
+    const script = `
+      const { enableOrphanWatchdog, orphanWatchdogPid } = await import(${JSON.stringify(new URL("../../dist/core/orphan-watchdog.js", import.meta.url).href)});
+      const { spawnProcessGroup } = await import(${JSON.stringify(new URL("../../dist/core/process-group.js", import.meta.url).href)});
+      enableOrphanWatchdog({ graceMs: 200 });
+      const child = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
+      child.once("exit", () => process.stdout.write("ended\\n"));
+      process.stdout.write(child.pid + " " + orphanWatchdogPid() + "\\n");
+      setInterval(() => undefined, 1000);`;
+    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const started: { stranger?: ChildProcess | undefined } = {};
+    afterEachTest(() => {
+      owner.kill("SIGKILL");
+      started.stranger?.kill("SIGKILL");
+    });
+    let out = "";
+    const line = (pattern: RegExp): Promise<string> =>
+      new Promise((resolve) => {
+        const check = (): void => {
+          const match = pattern.exec(out);
+          if (match) resolve(match[0]);
+          else owner.stdout!.once("data", (chunk: Buffer) => ((out += chunk.toString()), check()));
+        };
+        check();
+      });
+    const [pid, watchdog] = (await line(/^\d+ \d+\n/)).trim().split(" ").map(Number) as [number, number];
+    const startedAt = processStartTime(pid);
+    killGroup(pid);
+    await line(/ended\n/);
+    const stranger = (started.stranger = await strangerWithPid(pid, startedAt));
+    expect(stranger, "no process got the freed pid in 100 tries").toBeDefined();
+    owner.kill("SIGKILL");
+    await once(owner, "exit");
+    // The watchdog has done all it would do once it exits (it SIGTERMs at once, SIGKILLs after the grace).
+    const deadline = Date.now() + 10_000;
+    while (pidAlive(watchdog) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(pidAlive(watchdog)).toBe(false);
+    expect(stranger!.exitCode).toBeNull();
+    expect(stranger!.signalCode).toBeNull();
+    expect(pidAlive(pid)).toBe(true);
+  });
+});
