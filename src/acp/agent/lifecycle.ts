@@ -201,21 +201,32 @@ export class ConnectionLifecycle {
         }
       }
     }
-    if (state && state.title === undefined && !handle.gate.busy) await this.#setTitle(handle, state, prompt);
-    return run();
+    const title = state && state.title === undefined && !handle.gate.busy ? this.#setTitle(handle, state, prompt) : undefined;
+    try {
+      return await run();
+    } finally {
+      await title?.();
+    }
   }
 
-  async #setTitle(handle: AcpSessionHandle, state: SessionState, prompt: readonly ContentBlock[]): Promise<void> {
+  /**
+   * Sets the title from the first prompt and tells the client at once; returns the store write,
+   * run after the turn: the user's message is durable before the model is called, and a second
+   * fdatasync would only delay that call (a title lost in a crash comes from the next prompt).
+   */
+  #setTitle(handle: AcpSessionHandle, state: SessionState, prompt: readonly ContentBlock[]): (() => Promise<void>) | undefined {
     const title = titleFromPrompt(prompt);
     const { store } = this.#settings;
-    if (title === undefined || !store) return;
+    if (title === undefined || !store) return undefined;
     state.title = title;
-    try {
-      await store.updateHeader(handle.acpSessionId, { title });
-    } catch (error) {
-      this.#logger.warn("could not store the session title", { sessionId: handle.acpSessionId, error: errorMessage(error) });
-    }
     handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
+    return async () => {
+      try {
+        await store.updateHeader(handle.acpSessionId, { title });
+      } catch (error) {
+        this.#logger.warn("could not store the session title", { sessionId: handle.acpSessionId, error: errorMessage(error) });
+      }
+    };
   }
 
   #afterAnswer(handle: AcpSessionHandle): void {
