@@ -3,7 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger, Usage } from "../core/index.js";
 import { toModelError, type ErrorContext, type MappedError } from "./errors.js";
 import { toModelMessages, toProviderPrompt, type ConvertOptions } from "./messages.js";
-import type { LeanChatStreams } from "./lean-stream.js";
+import { partBatches, type LeanChatStreams } from "./lean-stream.js";
 import { thinkingOptions, type ProviderModel } from "./providers.js";
 import { providers, type ModelSpec } from "./model-id.js";
 import { ModelError, type ModelAdapter, type ModelTimeouts, type ModelCapabilities, type ModelEvent, type ModelFinishReason, type ModelRequest } from "./types.js";
@@ -173,10 +173,10 @@ export class AiSdkModelAdapter implements ModelAdapter {
     };
     timer = setTimeout(check, limit).unref();
     let completed = false;
-    let parts: AsyncIterator<LanguageModelV3StreamPart> | undefined;
+    let parts: AsyncIterator<LanguageModelV3StreamPart[]> | undefined;
     try {
       const call = { ...base, abortSignal: controller.signal };
-      const opened = lean ? lean.open((headers) => model.doStream({ ...call, headers, includeRawChunks: true })) : model.doStream(call).then(({ stream }) => readParts(stream));
+      const opened = lean ? lean.open((headers) => model.doStream({ ...call, headers, includeRawChunks: true })) : model.doStream(call).then(({ stream }) => partBatches(stream));
       parts = (
         await opened.then(
           (result) => result,
@@ -188,62 +188,66 @@ export class AiSdkModelAdapter implements ModelAdapter {
       const reasoning = new Map<string, { text: string; metadata?: ReasoningMetadata }>();
       let finished = false;
       for (;;) {
-        let next: IteratorResult<LanguageModelV3StreamPart>;
+        let next: IteratorResult<LanguageModelV3StreamPart[]>;
         try {
           next = await parts.next();
         } catch (error) {
           throw expired ?? error;
         }
         if (next.done) break;
-        const part = next.value;
-        if (part.type === "stream-start") {
-          this.#warn(part.warnings, logger);
-          continue;
+        // Data (anything but the provider's stream-start and the lean path's raw chunks) resets the idle bound.
+        if (next.value.some((part) => part.type !== "stream-start" && part.type !== "raw")) {
+          if (waitingForData) {
+            waitingForData = false;
+            arm("idle", timeouts.idleMs);
+          } else last = performance.now();
         }
-        if (part.type === "raw") continue; // the lean path's own
-        if (waitingForData) {
-          waitingForData = false;
-          arm("idle", timeouts.idleMs);
-        } else last = performance.now();
-        switch (part.type) {
-          case "text-delta":
-            if (part.delta !== "") yield { type: "text_delta", text: part.delta };
-            break;
-          case "reasoning-start":
-          case "reasoning-delta":
-          case "reasoning-end": {
-            let block = reasoning.get(part.id);
-            if (!block) reasoning.set(part.id, (block = { text: "" }));
-            if (part.providerMetadata?.anthropic) block.metadata = { ...block.metadata, ...part.providerMetadata.anthropic } as ReasoningMetadata;
-            if (part.type === "reasoning-delta" && part.delta !== "") {
-              block.text += part.delta;
-              yield { type: "reasoning_delta", text: part.delta };
+        for (const part of next.value) {
+          if (part.type === "stream-start") {
+            this.#warn(part.warnings, logger);
+            continue;
+          }
+          if (part.type === "raw") continue; // the lean path's own
+          switch (part.type) {
+            case "text-delta":
+              if (part.delta !== "") yield { type: "text_delta", text: part.delta };
+              break;
+            case "reasoning-start":
+            case "reasoning-delta":
+            case "reasoning-end": {
+              let block = reasoning.get(part.id);
+              if (!block) reasoning.set(part.id, (block = { text: "" }));
+              if (part.providerMetadata?.anthropic) block.metadata = { ...block.metadata, ...part.providerMetadata.anthropic } as ReasoningMetadata;
+              if (part.type === "reasoning-delta" && part.delta !== "") {
+                block.text += part.delta;
+                yield { type: "reasoning_delta", text: part.delta };
+              }
+              if (part.type === "reasoning-end" && block.metadata) this.#rememberReasoning(block.text, block.metadata);
+              break;
             }
-            if (part.type === "reasoning-end" && block.metadata) this.#rememberReasoning(block.text, block.metadata);
-            break;
+            case "tool-input-start":
+              yield { type: "tool_input_start", callId: part.id, toolName: part.toolName };
+              break;
+            case "tool-input-delta":
+              if (part.delta !== "") yield { type: "tool_input_delta", callId: part.id, text: part.delta };
+              break;
+            case "tool-call":
+              // Unparsable input comes through as its raw text: the loop turns it (and unknown
+              // tools) into error results the model can read.
+              yield { type: "tool_call", callId: part.toolCallId, toolName: part.toolName, input: parseToolInput(part.input) };
+              break;
+            case "finish": {
+              if (part.finishReason.unified === "error") throw new ModelError("bad_response", `${this.#label()} ended the stream with an error`);
+              if (part.finishReason.unified === "other" && part.finishReason.raw === undefined) break; // no finish from the server: see below
+              finished = true;
+              yield { type: "finish", reason: mapFinishReason(part.finishReason.unified), usage: mapUsage(part.usage) };
+              break;
+            }
+            case "error":
+              throw part.error;
+            default:
+              break;
           }
-          case "tool-input-start":
-            yield { type: "tool_input_start", callId: part.id, toolName: part.toolName };
-            break;
-          case "tool-input-delta":
-            if (part.delta !== "") yield { type: "tool_input_delta", callId: part.id, text: part.delta };
-            break;
-          case "tool-call":
-            // Unparsable input comes through as its raw text: the loop turns it (and unknown
-            // tools) into error results the model can read.
-            yield { type: "tool_call", callId: part.toolCallId, toolName: part.toolName, input: parseToolInput(part.input) };
-            break;
-          case "finish": {
-            if (part.finishReason.unified === "error") throw new ModelError("bad_response", `${this.#label()} ended the stream with an error`);
-            if (part.finishReason.unified === "other" && part.finishReason.raw === undefined) break; // no finish from the server: see below
-            finished = true;
-            yield { type: "finish", reason: mapFinishReason(part.finishReason.unified), usage: mapUsage(part.usage) };
-            break;
-          }
-          case "error":
-            throw part.error;
-          default:
-            break;
         }
       }
       if (!finished) {
@@ -318,19 +322,6 @@ export class AiSdkModelAdapter implements ModelAdapter {
   #errorContext(): ErrorContext {
     const { spec, baseUrl, envVar, hadKey } = this.#config;
     return { spec, baseUrl, envVar, hadKey };
-  }
-}
-
-async function* readParts(stream: ReadableStream<LanguageModelV3StreamPart>): AsyncGenerator<LanguageModelV3StreamPart> {
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    reader.releaseLock();
   }
 }
 

@@ -69,10 +69,11 @@ export class LeanChatStreams {
 
   /**
    * Runs `start` (the provider's `doStream`, which must pass `includeRawChunks: true` and the
-   * given call headers) and returns the stream parts to read: lean when the answer is an SSE
-   * body, the provider's own stream otherwise.
+   * given call headers) and returns the stream parts to read, in batches (the parts of one
+   * network read together: one async step per read, not per delta): lean when the answer is an
+   * SSE body, the provider's own stream otherwise.
    */
-  async open(start: (headers: Record<string, string>) => PromiseLike<{ stream: ReadableStream<Part> }>): Promise<AsyncIterable<Part>> {
+  async open(start: (headers: Record<string, string>) => PromiseLike<{ stream: ReadableStream<Part> }>): Promise<AsyncIterable<Part[]>> {
     let feeder!: ReadableStreamDefaultController<Uint8Array>;
     const feed = new ReadableStream<Uint8Array>({ start: (controller) => void (feeder = controller) });
     const capture: Capture = { feed };
@@ -84,7 +85,7 @@ export class LeanChatStreams {
     } finally {
       this.#captures.delete(id);
     }
-    if (capture.body === undefined) return stream;
+    if (capture.body === undefined) return partBatches(stream);
     return leanParts(stream, capture.body, feeder, this.stats);
   }
 }
@@ -93,13 +94,27 @@ function isEventStream(response: Response): boolean {
   return (response.headers.get("content-type") ?? "").toLowerCase().startsWith("text/event-stream");
 }
 
-async function* leanParts(provider: ReadableStream<Part>, body: ReadableStream<Uint8Array>, feed: ReadableStreamDefaultController<Uint8Array>, stats: LeanStats): AsyncGenerator<Part> {
+/** A stream's parts, one per batch. */
+export async function* partBatches(stream: ReadableStream<Part>): AsyncGenerator<Part[]> {
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) return;
+      yield [next.value];
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+async function* leanParts(provider: ReadableStream<Part>, body: ReadableStream<Uint8Array>, feed: ReadableStreamDefaultController<Uint8Array>, stats: LeanStats): AsyncGenerator<Part[]> {
   const fromProvider = provider.getReader();
   const sse = new SseData();
   const decoder = new TextDecoder();
   let first = true;
-  /** Hands one event to the provider and yields what it made of it (up to the marker's raw echo). */
-  async function* forward(data: string): AsyncGenerator<Part> {
+  /** Hands one event to the provider and adds what it made of it (up to the marker's raw echo) to `parts`. */
+  async function forward(data: string, parts: Part[]): Promise<void> {
     stats.forwarded += 1;
     feed.enqueue(encoder.encode(`${encodeData(data)}${markerEvent}`));
     for (;;) {
@@ -110,14 +125,15 @@ async function* leanParts(provider: ReadableStream<Part>, body: ReadableStream<U
         if (isMarker(part.rawValue)) return;
         continue;
       }
-      yield part;
+      parts.push(part);
     }
   }
   try {
     // The provider's first part (stream-start, with the request's warnings) comes before any data.
     const started = await fromProvider.read();
-    if (!started.done) yield started.value;
+    if (!started.done) yield [started.value];
     for await (const bytes of body) {
+      const parts: Part[] = [];
       for (const data of sse.push(decoder.decode(bytes, { stream: true }))) {
         if (data === "[DONE]") continue;
         let chunk: unknown;
@@ -131,25 +147,28 @@ async function* leanParts(provider: ReadableStream<Part>, body: ReadableStream<U
           if (first) {
             // As the provider does for its first chunk (it also tells the adapter data has begun).
             first = false;
-            yield responseMetadata(chunk as PlainChunk);
+            parts.push(responseMetadata(chunk as PlainChunk));
           }
           const delta = (chunk as PlainChunk).choices[0]?.delta;
           const reasoning = delta?.reasoning_content ?? delta?.reasoning;
-          if (reasoning) yield { type: "reasoning-delta", id: "reasoning-0", delta: reasoning };
-          if (delta?.content) yield { type: "text-delta", id: "txt-0", delta: delta.content };
+          if (reasoning) parts.push({ type: "reasoning-delta", id: "reasoning-0", delta: reasoning });
+          if (delta?.content) parts.push({ type: "text-delta", id: "txt-0", delta: delta.content });
         } else {
           first = false;
-          yield* forward(data);
+          await forward(data, parts);
         }
       }
+      if (parts.length > 0) yield parts;
     }
     // The provider's flush: pending tool calls, the finish reason and usage (or its error).
     feed.close();
+    const rest: Part[] = [];
     for (;;) {
       const next = await fromProvider.read();
-      if (next.done) return;
-      if (next.value.type !== "raw") yield next.value;
+      if (next.done) break;
+      if (next.value.type !== "raw") rest.push(next.value);
     }
+    if (rest.length > 0) yield rest;
   } finally {
     void fromProvider.cancel().catch(() => undefined);
   }
