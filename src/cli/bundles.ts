@@ -27,7 +27,8 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
   const source = readFileSync(file, "latin1");
   const cacheFile = env.NODE_DISABLE_COMPILE_CACHE === "1" ? undefined : join(env.NODE_COMPILE_CACHE || join(bundleDir, ".cache"), `agentkit-acp-${name}-${process.version}-${process.arch}.bin`);
   const cached = cacheFile === undefined ? undefined : readCache(cacheFile);
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  // The bundle is a CommonJS module's wrapper function (build-bin.mjs): compiled as read.
+  const script = new vm.Script(source, {
     filename: file,
     cachedData: cached,
     // import() of what the bundle leaves to Node (native add-ons, files loaded by path).
