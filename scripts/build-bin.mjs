@@ -25,8 +25,7 @@ await build({
   external: ["pg-native", "bufferutil", "utf-8-validate"],
   // import.meta.url (package-files.ts, createRequire) is the bundle's own URL.
   define: { "import.meta.url": "__bundle_url" },
-  // The file is the CommonJS wrapper function itself, so the loader compiles it as read (no
-  // concatenated copy of 2 MB of source); nothing but that loader runs it.
+  // The file is the CommonJS wrapper function itself (nothing but the bin's loader runs it).
   // Strict, as the ES modules it is made of (the directive must come first in the function).
   banner: { js: '(function (exports, require, module, __filename, __dirname) { "use strict"; const __bundle_url = require("node:url").pathToFileURL(__filename).href;' },
   footer: { js: "})" },
