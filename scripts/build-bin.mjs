@@ -6,7 +6,8 @@
 // bundles do not share chunks. The library entry points (dist/index.js …) are unchanged and keep
 // importing node_modules.
 import { build } from "esbuild";
-import { readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -35,9 +36,13 @@ await build({
   charset: "ascii",
   logLevel: "warning",
 });
-// The loader reads a bundle as one-byte text (half the memory of a UTF-16 string): it must be ASCII.
+// The loader reads a bundle as one-byte text (half the memory of a UTF-16 string): it must be
+// ASCII. Its code cache is named after the content's hash (V8 checks only the length).
+const manifest = {};
 for (const name of commandNames) {
   const bytes = readFileSync(`${root}dist/bin/${name}.cjs`);
   const at = bytes.findIndex((byte) => byte > 0x7f);
   if (at !== -1) throw new Error(`dist/bin/${name}.cjs is not ASCII at byte ${at}: ${bytes.subarray(Math.max(0, at - 40), at + 40).toString()}`);
+  manifest[name] = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
 }
+writeFileSync(`${root}dist/bin/manifest.json`, `${JSON.stringify(manifest, null, 2)}\n`);

@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { debuglog } from "node:util";
 import vm from "node:vm";
@@ -13,20 +14,23 @@ import vm from "node:vm";
  *
  * The cache is written when a process that had none (or one V8 refused) exits, after the run
  * compiled what it used: the hot path of a prompt is in it, not only start-up. Like Node's own
- * compile cache it is not rewritten after that (making it costs ~17 ms of CPU for `serve`). It
- * lives next to the bundles (dist/bin/.cache, rebuilt with them) or in `NODE_COMPILE_CACHE`;
- * `NODE_DISABLE_COMPILE_CACHE=1` turns it off. Any failure to read or write it only costs the
- * compile. V8 checks the data against the source, its own version and flags, and refuses
- * what does not match. `NODE_DEBUG=agentkit-code-cache` says what happened.
+ * compile cache it is not rewritten after that (making it costs ~17 ms of CPU for `serve`).
+ * Its file is named after the bundle's content hash (dist/bin/manifest.json, written by the
+ * build): V8 itself checks only the source's length, its own version and flags. It lives in
+ * `NODE_COMPILE_CACHE` when set, else next to the bundles (dist/bin/.cache, rebuilt with them),
+ * else, where the package is not ours to write (a global install by root), in the temp
+ * directory. `NODE_DISABLE_COMPILE_CACHE=1` turns it off. Any failure to read or write it only
+ * costs the compile. `NODE_DEBUG=agentkit-code-cache` says what happened.
  */
 
 const debug = debuglog("agentkit-code-cache");
+
 export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
   const file = join(bundleDir, `${name}.cjs`);
   // The bundle is ASCII (build-bin.mjs checks): a one-byte string, half the memory of UTF-16.
   const source = readFileSync(file, "latin1");
-  const cacheFile = env.NODE_DISABLE_COMPILE_CACHE === "1" ? undefined : join(env.NODE_COMPILE_CACHE || join(bundleDir, ".cache"), `agentkit-acp-${name}-${process.version}-${process.arch}.bin`);
-  const cached = cacheFile === undefined ? undefined : readCache(cacheFile);
+  const cache = cacheLocation(bundleDir, name, env);
+  const cached = cache === undefined ? undefined : readCache(join(cache.dir, cache.file));
   // The bundle is a CommonJS module's wrapper function (build-bin.mjs). The concatenation makes
   // V8 copy the source into its heap: readFileSync returns a text this large as an external
   // string, and with one the functions compiled later (lazily) made a first prompt's model
@@ -38,12 +42,36 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const used = cached !== undefined && !script.cachedDataRejected;
-  debug("%s: %s", name, cacheFile === undefined ? "off" : cached === undefined ? "no cache yet" : used ? `cache used (${cached.length} bytes)` : "cache refused by V8");
-  if (cacheFile !== undefined && !used) process.once("exit", () => writeCache(cacheFile, script));
+  debug("%s: %s", name, cache === undefined ? "off" : cached === undefined ? "no cache yet" : used ? `cache used (${cached.length} bytes)` : "cache refused by V8");
+  if (cache !== undefined && !used) process.once("exit", () => writeCache(cache, name, script));
   const module = { exports: {} as Record<string, unknown> };
   const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
   run(module.exports, createRequire(file), module, file, dirname(file));
   return module.exports;
+}
+
+interface CacheLocation {
+  dir: string;
+  file: string;
+}
+
+function cacheLocation(bundleDir: string, name: string, env: NodeJS.ProcessEnv): CacheLocation | undefined {
+  if (env.NODE_DISABLE_COMPILE_CACHE === "1") return undefined;
+  let hash: unknown;
+  try {
+    hash = (JSON.parse(readFileSync(join(bundleDir, "manifest.json"), "utf8")) as Record<string, unknown>)[name];
+  } catch {
+    // a build without a manifest: no key to trust a cache by
+  }
+  if (typeof hash !== "string") return undefined;
+  const file = `agentkit-acp-${name}-${hash}-${process.version}-${process.arch}.bin`;
+  if (env.NODE_COMPILE_CACHE) return { dir: env.NODE_COMPILE_CACHE, file };
+  try {
+    accessSync(bundleDir, constants.W_OK);
+    return { dir: join(bundleDir, ".cache"), file };
+  } catch {
+    return { dir: join(tmpdir(), `agentkit-acp-code-cache-${process.getuid?.() ?? "user"}`), file };
+  }
 }
 
 function readCache(file: string): Buffer | undefined {
@@ -54,15 +82,19 @@ function readCache(file: string): Buffer | undefined {
   }
 }
 
-/** At exit: the code compiled by now, written whole or not at all (rename). */
-function writeCache(file: string, script: vm.Script): void {
+/** At exit: the code compiled by now, written whole or not at all (rename); older builds' caches of this command go. */
+function writeCache({ dir, file }: CacheLocation, name: string, script: vm.Script): void {
   try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK); // before the costly part
     const data = script.createCachedData();
-    mkdirSync(dirname(file), { recursive: true });
-    const partial = `${file}.${process.pid}`;
+    const partial = join(dir, `${file}.${process.pid}`);
     writeFileSync(partial, data);
-    renameSync(partial, file);
+    renameSync(partial, join(dir, file));
     debug("cache written (%d bytes)", data.length);
+    const stale = `agentkit-acp-${name}-`;
+    const current = `-${process.version}-${process.arch}.bin`;
+    for (const other of readdirSync(dir)) if (other !== file && other.startsWith(stale) && other.endsWith(current)) rmSync(join(dir, other), { force: true });
   } catch (error) {
     debug("cache not written: %s", error instanceof Error ? error.message : String(error));
   }

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -31,6 +31,7 @@ describe("agentkit-acp CLI entry", () => {
 });
 
 describe("the bundles' code cache", () => {
+  const manifest = (): Record<string, string> => JSON.parse(readFileSync(new URL("../../dist/bin/manifest.json", import.meta.url), "utf8")) as Record<string, string>;
   const run = (env: NodeJS.ProcessEnv): { status: number | null; stdout: string; log: string } => {
     const r = spawnSync(process.execPath, [bin, "serve", "--help"], { encoding: "utf8", env: { ...process.env, NODE_DEBUG: "agentkit-code-cache", ...env } });
     return { status: r.status, stdout: r.stdout, log: r.stderr };
@@ -45,7 +46,7 @@ describe("the bundles' code cache", () => {
     expect(first.log).toContain("serve: no cache yet");
     expect(first.log).toContain("cache written");
     const [file] = readdirSync(dir);
-    expect(file).toBe(`agentkit-acp-serve-${process.version}-${process.arch}.bin`);
+    expect(file).toBe(`agentkit-acp-serve-${manifest().serve}-${process.version}-${process.arch}.bin`);
 
     const second = run({ NODE_COMPILE_CACHE: dir });
     expect(second.log).toMatch(/serve: cache used \(\d+ bytes\)/);
@@ -59,6 +60,27 @@ describe("the bundles' code cache", () => {
     expect(third.log).toContain("cache written");
     expect(third.stdout).toBe(first.stdout);
     expect(run({ NODE_COMPILE_CACHE: dir }).log).toContain("serve: cache used");
+
+    // Another build's cache of the command (a different content hash) goes when this one is written.
+    const older = `agentkit-acp-serve-0000000000000000-${process.version}-${process.arch}.bin`;
+    writeFileSync(join(dir, older), randomBytes(64));
+    rmSync(join(dir, file!));
+    expect(run({ NODE_COMPILE_CACHE: dir }).log).toContain("cache written");
+    expect(readdirSync(dir)).toEqual([file]);
+  });
+
+  // root may write anywhere: the fallback shows only for a user the package is not writable by.
+  const asNobody = process.getuid?.() === 0 && spawnSync("runuser", ["-u", "nobody", "--", "test", "-r", bin]).status === 0;
+  it.skipIf(!asNobody)("lives in the temp directory where the package is not the user's to write", () => {
+    const tmp = mkdtempSync(join(tmpdir(), "agentkit-code-cache-tmp-"));
+    afterEachTest(() => rmSync(tmp, { recursive: true, force: true }));
+    chmodSync(tmp, 0o1777);
+    const runAsNobody = (): string =>
+      spawnSync("runuser", ["-u", "nobody", "--", "env", `TMPDIR=${tmp}`, "NODE_DEBUG=agentkit-code-cache", process.execPath, bin, "serve", "--help"], { encoding: "utf8" }).stderr;
+    expect(runAsNobody()).toContain("cache written");
+    expect(runAsNobody()).toContain("serve: cache used");
+    const uid = spawnSync("id", ["-u", "nobody"], { encoding: "utf8" }).stdout.trim();
+    expect(readdirSync(join(tmp, `agentkit-acp-code-cache-${uid}`))).toEqual([`agentkit-acp-serve-${manifest().serve}-${process.version}-${process.arch}.bin`]);
   });
 
   it("costs only the compile when it cannot be written, and is off with NODE_DISABLE_COMPILE_CACHE=1", () => {
