@@ -5,6 +5,10 @@
  * that took more than a moment. The stdio stream holds the end of input back until each
  * request read before it is answered: running prompts are cancelled first (as a client's
  * `session/cancel` would), so they answer `cancelled`; the wait is bounded.
+ *
+ * Over ACP v2 a prompt is answered as soon as its turn starts, and the turn ends with an idle
+ * `state_update`: a session whose last `state_update` said it runs is cancelled and waited for
+ * the same way, so the client hears how its turn ended.
  */
 
 /** Longest wait at the end of input for the answers still owed. */
@@ -15,12 +19,18 @@ const TRACKED_LINE_BYTES = 1024 * 1024;
 const RESPONSE_PREFIX = /^\{"jsonrpc":"2\.0","id":(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"),"(?:result|error)"/;
 const PREFIX_BYTES = 512;
 const LETTER_I = 0x69;
+const LETTER_M = 0x6d;
+/** Updates longer than this are not state updates (they are a few dozen bytes plus the session id). */
+const STATE_UPDATE_MAX_BYTES = 1024;
+const STATE_UPDATE = Buffer.from('"sessionUpdate":"state_update"');
 
 type Key = string;
 
 export class UnansweredRequests {
   /** Request id → the session of a `session/prompt` (to cancel it), or null. */
   readonly #pending = new Map<Key, string | null>();
+  /** Sessions whose v2 turn runs (a `state_update` said running, no idle yet). */
+  readonly #running = new Set<string>();
   #drained: (() => void) | undefined;
   readonly #decoder = new TextDecoder();
 
@@ -45,25 +55,48 @@ export class UnansweredRequests {
   /** A line to the client: a response settles what it answers. */
   observeOutput(chunk: Uint8Array): void {
     // `{"jsonrpc":"2.0","` is 18 bytes: an update goes on with `method`, a response with `id`.
+    if (chunk[18] === LETTER_M) {
+      if (chunk.length <= STATE_UPDATE_MAX_BYTES) this.#observeStateUpdate(chunk);
+      return;
+    }
     if (this.#pending.size === 0 || chunk[18] !== LETTER_I) return;
     const match = RESPONSE_PREFIX.exec(this.#decoder.decode(chunk.subarray(0, PREFIX_BYTES)));
     if (!match?.[1]) return;
     const literal = match[1];
     const key = literal.startsWith('"') ? keyOf(JSON.parse(literal) as unknown) : keyOf(Number(literal));
     if (key === undefined || !this.#pending.delete(key)) return;
-    if (this.#pending.size === 0) this.#drained?.();
+    this.#checkDrained();
+  }
+
+  #observeStateUpdate(chunk: Uint8Array): void {
+    if (Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).indexOf(STATE_UPDATE) === -1) return;
+    let update: { params?: { sessionId?: unknown; update?: { state?: unknown } } };
+    try {
+      update = JSON.parse(this.#decoder.decode(chunk)) as typeof update;
+    } catch {
+      return;
+    }
+    const sessionId = update.params?.sessionId;
+    if (typeof sessionId !== "string") return;
+    if (update.params?.update?.state === "idle") {
+      if (this.#running.delete(sessionId)) this.#checkDrained();
+    } else this.#running.add(sessionId);
+  }
+
+  #checkDrained(): void {
+    if (this.#pending.size === 0 && this.#running.size === 0) this.#drained?.();
   }
 
   /** `session/cancel` lines for the prompts still running (what the client would send to stop them). */
   cancelLines(): Uint8Array[] {
-    const sessions = new Set([...this.#pending.values()].filter((s): s is string => s !== null));
+    const sessions = new Set([...this.#pending.values()].filter((s): s is string => s !== null).concat([...this.#running]));
     const encoder = new TextEncoder();
     return [...sessions].map((sessionId) => encoder.encode(`${JSON.stringify({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } })}\n`));
   }
 
-  /** Resolves once every tracked request is answered, or after `withinMs`. */
+  /** Resolves once every tracked request is answered and every v2 turn ended, or after `withinMs`. */
   drained(withinMs = END_OF_INPUT_ANSWER_MS): Promise<void> {
-    if (this.#pending.size === 0) return Promise.resolve();
+    if (this.#pending.size === 0 && this.#running.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, withinMs);
       timer.unref();

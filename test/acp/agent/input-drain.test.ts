@@ -23,6 +23,26 @@ describe("UnansweredRequests (what stdin's end waits for)", () => {
     expect(owed.cancelLines()).toEqual([]);
   });
 
+  it("a v2 turn (answered when it started) is owed until its idle state_update: cancelled at the end of input, waited for", async () => {
+    const owed = new UnansweredRequests();
+    const state = (sessionId: string, value: string): Uint8Array => bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId, update: { sessionUpdate: "state_update", state: value } } });
+    owed.observeInput(bytes({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "s2" } }));
+    owed.observeOutput(state("s2", "running"));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", id: 2, result: { messageId: "m" } }));
+    owed.observeOutput(state("s3", "running"));
+    owed.observeOutput(state("s3", "idle")); // ended before the input did
+    owed.observeOutput(bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s2", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "state_update" } } } }));
+    expect(owed.cancelLines().map((line) => JSON.parse(new TextDecoder().decode(line)) as unknown)).toEqual([{ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s2" } }]);
+    let drained = false;
+    const done = owed.drained(60_000).then(() => (drained = true));
+    owed.observeOutput(state("s2", "requires_action"));
+    await Promise.resolve();
+    expect(drained).toBe(false);
+    owed.observeOutput(state("s2", "idle"));
+    await done;
+    expect(owed.cancelLines()).toEqual([]);
+  });
+
   it("the wait is bounded; with nothing owed it is over at once", async () => {
     await new UnansweredRequests().drained(60_000);
     const owed = new UnansweredRequests();

@@ -101,6 +101,22 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     expect(client.text(sessionId, "agent_message_chunk")).toContain("second turn");
   });
 
+  it("stdin closed during a running turn: the turn ends idle/cancelled on stdout before serve exits 0 (as over v1)", async () => {
+    const dir = workspace();
+    const script = writeScript(dir, [{ hang: true, text: "long job" }]);
+    const client = serveV2(["--model", `scripted:${script}`, "--protocol", "v2"], dir);
+    await client.agent.request(V2.methods.agent.initialize, { protocolVersion: 2, info });
+    const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir });
+    await client.agent.request(V2.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
+    await client.until(() => client.text(sessionId, "agent_message_chunk").length > 0, "streaming to start");
+    client.proc.child.stdin!.end();
+    expect(await client.proc.exited).toEqual({ code: 0, signal: null });
+    expect(client.idle(sessionId)).toMatchObject([{ stopReason: "cancelled" }]);
+    // Every line on stdout is a JSON-RPC message (stdoutLines parses each).
+    expect(client.proc.stdoutLines()).toEqual(expect.arrayContaining([expect.objectContaining({ jsonrpc: "2.0" })]));
+    expect(client.proc.stdoutLines().every((message) => (message as { jsonrpc?: unknown }).jsonrpc === "2.0")).toBe(true);
+  });
+
   it("a prompt sent while a turn runs is held and runs after it; list and resume with replay; close", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ text: "first answer" }, { text: "second answer" }]);
