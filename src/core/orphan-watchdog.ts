@@ -1,18 +1,29 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 
 /**
  * A tiny supervisor process that ends our process groups when we die without cleaning up
  * (SIGKILL, OOM kill, crash): Node has no PR_SET_PDEATHSIG, and detached groups outlive us.
  * It reads "+pgid start" / "-pgid" lines on stdin (start: the leader's start time, so that an id
- * reused by another process's group is never signalled, see process-group.ts); when stdin
- * closes (our end closes on any death, the kernel sees to that) or it finds itself reparented,
- * it sends SIGTERM to the groups still listed, SIGKILL to any left after `graceMs`, and exits
- * once they are gone (at once when none is listed, so it never outlives an orderly exit). It runs in its own process group, so a kill of ours does not take it along, and is
- * unref'd: it never keeps this process alive. Started just before the first group is spawned.
+ * reused by another process's group is never signalled, see process-group.ts), and "bye" when
+ * we exit in order. When stdin closes (our end closes on any death, the kernel sees to that) or
+ * it finds itself reparented, it sends SIGTERM to the groups still listed, SIGKILL to any left
+ * after `graceMs`, and exits once they are gone (at once when none is listed, so it never
+ * outlives an orderly exit). It runs in its own process group, so a kill of ours does not take
+ * it along, and is unref'd: it never keeps this process alive. Started just before the first
+ * group is spawned.
+ *
+ * A group can start running before its "+" line is written (the child runs on another core
+ * while we return from spawn), so a death in between would leave it unlisted. Every process we
+ * spawn therefore carries a marker in its environment (`orphanWatchEnv`), and after a death that
+ * was not orderly (no "bye") the watchdog also ends the groups of the marked processes it finds
+ * in /proc.
  */
 const SCRIPT = `
 const fs = require("node:fs");
+const [graceMs, marker] = process.argv.slice(1);
 const groups = new Map();
+let orderly = false;
 let buffer = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (chunk) => {
@@ -21,6 +32,7 @@ process.stdin.on("data", (chunk) => {
   while ((at = buffer.indexOf("\\n")) >= 0) {
     const line = buffer.slice(0, at);
     buffer = buffer.slice(at + 1);
+    if (line === "bye") { orderly = true; continue; }
     const [id, startedAt = ""] = line.slice(1).split(" ");
     const pgid = Number(id);
     if (!Number.isInteger(pgid) || pgid <= 1) continue;
@@ -33,12 +45,26 @@ const reused = (g) => { const was = groups.get(g); const now = was ? startTime(g
 const signal = (sig) => { for (const g of [...groups.keys()]) { if (reused(g)) { groups.delete(g); continue; } try { process.kill(-g, sig); } catch {} } };
 const alive = () => [...groups.keys()].some((g) => { if (reused(g)) return false; try { process.kill(-g, 0); return true; } catch { return false; } });
 let ending = false;
+// The groups of processes carrying our marker (a marked process in a group listed or not).
+const addMarked = () => {
+  const needle = "\\0" + marker + "\\0";
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\\d+$/.test(entry)) continue;
+    try {
+      if (!("\\0" + fs.readFileSync("/proc/" + entry + "/environ", "latin1")).includes(needle)) continue;
+      const fields = fs.readFileSync("/proc/" + entry + "/stat", "utf8");
+      const pgid = Number(fields.slice(fields.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgid > 1 && !groups.has(pgid)) groups.set(pgid, "");
+    } catch {}
+  }
+};
 const end = () => {
   if (ending) return;
   ending = true;
+  if (!orderly) { try { addMarked(); } catch {} }
   if (groups.size === 0) process.exit(0);
   signal("SIGTERM");
-  const deadline = Date.now() + Number(process.argv[1]);
+  const deadline = Date.now() + Number(graceMs);
   setInterval(() => {
     if (!alive()) process.exit(0);
     if (Date.now() < deadline) return;
@@ -56,6 +82,9 @@ setInterval(() => { if (process.ppid !== parent) end(); }, 250);
 let enabled = false;
 let graceMs = 1000;
 let watchdog: ChildProcess | undefined;
+/** The environment entry every process we spawn carries while the watchdog runs (see above). */
+const MARKER_NAME = "AGENTKIT_ORPHAN_WATCH";
+const marker = `${MARKER_NAME}=${randomBytes(8).toString("hex")}`;
 
 /** Turns the watchdog on for this process (the CLI does; embedders may). `grace` is SIGTERM → SIGKILL. */
 export function enableOrphanWatchdog(options: { graceMs?: number } = {}): void {
@@ -79,6 +108,15 @@ export function unwatchGroup(pgid: number): void {
   if (watchdog) send(`-${pgid}\n`);
 }
 
+/**
+ * `env` (default: this process's) with the watchdog's marker, for a process about to be spawned
+ * into its own group; unchanged when the watchdog is off.
+ */
+export function orphanWatchEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | undefined {
+  if (!enabled || !watchdog) return env;
+  return { ...(env ?? process.env), [MARKER_NAME]: marker.slice(MARKER_NAME.length + 1) };
+}
+
 /** The watchdog's pid, when one runs (tests). */
 export function orphanWatchdogPid(): number | undefined {
   return watchdog?.pid;
@@ -92,12 +130,14 @@ function send(line: string): void {
 
 function start(): ChildProcess | undefined {
   try {
-    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs)], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs), marker], { stdio: ["pipe", "ignore", "ignore"], detached: true });
     child.on("error", () => undefined);
     child.stdin?.on("error", () => undefined);
     child.unref();
     (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
     watchdog = child;
+    // An orderly exit: what the exit hooks did not end is not the watchdog's to look for.
+    process.once("exit", () => send("bye\n"));
     return child;
   } catch {
     enabled = false; // cannot spawn: the exit hook still covers orderly exits

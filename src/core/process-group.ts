@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { readyOrphanWatchdog, unwatchGroup, watchGroup } from "./orphan-watchdog.js";
+import { orphanWatchEnv, readyOrphanWatchdog, unwatchGroup, watchGroup } from "./orphan-watchdog.js";
 
 /**
  * Process-group helpers, shared by commands, MCP stdio servers, ACP agents and terminals.
@@ -49,11 +49,14 @@ function validGroup(pgid: number): boolean {
 /**
  * Spawns `file` as the leader of a new process group (`detached`), tracked before this returns.
  * The orphan watchdog is started first, so telling it of the group is one write in the same tick
- * as the spawn: even a SIGKILL of ours that lands as soon as the command runs leaves nothing behind.
+ * as the spawn; and the process carries the watchdog's marker in its environment, so even a
+ * SIGKILL of ours that lands before that write (the command runs on another core meanwhile)
+ * leaves nothing behind.
  */
 export function spawnProcessGroup(file: string, args: readonly string[], options: Omit<SpawnOptions, "detached">): ChildProcess {
   readyOrphanWatchdog();
-  const child = spawn(file, args, { ...options, detached: true });
+  // Marked, so the watchdog finds the group even if we die before telling it (orphan-watchdog.ts).
+  const child = spawn(file, args, { ...options, env: orphanWatchEnv(options.env), detached: true });
   if (child.pid !== undefined) {
     // Still listed under this id: a group of ours that ended unnoticed; the id is the new one's now.
     liveGroups.delete(child.pid);

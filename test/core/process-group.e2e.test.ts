@@ -104,3 +104,40 @@ describe.skipIf(!canChoosePid)("process groups: an id reused by another process'
     expect(pidAlive(pid)).toBe(true);
   });
 });
+
+describe("the orphan watchdog and a group it was never told of", () => {
+  // The "+pgid" line is written after spawn() returns, while the command already runs on another
+  // core: a SIGKILL in between left the command behind (seen as a flaky test under load). Every
+  // process we spawn carries the watchdog's marker in its environment, so the watchdog finds it.
+  it("ends a marked group after the owner's SIGKILL, even with no line about it", async () => {
+    const script = `
+      const { enableOrphanWatchdog, orphanWatchdogPid, unwatchGroup } = await import(${JSON.stringify(new URL("../../dist/core/orphan-watchdog.js", import.meta.url).href)});
+      const { spawnProcessGroup } = await import(${JSON.stringify(new URL("../../dist/core/process-group.js", import.meta.url).href)});
+      enableOrphanWatchdog({ graceMs: 200 });
+      const child = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
+      unwatchGroup(child.pid); // as if the "+" line had never been written
+      process.stdout.write(child.pid + " " + orphanWatchdogPid() + "\\n");
+      setInterval(() => undefined, 1000);`;
+    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const ids: number[] = [];
+    afterEachTest(() => {
+      owner.kill("SIGKILL");
+      for (const pid of ids) killGroup(pid);
+    });
+    const [pid, watchdog] = await new Promise<number[]>((resolve) => {
+      let out = "";
+      owner.stdout!.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.endsWith("\n")) resolve(out.trim().split(" ").map(Number));
+      });
+    });
+    ids.push(pid!);
+    expect(pidAlive(pid!)).toBe(true);
+    owner.kill("SIGKILL");
+    await once(owner, "exit");
+    const deadline = Date.now() + 10_000;
+    while ((pidAlive(watchdog!) || pidAlive(pid!)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(pidAlive(pid!)).toBe(false);
+    expect(pidAlive(watchdog!)).toBe(false);
+  });
+});
