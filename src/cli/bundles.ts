@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -18,8 +18,8 @@ import vm from "node:vm";
  * Its file is named after the bundle's content hash (dist/bin/manifest.json, written by the
  * build): V8 itself checks only the source's length, its own version and flags. It lives in
  * `NODE_COMPILE_CACHE` when set, else next to the bundles (dist/bin/.cache, rebuilt with them),
- * else, where the package is not ours to write (a global install by root), in the temp
- * directory. `NODE_DISABLE_COMPILE_CACHE=1` turns it off. Any failure to read or write it only
+ * else, where the package is not ours to write (a global install by root), in a directory of
+ * the user's own (mode 0700) in the temp directory. `NODE_DISABLE_COMPILE_CACHE=1` turns it off. Any failure to read or write it only
  * costs the compile. `NODE_DEBUG=agentkit-code-cache` says what happened.
  */
 
@@ -53,6 +53,8 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
 interface CacheLocation {
   dir: string;
   file: string;
+  /** Made readable and writable by this user only. */
+  private?: boolean;
 }
 
 function cacheLocation(bundleDir: string, name: string, env: NodeJS.ProcessEnv): CacheLocation | undefined {
@@ -70,7 +72,23 @@ function cacheLocation(bundleDir: string, name: string, env: NodeJS.ProcessEnv):
     accessSync(bundleDir, constants.W_OK);
     return { dir: join(bundleDir, ".cache"), file };
   } catch {
-    return { dir: join(tmpdir(), `agentkit-acp-code-cache-${process.getuid?.() ?? "user"}`), file };
+    const dir = join(tmpdir(), `agentkit-acp-code-cache-${process.getuid?.() ?? "user"}`);
+    return ownedByUs(dir) ? { dir, file, private: true } : undefined;
+  }
+}
+
+/**
+ * V8 runs what a cache holds: one in a shared temp directory is used only from a directory of
+ * ours that nobody else can write to (or none yet: it is made so).
+ */
+function ownedByUs(dir: string): boolean {
+  try {
+    const stat = lstatSync(dir);
+    const ours = stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0;
+    if (!ours) debug("not using %s: not a directory of this user's that only it can write", dir);
+    return ours;
+  } catch {
+    return true; // not there yet
   }
 }
 
@@ -83,9 +101,10 @@ function readCache(file: string): Buffer | undefined {
 }
 
 /** At exit: the code compiled by now, written whole or not at all (rename); older builds' caches of this command go. */
-function writeCache({ dir, file }: CacheLocation, name: string, script: vm.Script): void {
+function writeCache({ dir, file, private: own }: CacheLocation, name: string, script: vm.Script): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, ...(own ? { mode: 0o700 } : {}) });
+    if (own && !ownedByUs(dir)) return; // made by someone else meanwhile
     accessSync(dir, constants.W_OK); // before the costly part
     const data = script.createCachedData();
     const partial = join(dir, `${file}.${process.pid}`);

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -77,12 +77,25 @@ describe("the bundles' code cache", () => {
     const tmp = mkdtempSync(join(tmpdir(), "agentkit-code-cache-tmp-"));
     afterEachTest(() => rmSync(tmp, { recursive: true, force: true }));
     chmodSync(tmp, 0o1777);
-    const runAsNobody = (): string =>
-      spawnSync("runuser", ["-u", "nobody", "--", "env", `TMPDIR=${tmp}`, "NODE_DEBUG=agentkit-code-cache", process.execPath, bin, "serve", "--help"], { encoding: "utf8" }).stderr;
+    const runAsNobody = (dir = tmp): string =>
+      spawnSync("runuser", ["-u", "nobody", "--", "env", `TMPDIR=${dir}`, "NODE_DEBUG=agentkit-code-cache", process.execPath, bin, "serve", "--help"], { encoding: "utf8" }).stderr;
     expect(runAsNobody()).toContain("cache written");
     expect(runAsNobody()).toContain("serve: cache used");
     const uid = spawnSync("id", ["-u", "nobody"], { encoding: "utf8" }).stdout.trim();
-    expect(readdirSync(join(tmp, `agentkit-acp-code-cache-${uid}`))).toEqual([`agentkit-acp-serve-${manifest().serve}-${process.version}-${process.arch}.bin`]);
+    const own = join(tmp, `agentkit-acp-code-cache-${uid}`);
+    expect(readdirSync(own)).toEqual([`agentkit-acp-serve-${manifest().serve}-${process.version}-${process.arch}.bin`]);
+    expect(statSync(own).mode & 0o777).toBe(0o700);
+
+    // V8 runs what a cache holds: a directory someone else made there (here root, writable by all) is not used.
+    const planted = mkdtempSync(join(tmpdir(), "agentkit-code-cache-tmp-"));
+    afterEachTest(() => rmSync(planted, { recursive: true, force: true }));
+    chmodSync(planted, 0o1777);
+    mkdirSync(join(planted, `agentkit-acp-code-cache-${uid}`), { mode: 0o777 });
+    chmodSync(join(planted, `agentkit-acp-code-cache-${uid}`), 0o777);
+    const refused = runAsNobody(planted);
+    expect(refused).toContain("not using");
+    expect(refused).toContain("serve: off");
+    expect(readdirSync(join(planted, `agentkit-acp-code-cache-${uid}`))).toEqual([]);
   });
 
   it("costs only the compile when it cannot be written, and is off with NODE_DISABLE_COMPILE_CACHE=1", () => {
