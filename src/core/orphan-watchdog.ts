@@ -130,7 +130,10 @@ function send(line: string): void {
 
 function start(): ChildProcess | undefined {
   try {
-    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs), marker], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    // Without the marker we may have inherited (we may be an agent another agentkit-acp process
+    // started): that process's watchdog must not take ours for one of its own and end it.
+    const { [MARKER_NAME]: _inherited, ...env } = process.env;
+    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs), marker], { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
     child.on("error", () => undefined);
     child.stdin?.on("error", () => undefined);
     child.unref();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { processGroupAlive, processStartTime, signalProcessGroup, spawnProcessGroup, untrackProcessGroup } from "../../src/core/process-group.js";
@@ -118,7 +118,8 @@ describe("the orphan watchdog and a group it was never told of", () => {
       unwatchGroup(child.pid); // as if the "+" line had never been written
       process.stdout.write(child.pid + " " + orphanWatchdogPid() + "\\n");
       setInterval(() => undefined, 1000);`;
-    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    // The owner is itself an agent some other agentkit-acp process started (it carries that one's marker).
+    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, AGENTKIT_ORPHAN_WATCH: "parent" } });
     const ids: number[] = [];
     afterEachTest(() => {
       owner.kill("SIGKILL");
@@ -133,6 +134,10 @@ describe("the orphan watchdog and a group it was never told of", () => {
     });
     ids.push(pid!);
     expect(pidAlive(pid!)).toBe(true);
+    // The group carries the owner's watchdog's marker; the watchdog itself none (else the parent's would end it).
+    const environ = (p: number): string[] => readFileSync(`/proc/${p}/environ`, "latin1").split("\0");
+    expect(environ(pid!).filter((entry) => entry.startsWith("AGENTKIT_ORPHAN_WATCH="))).toEqual([expect.stringMatching(/^AGENTKIT_ORPHAN_WATCH=[0-9a-f]{16}$/)]);
+    expect(environ(watchdog!).some((entry) => entry.startsWith("AGENTKIT_ORPHAN_WATCH="))).toBe(false);
     owner.kill("SIGKILL");
     await once(owner, "exit");
     const deadline = Date.now() + 10_000;
