@@ -19,8 +19,9 @@ import vm from "node:vm";
  * build): V8 itself checks only the source's length, its own version and flags. It lives in
  * `NODE_COMPILE_CACHE` when set, else next to the bundles (dist/bin/.cache, rebuilt with them),
  * else, where the package is not ours to write (a global install by root), in a directory of
- * the user's own (mode 0700) in the temp directory. `NODE_DISABLE_COMPILE_CACHE=1` turns it off. Any failure to read or write it only
- * costs the compile. `NODE_DEBUG=agentkit-code-cache` says what happened.
+ * the user's own (mode 0700) in the temp directory. `NODE_DISABLE_COMPILE_CACHE=1` turns it
+ * off. Any failure to read or write it only costs the compile. `NODE_DEBUG=agentkit-code-cache`
+ * says what happened.
  */
 
 const debug = debuglog("agentkit-code-cache");

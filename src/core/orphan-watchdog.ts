@@ -84,7 +84,7 @@ let graceMs = 1000;
 let watchdog: ChildProcess | undefined;
 /** The environment entry every process we spawn carries while the watchdog runs (see above). */
 const MARKER_NAME = "AGENTKIT_ORPHAN_WATCH";
-const marker = `${MARKER_NAME}=${randomBytes(8).toString("hex")}`;
+const markerValue = randomBytes(8).toString("hex");
 
 /** Turns the watchdog on for this process (the CLI does; embedders may). `grace` is SIGTERM → SIGKILL. */
 export function enableOrphanWatchdog(options: { graceMs?: number } = {}): void {
@@ -114,7 +114,7 @@ export function unwatchGroup(pgid: number): void {
  */
 export function orphanWatchEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | undefined {
   if (!enabled || !watchdog) return env;
-  return { ...(env ?? process.env), [MARKER_NAME]: marker.slice(MARKER_NAME.length + 1) };
+  return { ...(env ?? process.env), [MARKER_NAME]: markerValue };
 }
 
 /** The watchdog's pid, when one runs (tests). */
@@ -133,7 +133,7 @@ function start(): ChildProcess | undefined {
     // Without the marker we may have inherited (we may be an agent another agentkit-acp process
     // started): that process's watchdog must not take ours for one of its own and end it.
     const { [MARKER_NAME]: _inherited, ...env } = process.env;
-    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs), marker], { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
+    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs), `${MARKER_NAME}=${markerValue}`], { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
     child.on("error", () => undefined);
     child.stdin?.on("error", () => undefined);
     child.unref();

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { processGroupAlive, processStartTime, signalProcessGroup, spawnProcessGroup, untrackProcessGroup } from "../../src/core/process-group.js";
 import { afterEachTest } from "../support/after-each.js";
+import { until } from "../support/until.js";
 import { killGroup, pidAlive } from "../support/processes.js";
 
 // pid_max is 32768 on this VM and a busy machine goes through that many pids in a minute: a
@@ -96,8 +97,7 @@ describe.skipIf(!canChoosePid)("process groups: an id reused by another process'
     owner.kill("SIGKILL");
     await once(owner, "exit");
     // The watchdog has done all it would do once it exits (it SIGTERMs at once, SIGKILLs after the grace).
-    const deadline = Date.now() + 10_000;
-    while (pidAlive(watchdog) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => !pidAlive(watchdog)).catch(() => undefined); // asserted below
     expect(pidAlive(watchdog)).toBe(false);
     expect(stranger!.exitCode).toBeNull();
     expect(stranger!.signalCode).toBeNull();
@@ -140,8 +140,7 @@ describe("the orphan watchdog and a group it was never told of", () => {
     expect(environ(watchdog!).some((entry) => entry.startsWith("AGENTKIT_ORPHAN_WATCH="))).toBe(false);
     owner.kill("SIGKILL");
     await once(owner, "exit");
-    const deadline = Date.now() + 10_000;
-    while ((pidAlive(watchdog!) || pidAlive(pid!)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => !pidAlive(watchdog!) && !pidAlive(pid!)).catch(() => undefined); // asserted below
     expect(pidAlive(pid!)).toBe(false);
     expect(pidAlive(watchdog!)).toBe(false);
   });

@@ -31,6 +31,8 @@ export class UnansweredRequests {
   readonly #pending = new Map<Key, string | null>();
   /** Sessions whose v2 turn runs (a `state_update` said running, no idle yet). */
   readonly #running = new Set<string>();
+  /** A v2 client asked to initialize: only then are outgoing updates looked at (v1 has no state updates). */
+  #v2 = false;
   #drained: (() => void) | undefined;
   readonly #decoder = new TextDecoder();
 
@@ -44,8 +46,9 @@ export class UnansweredRequests {
       return;
     }
     if (message === null || typeof message !== "object" || Array.isArray(message)) return;
-    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
+    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { sessionId?: unknown; protocolVersion?: unknown } };
     if (typeof method !== "string") return;
+    if (method === "initialize" && typeof params?.protocolVersion === "number" && params.protocolVersion >= 2) this.#v2 = true;
     const key = keyOf(id);
     if (key === undefined) return;
     const sessionId = method === "session/prompt" && typeof params?.sessionId === "string" ? params.sessionId : null;
@@ -56,7 +59,7 @@ export class UnansweredRequests {
   observeOutput(chunk: Uint8Array): void {
     // `{"jsonrpc":"2.0","` is 18 bytes: an update goes on with `method`, a response with `id`.
     if (chunk[18] === LETTER_M) {
-      if (chunk.length <= STATE_UPDATE_MAX_BYTES) this.#observeStateUpdate(chunk);
+      if (this.#v2 && chunk.length <= STATE_UPDATE_MAX_BYTES) this.#observeStateUpdate(chunk);
       return;
     }
     if (this.#pending.size === 0 || chunk[18] !== LETTER_I) return;

@@ -26,6 +26,8 @@ describe("UnansweredRequests (what stdin's end waits for)", () => {
   it("a v2 turn (answered when it started) is owed until its idle state_update: cancelled at the end of input, waited for", async () => {
     const owed = new UnansweredRequests();
     const state = (sessionId: string, value: string): Uint8Array => bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId, update: { sessionUpdate: "state_update", state: value } } });
+    owed.observeInput(bytes({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "t", version: "1" } } }));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 2 } }));
     owed.observeInput(bytes({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "s2" } }));
     owed.observeOutput(state("s2", "running"));
     owed.observeOutput(bytes({ jsonrpc: "2.0", id: 2, result: { messageId: "m" } }));
@@ -41,6 +43,15 @@ describe("UnansweredRequests (what stdin's end waits for)", () => {
     owed.observeOutput(state("s2", "idle"));
     await done;
     expect(owed.cancelLines()).toEqual([]);
+  });
+
+  it("over v1 no update is looked at: a state_update-shaped line owes nothing", async () => {
+    const owed = new UnansweredRequests();
+    owed.observeInput(bytes({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1 } }));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "state_update", state: "running" } } }));
+    expect(owed.cancelLines()).toEqual([]);
+    await owed.drained(60_000);
   });
 
   it("the wait is bounded; with nothing owed it is over at once", async () => {
