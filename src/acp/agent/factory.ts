@@ -11,6 +11,8 @@ export interface AcpAgentFactoryContext {
   acpSessionId: string;
   /** Start the loop session with this id (`agent.start({ sessionId })`) so events route here. */
   agentSessionId: string;
+  /** Who opened the session (see `AcpServeOptions.principal`); `"default"` on stdio. */
+  principal: string;
   /** Absolute working directory from session/new. */
   cwd: string;
   /** Further absolute workspace roots from session/new. */

@@ -63,6 +63,8 @@ interface RuntimeSession {
 /** One client connection's state and handlers: its client handle and the sessions it opened. */
 export class AcpConnectionState implements LifecycleHost {
   readonly #settings: RuntimeSettings;
+  /** Who this connection acts for (see `AcpServeOptions.principal`). */
+  readonly principal: string;
   readonly #lifecycle: ConnectionLifecycle;
   readonly #totalSessions: () => number;
   readonly #refusal: () => string | undefined;
@@ -78,8 +80,9 @@ export class AcpConnectionState implements LifecycleHost {
   /** MCP over ACP: this connection's caller of the client's `acp` MCP servers (when advertised). */
   readonly #mcpCaller: acp.McpOverAcpCaller | undefined;
 
-  constructor(settings: RuntimeSettings, totalSessions: () => number, refusal: () => string | undefined = () => undefined) {
+  constructor(settings: RuntimeSettings, principal: string, totalSessions: () => number, refusal: () => string | undefined = () => undefined) {
     this.#settings = settings;
+    this.principal = principal;
     this.#totalSessions = totalSessions;
     this.#refusal = refusal;
     this.#lifecycle = new ConnectionLifecycle(settings.lifecycle, this, settings.logger);
@@ -258,6 +261,7 @@ export class AcpConnectionState implements LifecycleHost {
     const context: AcpAgentFactoryContext = {
       acpSessionId,
       agentSessionId: newId("loop"),
+      principal: this.principal,
       cwd,
       additionalDirectories,
       integration,

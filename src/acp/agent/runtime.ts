@@ -26,6 +26,19 @@ export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
+/** Who a served connection belongs to. */
+export interface AcpServeOptions {
+  /**
+   * The principal (a token-file name or a JWT subject) on whose behalf every request of this
+   * connection is made: it owns the sessions the connection opens. Default `"default"` (stdio,
+   * single-user).
+   */
+  principal?: string;
+}
+
+/** The principal of a connection served without one (stdio, a single bearer token). */
+export const DEFAULT_PRINCIPAL = "default";
+
 /** One served connection. */
 export interface AcpServedConnection {
   /** Resolves when the connection has closed and its sessions are shut down. */
@@ -83,12 +96,13 @@ export class AcpHeadlessRuntime {
    * (always v1). With protocol `v2` / `auto` a stream first goes through the SDK's protocol
    * router, which picks the version at `initialize`.
    */
-  serve(target: Stream | ClientApp): AcpServedConnection {
-    if (!("writable" in target) || this.#settings.protocol === "v1") return this.#serveV1(target);
-    return this.#serveRouted(target);
+  serve(target: Stream | ClientApp, options: AcpServeOptions = {}): AcpServedConnection {
+    const principal = options.principal ?? DEFAULT_PRINCIPAL;
+    if (!("writable" in target) || this.#settings.protocol === "v1") return this.#serveV1(target, principal);
+    return this.#serveRouted(target, principal);
   }
 
-  #serveRouted(stream: Stream): AcpServedConnection {
+  #serveRouted(stream: Stream, principal: string): AcpServedConnection {
     const { logger, protocol } = this.#settings;
     let selected: AcpServedConnection | undefined;
     // The router holds the input until a valid initialize; this pipe lets close() end it before.
@@ -103,8 +117,8 @@ export class AcpHeadlessRuntime {
         this.#routing.delete(entry);
         return served;
       };
-      const router = agentProtocolRouter().withV2({ connect: (s) => pick(serveV2(s, (app) => this.#serveV1(app), logger)) });
-      if (protocol === "auto") router.withV1({ connect: (s) => pick(this.#serveV1(s)) });
+      const router = agentProtocolRouter().withV2({ connect: (s) => pick(serveV2(s, (app) => this.#serveV1(app, principal), logger)) });
+      if (protocol === "auto") router.withV1({ connect: (s) => pick(this.#serveV1(s, principal)) });
       return router.connect(routedStream);
     });
     const closed = routed.then(
@@ -126,8 +140,8 @@ export class AcpHeadlessRuntime {
     return entry;
   }
 
-  #serveV1(target: Stream | ClientApp): AcpServedConnection {
-    const state = new AcpConnectionState(this.#settings, () => this.sessionCount, () => this.#refusal);
+  #serveV1(target: Stream | ClientApp, principal: string): AcpServedConnection {
+    const state = new AcpConnectionState(this.#settings, principal, () => this.sessionCount, () => this.#refusal);
     const app = state.buildApp();
     const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
     // Synchronous with the SDK's close, before it rejects pending requests, so a permission wait
