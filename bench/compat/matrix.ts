@@ -3,6 +3,8 @@
  * a temporary folder, points each at a loopback mock of its model API (bench/compat/mock-model.ts:
  * no keys, no network), and runs through the real CLI
  *   (a) `agentkit-acp check` (full suite, prompts included; JSON + Markdown via --report), and
+ *   (a') `agentkit-acp check` of the turn-based checks with a model that calls a tool on every
+ *       prompt (the kit's default answer rejects it): no violation may come of the kit's answer;
  *   (b) `agentkit-acp prompt` turns: one that streams, calls a write tool and is asked
  *       permission (answered allow), and one cancelled with Ctrl-C (SIGINT) while it streams.
  * Prints the Markdown matrix and writes matrix.md / matrix.json and the per-agent reports
@@ -41,6 +43,8 @@ interface Row {
   packages: string[];
   report?: ConformanceReport;
   checkError?: string;
+  /** The turn-based checks again, with a model that calls a tool on every prompt. */
+  toolReport?: ConformanceReport;
   tool?: TurnResult & { streamed: number; toolCalls: number; permissions: number; stopReason: string | null; written: boolean };
   cancel?: TurnResult & { latencyMs: number | null; exitCode: number | null };
 }
@@ -109,6 +113,9 @@ function events(stdout: string): Record<string, unknown>[] {
   });
 }
 
+/** The checks whose verdict rests on how a turn ends. */
+const TURN_CHECKS = ["prompt.stop-reason", "prompt.resource-link", "cancel.turn", "cancel.next-prompt"];
+
 async function runVendor(vendor: Vendor, origin: string, node22: string | undefined): Promise<Row> {
   const row: Row = { vendor: vendor.id, packages: vendor.packages.map((p) => `${p}@${installedVersion(p)}`) };
   const home = join(root, "home", vendor.id);
@@ -132,6 +139,20 @@ async function runVendor(vendor: Vendor, origin: string, node22: string | undefi
   );
   if (existsSync(`${reportBase}.json`)) row.report = JSON.parse(readFileSync(`${reportBase}.json`, "utf8")) as ConformanceReport;
   else row.checkError = `check exited ${checked.code}: ${checked.stderr.trim().split("\n").slice(-3).join(" / ")}`;
+
+  // The same turn checks against a model that calls a tool on every prompt (codex-acp ends a
+  // rejected turn "cancelled": the kit must call that inconclusive, not a violation).
+  const toolsDir = work("tools");
+  const toolModel = await startMockModel({ toolEveryPrompt: toolsDir });
+  try {
+    const { command: toolCommand, env: toolEnv } = vendor.setup({ root, home, origin: toolModel.origin });
+    log(`${vendor.id}: agentkit-acp check (a tool call on every prompt)`);
+    const toolBase = join(out, `${vendor.id}-tools`);
+    await run([cli, "check", "--agent", toolCommand, "--cwd", toolsDir, "--timeout", "60000", "--only", TURN_CHECKS.join(","), "--report", toolBase], { ...env, ...toolEnv }, 600_000);
+    if (existsSync(`${toolBase}.json`)) row.toolReport = JSON.parse(readFileSync(`${toolBase}.json`, "utf8")) as ConformanceReport;
+  } finally {
+    await toolModel.close();
+  }
 
   const toolCwd = work("prompt");
   log(`${vendor.id}: agentkit-acp prompt (tool call + permission)`);
@@ -178,15 +199,17 @@ function markdown(rows: Row[]): string {
   const lines = [
     `Produced by \`npx tsx bench/compat/matrix.ts\` on ${new Date().toISOString().slice(0, 10)} (Node ${process.versions.node} for the check; agents that need Node 22 ran on it).`,
     "",
-    "| agent (npm version) | check: MUST violations | SHOULD not followed | informational | passed / skipped | prompt: stream · tool call · permission | prompt: Ctrl-C cancel |",
-    "|---|---|---|---|---|---|---|",
+    "| agent (npm version) | check: MUST violations | SHOULD not followed | informational | passed / skipped | turn checks, a tool call every prompt: violations (inconclusive) | prompt: stream · tool call · permission | prompt: Ctrl-C cancel |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const row of rows) {
     const r = row.report;
     const counts = r ? `${r.summary.pass} / ${r.summary.skip}` : (row.checkError ?? "–");
     const tool = row.tool ? `${mark(row.tool.streamed > 0)} · ${mark(row.tool.toolCalls > 0)} · ${row.tool.permissions > 0 ? "✓" : "none asked"} (${row.tool.stopReason ?? "no stop reason"})` : "–";
     const cancel = row.cancel ? `${mark(row.cancel.ok)} ${row.cancel.ok ? `${row.cancel.latencyMs} ms` : ""}` : "–";
-    lines.push(`| ${row.packages.join(", ")} | ${list(r?.summary.violations)} | ${list(r?.summary.recommendations)} | ${list(r?.summary.informational)} | ${counts} | ${tool} | ${cancel} |`);
+    const inconclusive = row.toolReport?.results.filter((c) => c.detail.startsWith("inconclusive")).map((c) => c.id) ?? [];
+    const tools = row.toolReport ? `${list(row.toolReport.summary.violations)}${inconclusive.length > 0 ? ` (${list(inconclusive)})` : ""}` : "–";
+    lines.push(`| ${row.packages.join(", ")} | ${list(r?.summary.violations)} | ${list(r?.summary.recommendations)} | ${list(r?.summary.informational)} | ${counts} | ${tools} | ${tool} | ${cancel} |`);
   }
   return `${lines.join("\n")}\n\n${unstableTable(rows)}`;
 }

@@ -5,7 +5,8 @@
  * - "Create the file /abs/path.txt …" → a call of the request's own write tool for that
  *   path (so the agent asks permission), then, once the tool result is back, "done";
  * - "Count from 1 to 300 …" → a long text streamed slowly (something to cancel);
- * - anything else → "ok".
+ * - anything else → "ok"; with `toolEveryPrompt: DIR` (a model that calls a tool on every
+ *   prompt, as coding models do) first a write of DIR/acp-tool-N.txt, then "ok".
  * Anthropic and Chat Completions chunks come from src/testing/mock-provider-formats.ts.
  */
 import { writeFileSync } from "node:fs";
@@ -32,10 +33,17 @@ interface Decision {
 
 const SLOW_TEXT = Array.from({ length: 300 }, (_, i) => `${i + 1} `).join("");
 
-export async function startMockModel(): Promise<MockModelServer> {
+export interface MockModelOptions {
+  /** Every plain prompt first calls the request's write tool for a new file in this directory. */
+  toolEveryPrompt?: string;
+}
+
+export async function startMockModel(options: MockModelOptions = {}): Promise<MockModelServer> {
   const log: string[] = [];
+  let written = 0;
+  const scenario = { toolFile: options.toolEveryPrompt === undefined ? undefined : () => `${options.toolEveryPrompt}/acp-tool-${++written}.txt` };
   const server = createServer((req, res) => {
-    void handle(req, res, log).catch((error: unknown) => {
+    void handle(req, res, log, scenario).catch((error: unknown) => {
       log.push(`error ${String(error)}`);
       if (!res.headersSent) res.writeHead(500);
       res.end();
@@ -57,7 +65,7 @@ export async function startMockModel(): Promise<MockModelServer> {
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, log: string[]): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, log: string[], scenario: Scenario): Promise<void> {
   const raw = await readBody(req);
   let body: Record<string, unknown> = {};
   try {
@@ -78,7 +86,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, log: string[]):
     log.push(`${method} ${path} → ${answerOther(method, path, res)}`);
     return;
   }
-  const decision = decide(api, body);
+  const decision = decide(api, body, scenario);
   if (process.env.COMPAT_MOCK_DUMP) writeFileSync(`${process.env.COMPAT_MOCK_DUMP}/${Date.now()}-${api}.json`, raw);
   const model = typeof body.model === "string" ? body.model : (/models\/([^:]+)/.exec(path)?.[1] ?? "mock-model");
   log.push(`${method} ${path} → ${decision.reply.toolCalls?.[0] ? `tool ${decision.reply.toolCalls[0].name}` : decision.pause > 0 ? "slow text" : JSON.stringify(decision.reply.text)}`);
@@ -117,8 +125,13 @@ function answerOther(method: string, path: string, res: ServerResponse): string 
   return sendJson(res, 404, { error: { message: `mock model: no route ${method} ${path}`, type: "not_found" } });
 }
 
+interface Scenario {
+  /** Set for a model that calls a tool on every prompt: the next file to write. */
+  toolFile: (() => string) | undefined;
+}
+
 /** The scripted model: looks at the newest user-side entry of the conversation and at the tools offered. */
-function decide(api: Api, body: Record<string, unknown>): Decision {
+function decide(api: Api, body: Record<string, unknown>, scenario: Scenario): Decision {
   const schema = structuredOutput(body);
   // Structured side requests (Gemini CLI's model router, …): the smallest answer the schema allows.
   if (schema !== undefined) return { reply: { text: JSON.stringify(sample(schema)) }, pause: 0 };
@@ -128,7 +141,7 @@ function decide(api: Api, body: Record<string, unknown>): Decision {
   const last = userEntries(api, body).at(-1);
   if (last === undefined || last.kind === "result") return { reply: { text: "done" }, pause: 0 };
   if (/Count from 1 to 300/.test(last.text)) return { reply: { text: SLOW_TEXT, chunkSize: 4 }, pause: 40 };
-  const file = /Create the file (\/\S+\.txt)/.exec(last.text)?.[1];
+  const file = /Create the file (\/\S+\.txt)/.exec(last.text)?.[1] ?? scenario.toolFile?.();
   const write = file === undefined ? undefined : writeTool(tools, file);
   if (write) return { reply: { text: `Writing ${file}.`, toolCalls: [write] }, pause: 0 };
   return { reply: { text: "ok" }, pause: 0 };

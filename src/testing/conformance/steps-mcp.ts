@@ -4,7 +4,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { builtFile } from "../../core/package-files.js";
 import type { Run } from "./run.js";
 import { newSession } from "./steps-session.js";
-import { describeTurn, runTurn, textBlock } from "./turns.js";
+import { describeTurn, inconclusiveByKit, runTurn, textBlock } from "./turns.js";
 import { delay, describeOutcome, type WireAgent } from "./wire.js";
 
 /** mcp.stdio always (every agent must support stdio); mcp.http / mcp.sse / mcp.acp when advertised. */
@@ -86,7 +86,7 @@ async function checkServer(
   }
   const turn = await runTurn(run, agent, created.sessionId, [textBlock(run.prompts.text)]);
   if (await waitFor(contacted, bound)) run.pass(id, `${what} was connected during the first prompt turn`);
-  else run.fail(id, `${what} was never contacted (not after session/new, not during a prompt turn that ended with ${describeTurn(turn)})${why()}`);
+  else if (!inconclusiveByKit(run, id, turn)) run.fail(id, `${what} was never contacted (not after session/new, not during a prompt turn that ended with ${describeTurn(turn)})${why()}`);
 }
 
 /** `{command, args}` of the probe: the built `mcp-probe.js` in dist/. */

@@ -19,6 +19,8 @@ export interface Turn {
   updates: WireEntry[];
   /** Updates for the session after the response, within the settle window. */
   late: WireEntry[];
+  /** Tools whose permission request in this turn the kit answered with its default rejection. */
+  rejectedByKit: string[];
 }
 
 export interface TurnHooks {
@@ -60,6 +62,7 @@ export function describeTurn(turn: Turn): string {
 /** Sends one session/prompt, waits for its answer and the settle window, and sorts the session's updates. */
 export async function runTurn(run: Run, agent: WireAgent, sessionId: string, prompt: acp.ContentBlock[], hooks: TurnHooks = {}): Promise<Turn> {
   const from = run.log.nextSeq;
+  const answeredBefore = agent.defaultAnswers.length;
   const unlisten = run.log.listen((entry) => {
     if (entry.launch !== agent.launch) return;
     if (isUpdateFor(entry, sessionId) || (entry.dir === "in" && entry.message?.method === "session/request_permission")) hooks.onActivity?.(entry);
@@ -79,9 +82,26 @@ export async function runTurn(run: Run, agent: WireAgent, sessionId: string, pro
     response,
     updates: run.log.updates(sessionId, from, response?.seq ?? until),
     late: response ? run.log.updates(sessionId, response.seq + 1, until) : [],
+    rejectedByKit: agent.defaultAnswers.slice(answeredBefore).filter((a) => a.sessionId === sessionId).map((a) => a.tool),
   };
   noteLate(run, turn, "session/prompt");
   return turn;
+}
+
+/**
+ * A turn that would fail check `id`, but in which the kit itself rejected a permission request:
+ * the agent may have ended the turn that way because of the kit's answer (codex-acp ends a
+ * rejected turn `cancelled`), so the check is inconclusive, never a violation. Records the
+ * skip and returns true then.
+ */
+export function inconclusiveByKit(run: Run, id: string, turn: Turn): boolean {
+  if (turn.rejectedByKit.length === 0) return false;
+  const tools = [...new Set(turn.rejectedByKit)].map((t) => JSON.stringify(t)).join(", ");
+  run.skip(
+    id,
+    `inconclusive: the turn ended with ${describeTurn(turn)} after the agent asked permission for ${tools} and the kit rejected it (its default answer), so the ending may follow from that answer; rerun with a --prompt that needs no tool to judge this check`,
+  );
+  return true;
 }
 
 /**

@@ -131,6 +131,11 @@ export class WireAgent {
   readonly leaderExited: Promise<WireExit>;
   /** How permission requests are answered; checks swap it for the duration of a turn. */
   permission: RecordedPermissionAnswer = rejectOrCancel;
+  /**
+   * Permission requests the kit answered with its own default (a rejection, not a check's
+   * deliberate answer), in order: a turn that saw one may have ended as it did because of it.
+   */
+  readonly defaultAnswers: { sessionId: string; tool: string }[] = [];
   /** MCP servers a check serves over this connection (MCP over ACP); unknown server ids get -33001. */
   readonly mcp = new McpOverAcpProvider();
   readonly #child: ChildProcess;
@@ -168,7 +173,10 @@ export class WireAgent {
     this.#tapStderr(spec.onStderr);
     const app = acp
       .client({ name: "agentkit-acp check" })
-      .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => this.permission(params, signal))
+      .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
+        if (this.permission === rejectOrCancel) this.defaultAnswers.push({ sessionId: params.sessionId, tool: params.toolCall.title ?? params.toolCall.toolCallId });
+        return this.permission(params, signal);
+      })
       .onRequest("*", (context) => {
         const { method } = context;
         // MCP over ACP (unstable, so not in the stable SDK's method table): served by `mcp`.
