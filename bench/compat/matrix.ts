@@ -145,7 +145,10 @@ async function runVendor(vendor: Vendor, origin: string, node22: string | undefi
   const toolsDir = work("tools");
   const toolModel = await startMockModel({ toolEveryPrompt: toolsDir });
   try {
-    const { command: toolCommand, env: toolEnv } = vendor.setup({ root, home, origin: toolModel.origin });
+    // A home of its own: setup writes the model's address into the agent's config there.
+    const toolHome = join(root, "home", `${vendor.id}-tools`);
+    mkdirSync(toolHome, { recursive: true });
+    const { command: toolCommand, env: toolEnv } = vendor.setup({ root, home: toolHome, origin: toolModel.origin });
     log(`${vendor.id}: agentkit-acp check (a tool call on every prompt)`);
     const toolBase = join(out, `${vendor.id}-tools`);
     await run([cli, "check", "--agent", toolCommand, "--cwd", toolsDir, "--timeout", "60000", "--only", TURN_CHECKS.join(","), "--report", toolBase], { ...env, ...toolEnv }, 600_000);

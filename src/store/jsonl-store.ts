@@ -15,11 +15,13 @@ import type {
 } from "./types.js";
 import { SessionStoreError } from "./types.js";
 import { fsyncDirectory, isErrnoCode, readFirstLine, truncateTornTail } from "./durable-fs.js";
-import { assertItem, newHeader, normalizePatch } from "./header.js";
+import { assertItem, newHeader, normalizePatch, summaryOf } from "./header.js";
 import { fileLocks } from "./keyed-lock.js";
-import { paginate } from "./pagination.js";
+import { LiveSessionIndex } from "./live-index.js";
+import { pageQuery } from "./pagination.js";
 import { headerLine, headerUpdateLine, itemLine, parseHeader, parseSessionText } from "./records.js";
 import { SessionListIndex } from "./session-index.js";
+import { SessionJournal, type JournalRecord } from "./session-journal.js";
 import { defaultStateDir } from "./state-dir.js";
 import { sessionFileStem } from "./session-ids.js";
 
@@ -30,6 +32,8 @@ export interface JsonlSessionStoreOptions {
   logger?: Logger;
   /** Source of `createdAt` / `updatedAt` times (tests pin it). */
   clock?: () => Date;
+  /** @internal Size at which the list journal rotates (default 8 MiB; tests make it small). */
+  listJournalRotateBytes?: number;
 }
 
 /** Open for appending without creating: a missing file is a missing session. */
@@ -47,16 +51,18 @@ export class JsonlSessionStore implements SessionStore {
   readonly sessionsDir: string;
   readonly #logger: Logger;
   readonly #clock: () => Date;
-  readonly #index: SessionListIndex;
+  readonly #index: LiveSessionIndex;
+  readonly #journal: SessionJournal;
   /** Per file: the append batch waiting for the file lock (see #appendLine). */
-  readonly #waitingBatches = new Map<string, { lines: string[]; written: Promise<void> }>();
+  readonly #waitingBatches = new Map<string, AppendBatch>();
 
   constructor(options: JsonlSessionStoreOptions = {}) {
     this.stateDir = options.stateDir ?? defaultStateDir();
     this.sessionsDir = join(this.stateDir, "sessions");
     this.#logger = options.logger ?? createStderrLogger();
     this.#clock = options.clock ?? (() => new Date());
-    this.#index = new SessionListIndex(this.sessionsDir, this.#logger);
+    this.#journal = new SessionJournal(this.sessionsDir, options.listJournalRotateBytes);
+    this.#index = new LiveSessionIndex(new SessionListIndex(this.sessionsDir, this.#logger), this.#journal, (id) => this.pathFor(id), this.#logger);
   }
 
   /** The file a session lives in, or undefined for an id that cannot be a session. */
@@ -68,7 +74,12 @@ export class JsonlSessionStore implements SessionStore {
   async create(input: CreateSessionInput): Promise<SessionHeader> {
     const header = newHeader(input, this.#clock());
     const path = this.pathFor(header.sessionId)!;
+    const created: JournalRecord = { c: summaryOf(header) };
     await fileLocks.run(path, async () => {
+      // The journal hears of the session before its file exists: a crash between the two leaves
+      // a record whose file is missing (never listed), never a file the lists do not know.
+      const journaledFirst = this.#dirMade;
+      if (journaledFirst) await this.#index.record([created]);
       let handle: FileHandle;
       try {
         handle = await this.#openNew(path, header.sessionId, this.#dirMade);
@@ -89,6 +100,8 @@ export class JsonlSessionStore implements SessionStore {
         await handle.close();
         await entry;
       }
+      // The first create made sessions/ (no journal before it); a rotation may have raced with the record.
+      if (!journaledFirst || (await this.#journal.replacedSinceAppend())) await this.#index.record([created]);
     });
     return header;
   }
@@ -118,12 +131,14 @@ export class JsonlSessionStore implements SessionStore {
 
   async append(sessionId: SessionId, item: Item): Promise<void> {
     assertItem(item);
-    await this.#appendLine(sessionId, serialize(() => itemLine(item, this.#now())));
+    const at = this.#now();
+    await this.#appendLine(sessionId, serialize(() => itemLine(item, at)), { t: sessionId, u: at });
   }
 
   async updateHeader(sessionId: SessionId, patch: SessionHeaderPatch): Promise<void> {
     const normalized = normalizePatch(patch);
-    await this.#appendLine(sessionId, serialize(() => headerUpdateLine(normalized, this.#now())));
+    const at = this.#now();
+    await this.#appendLine(sessionId, serialize(() => headerUpdateLine(normalized, at)), { p: sessionId, h: normalized, u: normalized.updatedAt ?? at });
   }
 
   async load(sessionId: SessionId): Promise<LoadedSession | undefined> {
@@ -147,10 +162,11 @@ export class JsonlSessionStore implements SessionStore {
     });
   }
 
+  /** A page costs the journal's new records and the page itself, not the store (see live-index.ts). */
   async list(options: ListSessionsOptions = {}): Promise<ListSessionsResult> {
-    paginate([], options); // reject bad options before touching the disk
-    return paginate(await this.#index.summaries(), options);
+    return this.#index.page(pageQuery(options));
   }
+
 
   async delete(sessionId: SessionId): Promise<boolean> {
     const path = this.pathFor(sessionId);
@@ -163,6 +179,7 @@ export class JsonlSessionStore implements SessionStore {
         throw error;
       }
       await fsyncDirectory(this.sessionsDir);
+      await this.#index.record([{ d: sessionId }]);
       return true;
     });
   }
@@ -188,7 +205,7 @@ export class JsonlSessionStore implements SessionStore {
     return this.#clock().toISOString();
   }
 
-  async #appendLine(sessionId: SessionId, line: string): Promise<void> {
+  async #appendLine(sessionId: SessionId, line: string, record: JournalRecord): Promise<void> {
     const path = this.pathFor(sessionId);
     if (path === undefined) throw notFound(sessionId);
     // Appends made while a write to this file waits for its turn join it, in call order: one
@@ -197,15 +214,16 @@ export class JsonlSessionStore implements SessionStore {
     const waiting = this.#waitingBatches.get(path);
     if (waiting) {
       waiting.lines.push(line);
+      waiting.records.push(record);
       return waiting.written;
     }
-    const batch: { lines: string[]; written: Promise<void> } = { lines: [line], written: Promise.resolve() };
+    const batch: AppendBatch = { lines: [line], records: [record], written: Promise.resolve() };
     this.#waitingBatches.set(path, batch);
     batch.written = this.#writeBatch(sessionId, path, batch);
     return batch.written;
   }
 
-  async #writeBatch(sessionId: SessionId, path: string, batch: { lines: string[] }): Promise<void> {
+  async #writeBatch(sessionId: SessionId, path: string, batch: AppendBatch): Promise<void> {
     await fileLocks.run(path, async () => {
       // From here on, later appends start the next batch.
       this.#waitingBatches.delete(path);
@@ -226,8 +244,17 @@ export class JsonlSessionStore implements SessionStore {
       } finally {
         await handle.close();
       }
+      // After the lines are durable: a crash between leaves the list's order stale, never wrong data.
+      await this.#index.record(batch.records);
     });
   }
+}
+
+/** Appends to one file made while a write to it waited: written (and journaled) together. */
+interface AppendBatch {
+  lines: string[];
+  records: JournalRecord[];
+  written: Promise<void>;
 }
 
 function notFound(sessionId: SessionId): SessionStoreError {

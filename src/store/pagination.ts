@@ -11,7 +11,7 @@ export interface CursorPosition {
 }
 
 /** Newest first; ties by session id so the order is total and pages are stable. */
-function compare(a: CursorPosition, b: CursorPosition): number {
+export function comparePosition(a: CursorPosition, b: CursorPosition): number {
   if (a.updatedAt !== b.updatedAt) return a.updatedAt < b.updatedAt ? 1 : -1;
   return a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0;
 }
@@ -79,8 +79,8 @@ export function paginate(all: SessionSummary[], options: ListSessionsOptions = {
   let rows = all;
   if (query.cwd !== undefined) rows = rows.filter((s) => s.cwd === query.cwd);
   if (query.archived !== "include") rows = rows.filter((s) => (s.archived === true) === (query.archived === "only"));
-  rows = [...rows].sort(compare);
+  rows = [...rows].sort(comparePosition);
   const after = query.after;
-  if (after !== undefined) rows = rows.filter((s) => compare(s, after) > 0);
+  if (after !== undefined) rows = rows.filter((s) => comparePosition(s, after) > 0);
   return pageOf(rows, query.limit);
 }

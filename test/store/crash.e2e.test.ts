@@ -136,4 +136,28 @@ describe("JsonlSessionStore crash safety (real process, kill -9)", () => {
     const final = (await store.load("again"))!;
     expect(final.items.length).toBeGreaterThanOrEqual(expectedAtLeast);
   });
+
+  it("kill -9 in the middle of the list journal's updates never hides a session nor lists a deleted one", { timeout: 120_000 }, async () => {
+    const warm = new JsonlSessionStore({ stateDir, logger: capturingLogger() });
+    await warm.create({ sessionId: "before", cwd: "/crash/list" });
+    expect((await warm.list()).sessions.map((s) => s.sessionId)).toEqual(["before"]); // built before the crashes
+    for (let round = 0; round < 3; round++) {
+      const run = startWriter(["sessions", stateDir, `r${round}`]);
+      runs.push(run);
+      const acked = await killAfterAcks(run, 10 + round * 7);
+      await run.exited;
+      // The truth is the files: each session that exists (a complete header) must be listed, and
+      // nothing else — by the warm reader and by a cold start alike.
+      const fresh = new JsonlSessionStore({ stateDir, logger: capturingLogger() });
+      const candidates = ["before", ...Array.from({ length: round + 1 }, (_, r) => Array.from({ length: acked + 2 }, (_, n) => `r${r}-${n}`)).flat()];
+      const existing: string[] = [];
+      for (const id of candidates) if (await fresh.exists(id)) existing.push(id);
+      const listed = async (store: JsonlSessionStore): Promise<string[]> => (await store.list({ limit: 1000 })).sessions.map((s) => s.sessionId).sort();
+      expect(await listed(warm)).toEqual([...existing].sort());
+      expect(await listed(fresh)).toEqual([...existing].sort());
+      // What the writer acknowledged as deleted is gone; what it acknowledged as created is there.
+      expect(existing).not.toContain(`r${round}-0`);
+      expect(existing).toContain(`r${round}-${acked - 1}`);
+    }
+  });
 });

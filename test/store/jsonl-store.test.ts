@@ -46,7 +46,7 @@ describe("JsonlSessionStore on disk", () => {
     for (const id of ["../escape", "../../x", "a/b", "..", "sub\\dir"]) await store.create({ sessionId: id, cwd: "/w" });
     expect((await readdir(stateDir)).sort()).toEqual(["sessions"]);
     const names = (await readdir(join(stateDir, "sessions"))).sort();
-    expect(names).toEqual(["%2E%2E%2F%2E%2E%2Fx.jsonl", "%2E%2E%2Fescape.jsonl", "%2E%2E.jsonl", "a%2Fb.jsonl", "sub%5Cdir.jsonl"]);
+    expect(names).toEqual(["%2E%2E%2F%2E%2E%2Fx.jsonl", "%2E%2E%2Fescape.jsonl", "%2E%2E.jsonl", "a%2Fb.jsonl", "journal.log", "sub%5Cdir.jsonl"]);
   });
 
   it("skips a torn last line with a warning, then repairs it on the next append", async () => {
@@ -133,7 +133,7 @@ describe("JsonlSessionStore on disk", () => {
     await writeFile(indexPath, "{ corrupt");
     listed = (await new JsonlSessionStore({ stateDir, logger }).list()).sessions;
     expect(listed.map((s) => [s.sessionId, s.title])).toEqual([["a", "renamed"], ["c", "title c"]]);
-    expect(JSON.parse(await readFile(indexPath, "utf8"))).toHaveProperty("version", 1);
+    expect(JSON.parse(await readFile(indexPath, "utf8"))).toHaveProperty("version", 2);
   });
 
   it("ignores a session file whose header names another session", async () => {
@@ -144,7 +144,7 @@ describe("JsonlSessionStore on disk", () => {
     expect(((await store.load("copy").catch((e: unknown) => e)) as SessionStoreError).code).toBe("corrupt_session");
   });
 
-  it("lists hundreds of sessions, reading only changed files after the first call", async () => {
+  it("lists hundreds of sessions; a cold start reads only files changed since the snapshot, a page reads no file but its own rows", async () => {
     for (let n = 0; n < 300; n++) await store.create({ sessionId: `s${String(n).padStart(3, "0")}`, cwd: n % 3 === 0 ? "/a" : "/b" });
     for (let n = 0; n < 300; n += 50) await store.append(`s${String(n).padStart(3, "0")}`, item(`i${n}`));
     const first = await store.list({ limit: 1000 });
@@ -152,13 +152,23 @@ describe("JsonlSessionStore on disk", () => {
     expect(first.sessions.slice(0, 6).map((s) => s.sessionId)).toEqual(["s250", "s200", "s150", "s100", "s050", "s000"]);
     expect((await store.list({ cwd: "/a", limit: 1000 })).sessions).toHaveLength(100);
 
-    // Unchanged files are answered from the index: a marker planted in it shows through.
+    // A cold start answers unchanged files from the snapshot: a marker planted in it shows through.
     const indexPath = join(stateDir, "sessions", "index.json");
     const index = JSON.parse(await readFile(indexPath, "utf8")) as { entries: Record<string, { summary: { title?: string } }> };
     index.entries["s001.jsonl"]!.summary.title = "from the index";
     await writeFile(indexPath, JSON.stringify(index));
-    const cached = await store.list({ limit: 1000 });
-    expect(cached.sessions.find((s) => s.sessionId === "s001")!.title).toBe("from the index");
+    const restarted = new JsonlSessionStore({ stateDir, logger });
+    expect((await restarted.list({ limit: 1000 })).sessions.find((s) => s.sessionId === "s001")!.title).toBe("from the index");
+
+    // A warm page reads the journal, not the files: a title written behind the store's back
+    // (no journal record) is not seen; one written through any store instance is, at once.
+    await appendFile(store.pathFor("s002")!, `${JSON.stringify({ type: "header_update", at: "2030-01-01T00:00:00.000Z", patch: { title: "behind its back" } })}\n`);
+    expect((await store.list({ limit: 1000 })).sessions.find((s) => s.sessionId === "s002")!.title).toBeUndefined();
+    await restarted.updateHeader("s003", { title: "through another instance" });
+    await restarted.delete("s004");
+    const warm = (await store.list({ limit: 1000 })).sessions;
+    expect(warm[0]).toMatchObject({ sessionId: "s003", title: "through another instance" });
+    expect(warm.some((s) => s.sessionId === "s004")).toBe(false);
   });
 });
 

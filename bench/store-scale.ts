@@ -1,0 +1,167 @@
+/**
+ * Sessions at scale: `list` pages, a cold start and a long session's load over the JSONL store
+ * (and PostgreSQL with --pg), at up to 100,000 sessions.
+ *
+ * Run: npx tsx bench/store-scale.ts [--sessions 100000] [--items 10000] [--pages 40] [--walk] [--pg]
+ *   --sessions N  sessions to build (default 100,000)
+ *   --items N     items in the one long session (default 10,000)
+ *   --pages N     further pages timed after the first (default 40; each is a separate call)
+ *   --walk        also walk every page to the end (JSONL: before the index this was quadratic)
+ *   --pg          the same on PostgreSQL: AGENTKIT_BENCH_PG_URL, else a throwaway cluster
+ *
+ * JSONL sessions are built by a documented fast path: each file is written with exactly the
+ * bytes `JsonlSessionStore.create` writes (`headerLine(newHeader(...))`, the same name, mode
+ * 0600), without the per-session fsync that makes 100,000 creates take minutes; the long
+ * session's items go through `store.append`'s record format (`itemLine`). Times are
+ * wall-clock per call (median and max), RSS growth by `process.memoryUsage().rss`.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, readdir, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { Item } from "../src/core/index.js";
+import { JsonlSessionStore, type SessionStore } from "../src/store/index.js";
+import { newHeader } from "../src/store/header.js";
+import { headerLine, itemLine } from "../src/store/records.js";
+import { sessionFileStem } from "../src/store/session-ids.js";
+
+const { values } = parseArgs({
+  options: { sessions: { type: "string" }, items: { type: "string" }, pages: { type: "string" }, walk: { type: "boolean" }, pg: { type: "boolean" } },
+});
+const SESSIONS = Number(values.sessions ?? 100_000);
+const ITEMS = Number(values.items ?? 10_000);
+const PAGES = Number(values.pages ?? 40);
+const LONG_ID = "long-session";
+
+function item(n: number): Item {
+  return { id: `item-${n}`, role: n % 2 === 0 ? "user" : "assistant", parts: [{ type: "text", text: `message ${n}: ${"lorem ipsum ".repeat(8)}` }], createdAt: new Date(Date.UTC(2025, 0, 1) + n).toISOString() };
+}
+
+/** The n-th session's header, with distinct times (one second apart) and a few cwds. */
+function headerFor(n: number) {
+  const createdAt = new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
+  return newHeader({ sessionId: `sess-${String(n).padStart(6, "0")}`, cwd: `/work/project-${n % 7}`, title: `session ${n}: a first prompt of typical length`, createdAt }, new Date(createdAt));
+}
+
+async function buildJsonl(stateDir: string): Promise<void> {
+  const dir = join(stateDir, "sessions");
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  for (let n = 0; n < SESSIONS; n++) {
+    const header = headerFor(n);
+    writeFileSync(join(dir, `${sessionFileStem(header.sessionId)!}.jsonl`), headerLine(header), { mode: 0o600 });
+  }
+  const long = newHeader({ sessionId: LONG_ID, cwd: "/work/long" }, new Date(Date.UTC(2025, 0, 1)));
+  const lines = [headerLine(long)];
+  for (let n = 0; n < ITEMS; n++) lines.push(itemLine(item(n), new Date(Date.UTC(2025, 0, 1) + n).toISOString()));
+  writeFileSync(join(dir, `${sessionFileStem(LONG_ID)!}.jsonl`), lines.join(""), { mode: 0o600 });
+}
+
+async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = performance.now();
+  const value = await run();
+  return { ms: performance.now() - started, value };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+interface Figures {
+  store: string;
+  cold: number;
+  coldSnapshot?: number;
+  warmFirst: number;
+  nextMedian: number;
+  nextMax: number;
+  walk?: { pages: number; seconds: number };
+  load: { ms: number; rssMb: number; items: number };
+  diskMb?: number;
+}
+
+async function measure(name: string, open: () => SessionStore, reopen?: () => SessionStore): Promise<Figures> {
+  const store = open();
+  const cold = await timed(() => store.list({ limit: 50 }));
+  const coldSnapshot = reopen ? (await timed(() => reopen().list({ limit: 50 }))).ms : undefined;
+  const warm = await timed(() => store.list({ limit: 50 }));
+  const next: number[] = [];
+  let cursor = warm.value.nextCursor;
+  for (let p = 0; p < PAGES && cursor !== undefined; p++) {
+    const page = await timed(() => store.list({ limit: 50, cursor }));
+    next.push(page.ms);
+    cursor = page.value.nextCursor;
+  }
+  let walk: Figures["walk"];
+  if (values.walk) {
+    const started = performance.now();
+    let pages = 0;
+    for (let c: string | undefined = undefined; ; ) {
+      const page = await store.list({ limit: 50, ...(c !== undefined ? { cursor: c } : {}) });
+      pages += 1;
+      c = page.nextCursor;
+      if (c === undefined) break;
+    }
+    walk = { pages, seconds: (performance.now() - started) / 1000 };
+  }
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  const load = await timed(() => store.load(LONG_ID));
+  const rssMb = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
+  return { store: name, cold: cold.ms, ...(coldSnapshot !== undefined ? { coldSnapshot } : {}), warmFirst: warm.ms, nextMedian: median(next), nextMax: Math.max(...next), ...(walk ? { walk } : {}), load: { ms: load.ms, rssMb, items: load.value?.items.length ?? 0 } };
+}
+
+async function diskUse(dir: string): Promise<number> {
+  let bytes = 0;
+  for (const name of await readdir(dir)) bytes += (await stat(join(dir, name))).blocks * 512;
+  return bytes / 1024 / 1024;
+}
+
+const work = mkdtempSync(join(tmpdir(), "agentkit-store-scale-"));
+const rows: Figures[] = [];
+try {
+  const stateDir = join(work, "state");
+  const built = await timed(() => buildJsonl(stateDir));
+  process.stderr.write(`built ${SESSIONS} JSONL sessions + one of ${ITEMS} items in ${(built.ms / 1000).toFixed(1)} s\n`);
+  const jsonl = await measure("JSONL", () => new JsonlSessionStore({ stateDir }), () => new JsonlSessionStore({ stateDir }));
+  jsonl.diskMb = await diskUse(join(stateDir, "sessions"));
+  rows.push(jsonl);
+  if (values.pg) rows.push(await postgresFigures());
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+const f = (ms: number | undefined): string => (ms === undefined ? "–" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+process.stdout.write(`\n${SESSIONS} sessions; pages of 50 (Node ${process.versions.node})\n\n`);
+process.stdout.write("| store | cold first page (no snapshot) | cold (snapshot) | warm first page | next pages: median / max | whole walk | load of " + ITEMS + " items (RSS growth) | disk |\n|---|---|---|---|---|---|---|---|\n");
+for (const r of rows) {
+  const walk = r.walk ? `${r.walk.pages} pages in ${r.walk.seconds.toFixed(1)} s` : "–";
+  process.stdout.write(`| ${r.store} | ${f(r.cold)} | ${f(r.coldSnapshot)} | ${f(r.warmFirst)} | ${f(r.nextMedian)} / ${f(r.nextMax)} | ${walk} | ${f(r.load.ms)} (${r.load.rssMb.toFixed(0)} MB) | ${r.diskMb !== undefined ? `${r.diskMb.toFixed(0)} MB` : "–"} |\n`);
+}
+
+async function postgresFigures(): Promise<Figures> {
+  const { openPostgresStore } = await import("../src/store/postgres/index.js");
+  const { createTestDatabase, testPostgres } = await import("../test/support/postgres.js");
+  const server = process.env.AGENTKIT_BENCH_PG_URL !== undefined ? { url: process.env.AGENTKIT_BENCH_PG_URL } : await testPostgres();
+  if (server.url === undefined) throw new Error(`PostgreSQL: ${server.reason ?? "not available"}`);
+  const db = await createTestDatabase(server.url, "scale");
+  const opened = await openPostgresStore({ url: db.url });
+  try {
+    const store = opened.sessions;
+    const started = performance.now();
+    // Through the store API, in parallel batches (one commit per create is the store's contract).
+    for (let n = 0; n < SESSIONS; n += 200) {
+      await Promise.all(Array.from({ length: Math.min(200, SESSIONS - n) }, (_, i) => {
+        const h = headerFor(n + i);
+        return store.create({ sessionId: h.sessionId, cwd: h.cwd, title: h.title!, createdAt: h.createdAt });
+      }));
+    }
+    await store.create({ sessionId: LONG_ID, cwd: "/work/long", createdAt: new Date(Date.UTC(2025, 0, 1)).toISOString() });
+    for (let n = 0; n < ITEMS; n += 100) await Promise.all(Array.from({ length: Math.min(100, ITEMS - n) }, (_, i) => store.append(LONG_ID, item(n + i))));
+    process.stderr.write(`built ${SESSIONS} PostgreSQL sessions in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    return await measure("PostgreSQL", () => store);
+  } finally {
+    await opened.close();
+    await db.drop();
+  }
+}
