@@ -9,6 +9,7 @@ import { WebSocketServer } from "ws";
 import type { Logger } from "../../core/index.js";
 import { ConfigError, errorMessage } from "../../core/index.js";
 import type { AcpHeadlessRuntime } from "./runtime.js";
+import { SOCKET_OUTPUT_BYTES } from "./output-budget.js";
 import { ServiceMetrics } from "./service-metrics.js";
 import { SocketGuard, answerClientError, guardedServerOptions } from "./socket-guard.js";
 
@@ -84,8 +85,9 @@ export class AcpHttpService {
     this.#tokenDigest = digest(options.token);
     this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    // Client messages queued on a WebSocket count against maxBufferedBytes: keep it above the message limit.
-    this.#acp = new AcpServer({ agent: { connect: (stream: Stream) => this.#serve(stream) }, maxBufferedBytes: Math.max(64 * 1024 * 1024, 4 * maxMessageBytes) });
+    // Output held per connection, whatever --max-message-bytes is (a client that stops reading
+    // must not grow the instance); see output-budget.ts for what else it bounds.
+    this.#acp = new AcpServer({ agent: { connect: (stream: Stream) => this.#serve(stream) }, maxBufferedBytes: SOCKET_OUTPUT_BYTES });
     this.#ws = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
     const handleAcp = createNodeHttpHandler(this.#acp, { maxRequestBodyBytes: maxMessageBytes });
     const upgradeAcp = createNodeWebSocketUpgradeHandler(this.#acp, this.#ws);
