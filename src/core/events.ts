@@ -67,6 +67,11 @@ export interface TranscriptEvent {
 
 export interface LoopObserver {
   handleEvent(event: ObservedEvent): void;
+  /**
+   * A promise while this observer holds more of the session's output than it allows (a client
+   * that reads slowly): the loop takes no more of the model's stream until it settles.
+   */
+  backlog?(sessionId: SessionId): Promise<void> | undefined;
 }
 
 /** Gets every committed item; the loop awaits it, so a store can flush before the turn goes on. */

@@ -9,4 +9,4 @@ export * from "./process-group.js";
 export * from "./path-field.js";
 export * from "./package-files.js";
 export * from "./urls.js";
-export { enableOrphanWatchdog, orphanWatchdogPid } from "./orphan-watchdog.js";
+export { enableOrphanWatchdog, fenceGroupsWithin, orphanWatchdogPid } from "./orphan-watchdog.js";

@@ -18,6 +18,13 @@ import { randomBytes } from "node:crypto";
  * spawn therefore carries a marker in its environment (`orphanWatchEnv`), and after a death that
  * was not orderly (no "bye") the watchdog also ends the groups of the marked processes it finds
  * in /proc.
+ *
+ * A deadline line "dMS" (from `fenceGroupsWithin`) arms a fence: unless another "d" line comes
+ * within MS, the watchdog SIGKILLs every group listed and every marked process, and goes on
+ * watching. We send one at each session-lease renewal, so the tools of an instance that is
+ * frozen (SIGSTOP), stalled or cut off from the database are ended before its leases can expire
+ * and another instance takes its sessions — the frozen process cannot end them itself.
+ * "d0" disarms it (no lease held).
  */
 const SCRIPT = `
 const fs = require("node:fs");
@@ -33,6 +40,7 @@ process.stdin.on("data", (chunk) => {
     const line = buffer.slice(0, at);
     buffer = buffer.slice(at + 1);
     if (line === "bye") { orderly = true; continue; }
+    if (line[0] === "d") { clearTimeout(fence); const ms = Number(line.slice(1)); if (ms > 0) fence = setTimeout(fenceKill, ms); continue; }
     const [id, startedAt = ""] = line.slice(1).split(" ");
     const pgid = Number(id);
     if (!Number.isInteger(pgid) || pgid <= 1) continue;
@@ -45,6 +53,7 @@ const reused = (g) => { const was = groups.get(g); const now = was ? startTime(g
 const signal = (sig) => { for (const g of [...groups.keys()]) { if (reused(g)) { groups.delete(g); continue; } try { process.kill(-g, sig); } catch {} } };
 const alive = () => [...groups.keys()].some((g) => { if (reused(g)) return false; try { process.kill(-g, 0); return true; } catch { return false; } });
 let ending = false;
+let fence;
 // The groups of processes carrying our marker (a marked process in a group listed or not).
 const addMarked = () => {
   const needle = "\\0" + marker + "\\0";
@@ -72,6 +81,8 @@ const end = () => {
     process.exit(0);
   }, 50);
 };
+// The lease deadline passed without a renewal: nothing of ours may run on (another instance may hold the sessions).
+const fenceKill = () => { try { addMarked(); } catch {} signal("SIGKILL"); groups.clear(); };
 process.stdin.on("end", end);
 process.stdin.on("error", end);
 // Also when we are reparented (the parent died) but stdin's end has not come through.
@@ -115,6 +126,19 @@ export function unwatchGroup(pgid: number): void {
 export function orphanWatchEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | undefined {
   if (!enabled || !watchdog) return env;
   return { ...(env ?? process.env), [MARKER_NAME]: markerValue };
+}
+
+/**
+ * Arms (or moves) the fence: every group we started is SIGKILLed by the watchdog unless this is
+ * called again within `ms`; undefined disarms it. No-op unless the watchdog is enabled.
+ */
+export function fenceGroupsWithin(ms: number | undefined): void {
+  if (!enabled) return;
+  if (ms === undefined) {
+    if (watchdog) send("d0\n");
+    return;
+  }
+  send(`d${Math.max(1, Math.floor(ms))}\n`);
 }
 
 /** The watchdog's pid, when one runs (tests). */

@@ -73,6 +73,9 @@ export async function runModelStep(
           outcome.usage = event.usage;
           break;
       }
+      // Backpressure: a client behind on its output slows this stream, not our memory.
+      const backlog = hub.backlog();
+      if (backlog !== undefined) await untilAborted(backlog, signal);
     }
     signal.throwIfAborted();
   } catch (error) {
@@ -80,6 +83,18 @@ export async function runModelStep(
   }
   closePart();
   return outcome;
+}
+
+function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    signal.addEventListener("abort", done, { once: true });
+    void wait.then(done, done);
+  });
 }
 
 export function assistantItem(parts: Part[]): Item | undefined {

@@ -25,6 +25,15 @@ export class ObserverHub {
     }
   }
 
+  /** The first observer's backlog (see `LoopObserver.backlog`), undefined when none has one. */
+  backlog(): Promise<void> | undefined {
+    for (const observer of this.#observers) {
+      const wait = observer.backlog?.(this.#sessionId);
+      if (wait !== undefined) return wait;
+    }
+    return undefined;
+  }
+
   /** Awaited: a durable store flushes the item before the turn goes on. A failing store is an error. */
   async commit(item: Item): Promise<void> {
     for (const observer of this.#transcript) await observer.handleItem({ sessionId: this.#sessionId, item });

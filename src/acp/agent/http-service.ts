@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Stream } from "@agentclientprotocol/sdk";
 import { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } from "@agentclientprotocol/sdk/experimental/node";
@@ -9,7 +9,9 @@ import { WebSocketServer } from "ws";
 import type { Logger } from "../../core/index.js";
 import { ConfigError, errorMessage } from "../../core/index.js";
 import type { AcpHeadlessRuntime } from "./runtime.js";
+import { SOCKET_OUTPUT_BYTES } from "./output-budget.js";
 import { ServiceMetrics } from "./service-metrics.js";
+import { SocketGuard, answerClientError, guardedServerOptions } from "./socket-guard.js";
 
 /** The ACP endpoint's path (HTTP and WebSocket). */
 export const ACP_PATH = "/acp";
@@ -37,6 +39,12 @@ export interface AcpHttpServiceOptions {
    * `DELETE` must not hold its sessions (default 30 s). WebSocket connections end with their socket.
    */
   idleConnectionMs?: number;
+  /**
+   * Raw sockets open at once, authenticated or not (default 4 × maxConnections, lowered to the
+   * open-file limit less 64); unauthenticated ones are capped at a quarter of it, the oldest
+   * closed first. See `socket-guard.ts`.
+   */
+  maxSockets?: number;
   /** `/readyz`: throws (or rejects) while the store cannot be reached. Default: always ready. */
   ready?: () => Promise<void>;
   /** Shared with the agents' loops (as their observer) for model errors and tokens. */
@@ -63,6 +71,7 @@ export class AcpHttpService {
   readonly #ws: WebSocketServer;
   readonly #tokenDigest: Buffer;
   readonly #maxConnections: number;
+  readonly #sockets: SocketGuard;
   #connections = 0;
   /** Per HTTP connection id: open SSE streams and the idle timer running while there are none. */
   readonly #httpConnections = new Map<string, { streams: number; idle: NodeJS.Timeout | undefined }>();
@@ -76,14 +85,17 @@ export class AcpHttpService {
     this.#tokenDigest = digest(options.token);
     this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    // Client messages queued on a WebSocket count against maxBufferedBytes: keep it above the message limit.
-    this.#acp = new AcpServer({ agent: { connect: (stream: Stream) => this.#serve(stream) }, maxBufferedBytes: Math.max(64 * 1024 * 1024, 4 * maxMessageBytes) });
+    // Output held per connection, whatever --max-message-bytes is (a client that stops reading
+    // must not grow the instance); see output-budget.ts for what else it bounds.
+    this.#acp = new AcpServer({ agent: { connect: (stream: Stream) => this.#serve(stream) }, maxBufferedBytes: SOCKET_OUTPUT_BYTES });
     this.#ws = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
     const handleAcp = createNodeHttpHandler(this.#acp, { maxRequestBodyBytes: maxMessageBytes });
     const upgradeAcp = createNodeWebSocketUpgradeHandler(this.#acp, this.#ws);
-    this.#server = createServer((req, res) => this.#route(req, res, handleAcp));
+    this.#sockets = new SocketGuard(options.maxSockets ?? 4 * this.#maxConnections);
+    this.#server = createServer(guardedServerOptions(), (req, res) => this.#route(req, res, handleAcp));
+    this.#server.on("connection", (socket: Socket) => this.#sockets.admit(socket));
     this.#server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head, upgradeAcp));
-    this.#server.on("clientError", (_error, socket) => socket.destroy());
+    this.#server.on("clientError", answerClientError);
   }
 
   /** Binds and starts serving; a taken or invalid address rejects with a `ListenError` naming it. */
@@ -183,6 +195,7 @@ export class AcpHttpService {
     }
     if (path !== ACP_PATH) return plain(res, 404, "not found\n");
     if (!this.#authorized(req)) return unauthorized(res);
+    this.#sockets.trust(req.socket);
     // A POST without a connection id opens a new connection (initialize); the rest belong to open ones.
     if (req.method === "POST" && req.headers["acp-connection-id"] === undefined) {
       const refusal = this.#admission();
@@ -239,6 +252,7 @@ export class AcpHttpService {
     if (!this.#authorized(req)) return rejectUpgrade(socket, 401, "Unauthorized", { "WWW-Authenticate": 'Bearer realm="agentkit-acp"' });
     const refusal = this.#admission();
     if (refusal !== undefined) return rejectUpgrade(socket, 503, "Service Unavailable", { "Retry-After": "1" });
+    this.#sockets.trust(socket);
     upgradeAcp(req, socket, head);
   }
 

@@ -7,6 +7,9 @@ import type { AcpApprovalMemory } from "./approval-memory.js";
 import { NoopApprovalMemory } from "./approval-memory.js";
 import type { BusyPolicy, TurnLease } from "./input.js";
 import { promptToItems } from "./input.js";
+import type { OutputAccount } from "./output-budget.js";
+import { OutputBudget } from "./output-budget.js";
+import type { AcpClientHandle } from "./client-handle.js";
 import type { AcpSessionBinding } from "./session.js";
 import { AcpSessionHandle } from "./session.js";
 import type { ApprovalDeps, TurnDriver } from "./turn.js";
@@ -26,10 +29,14 @@ export class AcpIntegration implements LoopObserver {
   readonly #byAcp = new Map<string, AcpSessionHandle>();
   readonly #byAgent = new Map<string, AcpSessionHandle>();
   readonly #coalesceMs: number;
+  /** Queued session updates, per connection (its client handle) and for all of them. */
+  readonly outputBudget: OutputBudget;
+  readonly #accounts = new WeakMap<AcpClientHandle, OutputAccount>();
 
   /** @internal — use `AcpIntegration.builder()`. */
-  constructor(settings: { name: string; version: string; resolver: AcpApprovalResolver; memory: AcpApprovalMemory; logger: Logger; coalesceMs?: number }) {
+  constructor(settings: { name: string; version: string; resolver: AcpApprovalResolver; memory: AcpApprovalMemory; logger: Logger; coalesceMs?: number; outputBudget?: OutputBudget }) {
     this.#coalesceMs = settings.coalesceMs ?? 0;
+    this.outputBudget = settings.outputBudget ?? new OutputBudget();
     this.name = settings.name;
     this.version = settings.version;
     this.logger = settings.logger;
@@ -48,11 +55,18 @@ export class AcpIntegration implements LoopObserver {
     session.receive(observed.event);
   }
 
+  /** Backpressure: the loop waits on this before taking more of the model's stream. */
+  backlog(sessionId: string): Promise<void> | undefined {
+    return this.#byAgent.get(sessionId)?.backlog();
+  }
+
   /** Routes a loop session to an ACP session. Both ids must be unused. */
   bindSession(binding: AcpSessionBinding): AcpSessionHandle {
     if (this.#byAcp.has(binding.acpSessionId)) throw new StateError(`ACP session ${binding.acpSessionId} is already bound`);
     if (this.#byAgent.has(binding.agentSessionId)) throw new StateError(`loop session ${binding.agentSessionId} is already bound`);
-    const session = new AcpSessionHandle(binding, this.logger, { coalesceMs: this.#coalesceMs });
+    let account = this.#accounts.get(binding.client);
+    if (account === undefined) this.#accounts.set(binding.client, (account = this.outputBudget.account()));
+    const session = new AcpSessionHandle(binding, this.logger, { coalesceMs: this.#coalesceMs, account });
     this.#byAcp.set(session.acpSessionId, session);
     this.#byAgent.set(session.agentSessionId, session);
     return session;

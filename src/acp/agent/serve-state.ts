@@ -3,6 +3,7 @@ import { InMemoryApprovalMemory, NoopApprovalMemory, type AcpApprovalMemory } fr
 import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type AcpApprovalResolver } from "./approval.js";
 import { DurableApprovalMemory } from "./durable-approval-memory.js";
 import type { Logger } from "../../core/index.js";
+import { fenceGroupsWithin } from "../../core/index.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { FileApprovalMemoryStore, InMemorySessionStore, JsonlSessionStore, defaultStateDir } from "../../store/index.js";
 import type { PermissionMode } from "../../tools/index.js";
@@ -87,7 +88,9 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
  */
 async function postgresState(options: ServeStateOptions, url: string, logger: Logger): Promise<ServeState> {
   const { openPostgresStore, redactStoreUrl } = await import("../../store/postgres/index.js");
-  const store = await openPostgresStore({ url, logger, ...(options.leaseTtlMs !== undefined ? { leases: { ttlMs: options.leaseTtlMs } } : {}) });
+  // The orphan watchdog kills our tools when a lease deadline passes unrenewed (a no-op unless the CLI enabled it).
+  const leases = { onDeadline: fenceGroupsWithin, ...(options.leaseTtlMs !== undefined ? { ttlMs: options.leaseTtlMs } : {}) };
+  const store = await openPostgresStore({ url, logger, leases });
   if (options.clearApprovalMemory) {
     await store.approvals.clear();
     logger.info("cleared the remembered approvals in the PostgreSQL store");

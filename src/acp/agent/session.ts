@@ -5,6 +5,7 @@ import type { AcpClientHandle } from "./client-handle.js";
 import type { AcceptedContent } from "./input.js";
 import { TEXT_ONLY, TurnGate } from "./input.js";
 import { AgentUpdateMapper } from "./mapping.js";
+import type { OutputAccount } from "./output-budget.js";
 import { UpdateQueue } from "./update-queue.js";
 
 /** What `AcpIntegration.bindSession` needs to route one loop session to one ACP session. */
@@ -37,7 +38,7 @@ export class AcpSessionHandle {
   #closed = false;
 
   /** @internal — use `AcpIntegration.bindSession`. */
-  constructor(binding: AcpSessionBinding, logger: Logger, options: { coalesceMs?: number } = {}) {
+  constructor(binding: AcpSessionBinding, logger: Logger, options: { coalesceMs?: number; account?: OutputAccount } = {}) {
     this.acpSessionId = binding.acpSessionId;
     this.agentSessionId = binding.agentSessionId;
     this.client = binding.client;
@@ -63,6 +64,11 @@ export class AcpSessionHandle {
   /** Resolves once every update produced so far has been sent to the client. */
   flush(): Promise<void> {
     return this.#queue.flushed();
+  }
+
+  /** undefined while the connection's output budget has room; else resolves once it has. */
+  backlog(): Promise<void> | undefined {
+    return this.#closed ? undefined : this.#queue.backlog();
   }
 
   /** Queues a ready-made update behind everything queued so far (replay, mode and config changes). */

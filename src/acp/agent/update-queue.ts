@@ -1,6 +1,8 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Logger } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
+import type { OutputAccount } from "./output-budget.js";
+import { updateBytes } from "./output-budget.js";
 
 export type UpdateSink = (update: SessionUpdate) => Promise<void>;
 
@@ -29,15 +31,27 @@ export class UpdateQueue {
   #failed = false;
   /** Set while `flushed()` waits: nothing is held back. */
   #forced = 0;
+  /** The connection's output budget; `#pendingBytes` are counted in it until written. */
+  readonly #account: OutputAccount | undefined;
+  #pendingBytes = 0;
 
-  constructor(sink: UpdateSink, logger: Logger, options: { coalesceMs?: number } = {}) {
+  constructor(sink: UpdateSink, logger: Logger, options: { coalesceMs?: number; account?: OutputAccount } = {}) {
     this.#sink = sink;
     this.#logger = logger;
     this.#coalesceMs = options.coalesceMs ?? 0;
+    this.#account = options.account;
+  }
+
+  /** undefined while the connection's output budget has room; else resolves once it has (or the queue failed). */
+  backlog(): Promise<void> | undefined {
+    return this.#failed ? undefined : this.#account?.room();
   }
 
   push(update: SessionUpdate): void {
     if (this.#failed) return;
+    const bytes = this.#account === undefined ? 0 : updateBytes(update);
+    this.#pendingBytes += bytes;
+    this.#account?.add(bytes);
     if (this.#coalesceMs > 0 && isTextChunk(update)) {
       const last = this.#pending.at(-1);
       if (last !== undefined && isTextChunk(last) && last.sessionUpdate === update.sessionUpdate && last.messageId === update.messageId) {
@@ -91,15 +105,23 @@ export class UpdateQueue {
           break;
         }
         const batch = this.#pending;
+        const bytes = this.#pendingBytes;
         this.#pending = [];
+        this.#pendingBytes = 0;
         // The SDK queues writes in call order, so a batch can be handed over at once (pipelined)
         // and awaited together; the next batch waits, which keeps memory bounded by the backlog.
-        await Promise.all(batch.map((update) => this.#sink(update)));
+        try {
+          await Promise.all(batch.map((update) => this.#sink(update)));
+        } finally {
+          this.#account?.release(bytes);
+        }
       }
     } catch (error) {
       // The connection is gone: later updates have nowhere to go; the prompt ends on its own.
       this.#failed = true;
       this.#pending = [];
+      this.#account?.release(this.#pendingBytes);
+      this.#pendingBytes = 0;
       this.#logger.warn("session/update could not be sent; dropping further updates for this session", { error: errorMessage(error) });
     } finally {
       this.#draining = undefined;

@@ -13,6 +13,12 @@ export interface PostgresSessionLeasesOptions {
   ttlMs?: number;
   /** Renewal period (default ttl / 3). */
   renewMs?: number;
+  /**
+   * Told, after each acquisition, renewal or loss, how long (ms from now) until the earliest
+   * held lease stops counting locally; undefined when none is held. `serve` hands it to the
+   * orphan watchdog, which kills our tools when that passes without a newer one.
+   */
+  onDeadline?: (msFromNow: number | undefined) => void;
   logger?: Logger;
 }
 
@@ -46,6 +52,7 @@ export class PostgresSessionLeases implements SessionLeases {
   readonly #timer: NodeJS.Timeout;
   readonly #margin: number;
   readonly #renewMs: number;
+  readonly #onDeadline: ((msFromNow: number | undefined) => void) | undefined;
   #lastRenewal = performance.now();
   #renewing = false;
   #closed = false;
@@ -65,6 +72,7 @@ export class PostgresSessionLeases implements SessionLeases {
     this.#margin = Math.min(1_000, this.ttlMs / 5);
     this.#logger = options.logger ?? createStderrLogger();
     this.#renewMs = options.renewMs ?? Math.floor(this.ttlMs / 3);
+    this.#onDeadline = options.onDeadline;
     // Deadlines are checked often (no database work); renewals go out every renewMs.
     this.#timer = setInterval(() => this.#tick(), Math.min(250, this.#renewMs));
     this.#timer.unref();
@@ -103,6 +111,7 @@ export class PostgresSessionLeases implements SessionLeases {
     // The same object as `deadline`: renewals move the deadline the lease checks.
     this.#held.set(sessionId, Object.assign(deadline, { lease, token }));
     this.#fences.set(sessionId, token);
+    this.#reportDeadline();
     return { acquired: true, lease };
   }
 
@@ -132,6 +141,7 @@ export class PostgresSessionLeases implements SessionLeases {
     for (const held of this.#held.values()) held.lease.end();
     this.#held.clear();
     this.#fences.clear();
+    this.#reportDeadline();
     if (tokens.length === 0) return;
     await this.#db.query(`DELETE FROM ${this.#table} WHERE token = ANY($1::text[])`, [tokens], "lease").catch((error: unknown) => {
       this.#logger.warn("could not release session leases (they expire on their own)", { error: errorMessage(error) });
@@ -141,6 +151,7 @@ export class PostgresSessionLeases implements SessionLeases {
   async #release(sessionId: SessionId, lease: LeaseState, token: string): Promise<void> {
     if (this.#held.get(sessionId)?.lease === lease) this.#held.delete(sessionId);
     if (this.#fences.get(sessionId) === token) this.#fences.delete(sessionId);
+    this.#reportDeadline();
     const deleting = this.#db
       .query(`DELETE FROM ${this.#table} WHERE session_id = $1 AND token = $2`, [sessionKey(sessionId), token], "lease")
       .then(
@@ -159,6 +170,7 @@ export class PostgresSessionLeases implements SessionLeases {
       if (now < held.validUntil) continue;
       this.#held.delete(id);
       held.lease.lose(`the lease on session ${id} could not be renewed in time`);
+      this.#reportDeadline();
     }
     if (this.#renewing || this.#held.size === 0 || this.#closed || now - this.#lastRenewal < this.#renewMs) return;
     this.#renewing = true;
@@ -195,5 +207,14 @@ export class PostgresSessionLeases implements SessionLeases {
         held.lease.lose(`the lease on session ${id} expired or was taken over`);
       }
     }
+    this.#reportDeadline();
+  }
+
+  /** The earliest local deadline of the leases held, to whoever fences side effects with it. */
+  #reportDeadline(): void {
+    if (this.#onDeadline === undefined) return;
+    let earliest = Infinity;
+    for (const held of this.#held.values()) earliest = Math.min(earliest, held.validUntil);
+    this.#onDeadline(earliest === Infinity ? undefined : Math.max(1, earliest - performance.now()));
   }
 }

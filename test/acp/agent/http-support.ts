@@ -20,8 +20,10 @@ export class ListeningServe {
   /** When the process started: a later cleanup kills its group only if the pid is still its. */
   readonly #startedAt: string | undefined;
 
-  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; listen?: string } = {}) {
-    this.child = spawn(process.execPath, [bin, "serve", "--listen", options.listen ?? "127.0.0.1:0", ...args], {
+  /** `prefix`: a command that execs node, e.g. `["prlimit", "--nofile=256:256"]`. */
+  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; listen?: string; prefix?: string[] } = {}) {
+    const [command, ...before] = [...(options.prefix ?? []), process.execPath];
+    this.child = spawn(command!, [...before, bin, "serve", "--listen", options.listen ?? "127.0.0.1:0", ...args], {
       cwd: options.cwd,
       env: options.env ?? cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }),
       stdio: ["ignore", "ignore", "pipe"],

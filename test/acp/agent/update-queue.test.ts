@@ -1,5 +1,6 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
+import { OutputBudget } from "../../../src/acp/agent/output-budget.js";
 import { UpdateQueue } from "../../../src/acp/agent/update-queue.js";
 import { createStderrLogger } from "../../../src/core/index.js";
 
@@ -87,5 +88,39 @@ describe("UpdateQueue coalescing", () => {
     held.push(text("y"));
     await held.flushed(); // the turn's end (or a permission request) does not wait for the window either
     expect(out.sent.at(-1)).toEqual(text("y"));
+  });
+});
+
+describe("UpdateQueue output budget", () => {
+  it("reports a backlog once the connection's budget is queued, until the client takes it; a client that keeps up is not held by the instance budget", async () => {
+    const budget = new OutputBudget({ connectionBytes: 10_000, instanceBytes: 300_000 });
+    const slow = gatedSink();
+    const stalled = new UpdateQueue(slow.sink, logger, { account: budget.account() });
+    stalled.push(text("x".repeat(6_000)));
+    expect(stalled.backlog()).toBeUndefined();
+    stalled.push(text("x".repeat(6_000)));
+    const waiting = stalled.backlog();
+    expect(waiting).toBeInstanceOf(Promise);
+    let settled = false;
+    void waiting!.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    slow.release();
+    await waiting;
+    await stalled.flushed();
+    expect(budget.usedBytes).toBe(0);
+
+    // The instance budget spent: a connection holding over 256 KiB waits (under its own 1 MiB); one under it goes on.
+    const shared = new OutputBudget({ connectionBytes: 1024 * 1024, instanceBytes: 300_000 });
+    const behind = shared.account();
+    behind.add(300_000);
+    const keepsUp = shared.account();
+    keepsUp.add(1_000);
+    expect([behind.full, keepsUp.full]).toEqual([true, false]);
+    expect(keepsUp.room()).toBeUndefined();
+    const resumed = behind.room()!;
+    behind.release(200_000);
+    await resumed;
+    expect([shared.spent, behind.full]).toEqual([false, false]);
   });
 });
