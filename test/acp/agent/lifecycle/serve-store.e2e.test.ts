@@ -122,6 +122,25 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     expect((await store.sessions.load(sessionId))!.items.map((i) => i.role)).toEqual(["user", "assistant", "user", "assistant"]);
   });
 
+  it("prompt --session right after the holder's kill -9 waits (bounded) for its lease to run out, then goes on", { timeout: 90_000 }, async () => {
+    const db = await createTestDatabase(pg.url!);
+    onCleanup(() => db.drop());
+    const { root, ws } = workspace();
+    const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
+    // 8 s: longer than prompt and its serve take to start on a busy machine, so the lease is still held then.
+    const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "8000"];
+    const a = await startServe(args, ws);
+    const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
+    a.proc.kill(); // SIGKILL: its lease stays until it expires
+    await a.proc.exited;
+    const agent = [process.execPath, bin, "serve", ...args].map((a) => `"${a}"`).join(" ");
+    const r = await runCli(["prompt", "--agent", agent, "--cwd", ws, "--session", sessionId, "still there?"], { cwd: ws, env: cleanEnv() });
+    expect(r.stderr).toContain(`(session ${sessionId} is still leased by another instance until `);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("user: hello there\nassistant: first answer\nuser: still there?");
+  });
+
   it("a lease lost between turns: the next prompt is told so (session_lease_lost, not -32002 'not found'); session/load opens it again", { timeout: 90_000 }, async () => {
     const db = await createTestDatabase(pg.url!);
     onCleanup(() => db.drop());
