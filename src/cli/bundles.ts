@@ -1,4 +1,5 @@
-import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { accessSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, type Stats, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -19,7 +20,10 @@ import vm from "node:vm";
  * build): V8 itself checks only the source's length, its own version and flags. It lives in
  * `NODE_COMPILE_CACHE` when set, else next to the bundles (dist/bin/.cache, rebuilt with them),
  * else, where the package is not ours to write (a global install by root), in a directory of
- * the user's own (mode 0700) in the temp directory. `NODE_DISABLE_COMPILE_CACHE=1` turns it
+ * the user's own (mode 0700) in the temp directory. V8 runs what a cache holds, so a cache is
+ * used only from a file and directory of this user's that no one else can write, and only if its
+ * header (an HMAC keyed by the bundle's SHA-256) says it was made for this very source: another
+ * local user cannot plant code. `NODE_DISABLE_COMPILE_CACHE=1` turns it
  * off. Any failure to read or write it only costs the compile. `NODE_DEBUG=agentkit-code-cache`
  * says what happened.
  */
@@ -31,7 +35,9 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
   // The bundle is ASCII (build-bin.mjs checks): a one-byte string, half the memory of UTF-16.
   const source = readFileSync(file, "latin1");
   const cache = cacheLocation(bundleDir, name, env);
-  const cached = cache === undefined ? undefined : readCache(join(cache.dir, cache.file));
+  // The cache is trusted for this source only (see readCache): keyed by the source's own hash.
+  const key = cache === undefined ? undefined : createHash("sha256").update(source, "latin1").digest();
+  const cached = cache === undefined || key === undefined ? undefined : readCache(join(cache.dir, cache.file), key);
   // The bundle is a CommonJS module's wrapper function (build-bin.mjs). The concatenation makes
   // V8 copy the source into its heap: readFileSync returns a text this large as an external
   // string, and with one the functions compiled later (lazily) made a first prompt's model
@@ -44,7 +50,7 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
   });
   const used = cached !== undefined && !script.cachedDataRejected;
   debug("%s: %s", name, cache === undefined ? "off" : cached === undefined ? "no cache yet" : used ? `cache used (${cached.length} bytes)` : "cache refused by V8");
-  if (cache !== undefined && !used) process.once("exit", () => writeCache(cache, name, script));
+  if (cache !== undefined && key !== undefined && !used) process.once("exit", () => writeCache(cache, name, script, key));
   const module = { exports: {} as Record<string, unknown> };
   const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
   run(module.exports, createRequire(file), module, file, dirname(file));
@@ -54,7 +60,7 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
 interface CacheLocation {
   dir: string;
   file: string;
-  /** Made readable and writable by this user only. */
+  /** The directory in the temp directory: made here (mode 0700), never recursively. */
   private?: boolean;
 }
 
@@ -68,48 +74,104 @@ function cacheLocation(bundleDir: string, name: string, env: NodeJS.ProcessEnv):
   }
   if (typeof hash !== "string") return undefined;
   const file = `agentkit-acp-${name}-${hash}-${process.version}-${process.arch}.bin`;
-  if (env.NODE_COMPILE_CACHE) return { dir: env.NODE_COMPILE_CACHE, file };
+  const location = ((): CacheLocation => {
+    if (env.NODE_COMPILE_CACHE) return { dir: env.NODE_COMPILE_CACHE, file };
+    try {
+      accessSync(bundleDir, constants.W_OK);
+      return { dir: join(bundleDir, ".cache"), file };
+    } catch {
+      return { dir: join(tmpdir(), `agentkit-acp-code-cache-${process.getuid?.() ?? "user"}`), file, private: true };
+    }
+  })();
+  // Made now (atomically: mkdir fails if anyone else's is there), so that it is checked before any read.
+  if (location.private) makeDir(location.dir, false);
+  return ownedByUs(location.dir) === false ? undefined : location;
+}
+
+/**
+ * V8 runs what a cache holds: one is used only from a directory of ours (not a link) that nobody
+ * else can write to, and only from a file of ours that nobody else can write to (checked on the
+ * opened descriptor, see readCache). Undefined: not there (yet).
+ */
+function ownedByUs(dir: string): boolean | undefined {
+  let stat: Stats;
   try {
-    accessSync(bundleDir, constants.W_OK);
-    return { dir: join(bundleDir, ".cache"), file };
+    stat = lstatSync(dir);
   } catch {
-    const dir = join(tmpdir(), `agentkit-acp-code-cache-${process.getuid?.() ?? "user"}`);
-    return ownedByUs(dir) ? { dir, file, private: true } : undefined;
+    return undefined;
+  }
+  const ours = stat.isDirectory() && onlyOurs(stat);
+  if (!ours) debug("not using %s: not a directory of this user's that only it can write", dir);
+  return ours;
+}
+
+function onlyOurs(stat: Stats): boolean {
+  const uid = process.getuid?.();
+  return (uid === undefined || stat.uid === uid) && (stat.mode & 0o022) === 0;
+}
+
+function makeDir(dir: string, recursive: boolean): void {
+  try {
+    mkdirSync(dir, { recursive, mode: 0o700 });
+  } catch {
+    // there already (whose: ownedByUs says) or not makeable (then nothing is cached)
   }
 }
 
 /**
- * V8 runs what a cache holds: one in a shared temp directory is used only from a directory of
- * ours that nobody else can write to (or none yet: it is made so).
+ * The file opened without following a link; owner and mode checked on that descriptor and the
+ * bytes read from it, so nothing swapped in after a check is read. Then the seal: the data was
+ * written for this very source (V8 itself compares only the source's length).
  */
-function ownedByUs(dir: string): boolean {
+function readCache(path: string, key: Buffer): Buffer | undefined {
+  let fd: number;
   try {
-    const stat = lstatSync(dir);
-    const ours = stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0;
-    if (!ours) debug("not using %s: not a directory of this user's that only it can write", dir);
-    return ours;
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") debug("not using %s: %s", path, (error as Error).message);
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || !onlyOurs(stat)) {
+      debug("not using %s: not a file of this user's that only it can write", path);
+      return undefined;
+    }
+    const sealed = readFileSync(fd);
+    const data = sealed.subarray(SEAL.length + 32);
+    if (!sealed.subarray(0, SEAL.length).equals(SEAL) || !timingSafeEqual(sealed.subarray(SEAL.length, SEAL.length + 32), seal(key, data).subarray(SEAL.length))) {
+      debug("not using %s: not sealed for this bundle", path);
+      return undefined;
+    }
+    return data;
   } catch {
-    return true; // not there yet
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
 }
 
-function readCache(file: string): Buffer | undefined {
-  try {
-    return readFileSync(file);
-  } catch {
-    return undefined;
-  }
+/** The cache file's header: a format tag, then an HMAC of the data keyed by the bundle's SHA-256. */
+const SEAL = Buffer.from("akcache1");
+function seal(key: Buffer, data: Buffer): Buffer {
+  return Buffer.concat([SEAL, createHmac("sha256", key).update(data).digest()]);
 }
 
 /** At exit: the code compiled by now, written whole or not at all (rename); older builds' caches of this command go. */
-function writeCache({ dir, file, private: own }: CacheLocation, name: string, script: vm.Script): void {
+function writeCache({ dir, file, private: own }: CacheLocation, name: string, script: vm.Script, key: Buffer): void {
   try {
-    mkdirSync(dir, { recursive: true, ...(own ? { mode: 0o700 } : {}) });
-    if (own && !ownedByUs(dir)) return; // made by someone else meanwhile
+    if (!own) makeDir(dir, true);
+    if (ownedByUs(dir) !== true) return; // not made, or made by someone else meanwhile
     accessSync(dir, constants.W_OK); // before the costly part
     const data = script.createCachedData();
     const partial = join(dir, `${file}.${process.pid}`);
-    writeFileSync(partial, data);
+    const fd = openSync(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+    try {
+      writeSync(fd, seal(key, data));
+      writeSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(partial, join(dir, file));
     debug("cache written (%d bytes)", data.length);
     const stale = `agentkit-acp-${name}-`;

@@ -69,7 +69,8 @@ Options:
   --cwd DIR              the session's working directory (default: the current directory)
   --permissions POLICY   deny | ask | allow-reads | allow-all | FILE.json
                          (default: ask when stdin and stderr are a terminal, else deny)
-  --session ID           continue a session (session/resume, else session/load)
+  --session ID           continue a session (session/resume, else session/load); while
+                         another instance's lease on it runs out (a failover), waits up to 30 s
   --fork ID              fork a session (session/fork) and send the prompt in the fork;
                          the original stays as it was
   --list                 list the agent's sessions (id, last update, title) and exit

@@ -1,4 +1,4 @@
-import { AcpClient, type AcpAgentConfig } from "../acp/client/index.js";
+import { AcpClient, type AcpAgentConfig, type AcpSession } from "../acp/client/index.js";
 import { EXIT, type PromptArgs } from "./prompt-args.js";
 import { describeFailure } from "./prompt-render.js";
 import type { CliIo } from "./io.js";
@@ -43,4 +43,36 @@ export async function runSessionAction(io: CliIo, args: PromptArgs, config: AcpA
   } finally {
     await client?.close();
   }
+}
+
+/** At most this long `prompt --session` waits for a dead instance's lease on the session to run out. */
+const LEASE_WAIT_MS = 30_000;
+
+/**
+ * `--session ID` right after a failover: the dead instance's lease runs out by itself, at the
+ * time the refusal names, so wait for that (bounded) instead of failing at once. A lease renewed
+ * meanwhile (a later expiry) has a live holder: that refusal stands.
+ */
+export async function continueSessionWhenFree(client: AcpClient, sessionId: string, onWait: (until: string) => void, maxWaitMs = LEASE_WAIT_MS): Promise<AcpSession> {
+  const deadline = Date.now() + maxWaitMs;
+  let seen: number | undefined;
+  for (;;) {
+    try {
+      return await client.continueSession(sessionId);
+    } catch (error) {
+      const expiresAt = leaseExpiry(error);
+      const until = expiresAt === undefined ? NaN : Date.parse(expiresAt);
+      if (Number.isNaN(until) || (seen !== undefined && until > seen) || until > deadline) throw error;
+      if (seen === undefined) onWait(expiresAt!);
+      seen = until;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(until - Date.now(), 0) + 250, deadline - Date.now())));
+      if (Date.now() >= deadline) throw error;
+    }
+  }
+}
+
+/** `leaseExpiresAt` of a "session active elsewhere" refusal. */
+function leaseExpiry(error: unknown): string | undefined {
+  const e = error as { code?: unknown; data?: { reason?: unknown; leaseExpiresAt?: unknown } } | null;
+  return typeof e === "object" && e !== null && e.code === -32600 && e.data?.reason === "session_active_elsewhere" && typeof e.data.leaseExpiresAt === "string" ? e.data.leaseExpiresAt : undefined;
 }

@@ -20,7 +20,7 @@ import { agentEnvFor, processIo, type CliIo } from "./io.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
-import { runSessionAction } from "./prompt-sessions.js";
+import { continueSessionWhenFree, runSessionAction } from "./prompt-sessions.js";
 import { declineForms, terminalForm } from "./prompt-form.js";
 import { declineUrls, oneAtATime, terminalUrl } from "./prompt-url.js";
 
@@ -176,7 +176,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   try {
     client = await AcpClient.start(config, policy);
     await applyProviders(client, args.providers);
-    session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
+    const waiting = (until: string): boolean => io.stderr.write(`(session ${safe(args.session ?? "")} is still leased by another instance until ${until}; waiting for it)\n`);
+    session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await continueSessionWhenFree(client, args.session, waiting);
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd, protocolVersion: client.protocolVersion });
     } else if (args.fork) {

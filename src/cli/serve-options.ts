@@ -104,7 +104,8 @@ Options:
                            AGENTKIT_STATE_DIR, else $XDG_STATE_HOME/agentkit-acp, else
                            ~/.local/state/agentkit-acp)
   --no-persist             keep sessions and approvals in memory only (nothing is written;
-                           sessions cannot be loaded after a restart)
+                           sessions cannot be loaded after a restart; with --listen a session
+                           is forgotten once no connection has it open)
   --store URL              keep sessions, remembered approvals and session leases in PostgreSQL:
                            postgres://USER:PASSWORD@HOST:PORT/DATABASE (default:
                            AGENTKIT_STORE_URL, else files under the state directory). Tables are

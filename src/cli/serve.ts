@@ -62,7 +62,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   const metrics = listening?.newServiceMetrics();
   let served: ServeRuntime;
   try {
-    served = await createServeRuntime({ ...options, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [] });
+    served = await createServeRuntime({ ...options, forgetClosed: options.listen !== undefined, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [] });
   } catch (error) {
     // A store URL that does not work is a configuration mistake (exit 2, saying what to fix).
     if (options.storeUrl !== undefined) {

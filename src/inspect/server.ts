@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { hostAllowed, sameOrigin } from "../core/local-page.js";
 import { builtFile } from "../core/package-files.js";
 import type { Analyzer } from "./analyze.js";
 import type { PendingAsk, ReplayDiffLine, ServerEvent, StatusInfo } from "./types.js";
@@ -37,7 +38,8 @@ function html(title: string): string {
 
 /**
  * The page's server: plain node:http on 127.0.0.1 (default), a random token required for
- * everything that carries traffic, live updates over SSE. Serves only the bundled assets.
+ * everything that carries traffic (in a header for every action), `Host` and `Origin` checked
+ * against other web sites (core/local-page.ts), live updates over SSE. Serves only the bundled assets.
  */
 export class PageServer {
   readonly token = randomBytes(18).toString("base64url");
@@ -113,8 +115,9 @@ export class PageServer {
     }, 15_000).unref();
   }
 
-  #authorized(req: IncomingMessage, url: URL): boolean {
-    const given = url.searchParams.get("t") ?? req.headers["x-inspect-token"];
+  /** Reading may carry the token in the URL (EventSource cannot send headers); a change needs the header, which no form or link can send. */
+  #authorized(req: IncomingMessage, url: URL, change: boolean): boolean {
+    const given = change ? req.headers["x-inspect-token"] : (url.searchParams.get("t") ?? req.headers["x-inspect-token"]);
     if (typeof given !== "string") return false;
     const a = Buffer.from(given);
     const b = Buffer.from(this.token);
@@ -130,6 +133,10 @@ export class PageServer {
     const url = new URL(req.url ?? "/", "http://localhost");
     res.setHeader("cache-control", "no-store");
     res.setHeader("x-content-type-options", "nosniff");
+    if (!hostAllowed(req.headers.host, this.#port)) {
+      res.writeHead(403, { "content-type": "text/plain" }).end("open the page by its IP address or localhost (the Host header named another server)\n");
+      return;
+    }
     const type = ASSETS[url.pathname];
     if (req.method === "GET" && type) {
       try {
@@ -140,8 +147,13 @@ export class PageServer {
       }
       return;
     }
-    if (!this.#authorized(req, url)) {
-      res.writeHead(403, { "content-type": "text/plain" }).end("open the URL printed by agentkit-acp inspect (it carries the access token)\n");
+    const change = req.method !== "GET" && req.method !== "HEAD";
+    if (change && !sameOrigin(req)) {
+      res.writeHead(403, { "content-type": "text/plain" }).end("actions are taken from the inspect page itself (the Origin header named another page)\n");
+      return;
+    }
+    if (!this.#authorized(req, url, change)) {
+      res.writeHead(403, { "content-type": "text/plain" }).end(change ? "an action needs the access token in the X-Inspect-Token header\n" : "open the URL printed by agentkit-acp inspect (it carries the access token)\n");
       return;
     }
     if (req.method === "GET" && url.pathname === "/") {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
 import type { Direction, TraceHeader, TraceLine, TraceMessage, TraceNote } from "./types.js";
 
 /**
@@ -9,7 +9,13 @@ export class TraceWriter {
   #fd: number | undefined;
 
   constructor(readonly path: string, header: TraceHeader) {
-    this.#fd = openSync(path, "w");
+    // The whole ACP traffic: for this user's eyes only (also a file that was there before, when it is ours to chmod).
+    this.#fd = openSync(path, "w", 0o600);
+    try {
+      fchmodSync(this.#fd, 0o600);
+    } catch {
+      // another user's file that --trace named and we may write: its owner decides its mode
+    }
     this.#write(header);
   }
 

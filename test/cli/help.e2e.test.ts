@@ -55,10 +55,10 @@ describe("the bundles' code cache", () => {
     expect(second.log).not.toContain("cache written");
     expect(second.stdout).toBe(first.stdout);
 
-    // Data V8 did not write (another Node, another build of the bundle, a torn copy): refused, then replaced.
+    // Data not sealed for this bundle (another build of it, a torn copy): refused, then replaced.
     writeFileSync(join(dir, file!), randomBytes(4096));
     const third = run({ NODE_COMPILE_CACHE: dir });
-    expect(third.log).toContain("serve: cache refused by V8");
+    expect(third.log).toContain("not sealed for this bundle");
     expect(third.log).toContain("cache written");
     expect(third.stdout).toBe(first.stdout);
     expect(run({ NODE_COMPILE_CACHE: dir }).log).toContain("serve: cache used");
@@ -106,7 +106,7 @@ describe("the bundles' code cache", () => {
     const unwritable = run({ NODE_COMPILE_CACHE: notADirectory });
     expect(unwritable.status).toBe(0);
     expect(unwritable.stdout).toContain("Usage: agentkit-acp serve");
-    expect(unwritable.log).toContain("cache not written");
+    expect(unwritable.log).toContain("not a directory of this user's");
 
     const off = run({ NODE_COMPILE_CACHE: dir, NODE_DISABLE_COMPILE_CACHE: "1" });
     expect(off.status).toBe(0);

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sameOrigin } from "../../core/local-page.js";
 
 /** How the page ended: the human submitted a secret, the lifetime ran out, or it was closed. */
 export type KeyPageOutcome = { kind: "secret"; secret: string } | { kind: "expired" } | { kind: "closed" };
@@ -44,7 +45,7 @@ export async function openKeyPage(options: KeyPageOptions): Promise<KeyPage> {
     if (`http://${host}` !== origin || !samePath(req.url ?? "", path)) return reply(res, 404, page("Not found", "<p>This page does not exist (or has expired).</p>"));
     if (req.method === "GET") return reply(res, 200, form(options.label));
     if (req.method !== "POST") return reply(res, 405, page("Method not allowed", ""), { Allow: "GET, POST" });
-    if (req.headers.origin !== undefined && req.headers.origin !== origin) return reply(res, 403, page("Forbidden", "<p>Submit the form from its own page.</p>"));
+    if (!sameOrigin(req)) return reply(res, 403, page("Forbidden", "<p>Submit the form from its own page.</p>"));
     const body = await readBody(req);
     const secret = body === undefined ? undefined : new URLSearchParams(body).get("key")?.trim();
     if (!secret) return reply(res, 400, form(options.label, body === undefined ? "That was too long." : "Paste the key, then save."));

@@ -21,7 +21,10 @@ import type { DescribeCall } from "./replay.js";
 import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
-import { refuseIfLeasedElsewhere, sessionActiveElsewhere, takeSessionLease } from "./session-leases.js";
+import { refuseIfLeasedElsewhere, sessionActiveElsewhere, sessionLeaseLost, takeSessionLease } from "./session-leases.js";
+
+/** How many sessions whose lease was lost a connection remembers (to answer their prompts with the reason). */
+const MAX_LOST_REMEMBERED = 256;
 import { checkPathField } from "./path-params.js";
 import { StoredSessions, storeError } from "./stored-sessions.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
@@ -76,6 +79,8 @@ export class ConnectionLifecycle {
   readonly #host: LifecycleHost;
   readonly #logger: Logger;
   readonly #states = new Map<string, SessionState>();
+  /** Sessions closed here because their lease was lost (bounded: the oldest go first), so a prompt is told why. */
+  readonly #lost = new Set<string>();
   readonly #stored: StoredSessions;
 
   constructor(settings: LifecycleSettings, host: LifecycleHost, logger: Logger) {
@@ -337,8 +342,9 @@ export class ConnectionLifecycle {
     await view.handle.flush();
   }
 
-  /** For a request about a session that is not open on this connection: -32600 if another instance runs it. */
+  /** For a request about a session that is not open on this connection: -32600 if its lease was lost here or another instance runs it. */
   async refuseIfActiveElsewhere(acpSessionId: string): Promise<void> {
+    if (this.#lost.has(acpSessionId)) throw sessionLeaseLost(acpSessionId);
     await refuseIfLeasedElsewhere(this.#settings.leases, acpSessionId);
   }
 
@@ -350,8 +356,11 @@ export class ConnectionLifecycle {
       return;
     }
     state.lease = lease;
+    this.#lost.delete(id);
     lease.onLost((reason) => {
       this.#logger.warn("session lease lost; closing the session on this instance", { sessionId: id, reason });
+      this.#lost.add(id);
+      for (const old of this.#lost) if (this.#lost.size > MAX_LOST_REMEMBERED) this.#lost.delete(old);
       void this.#host.closeSession(id, "the session lease was lost").catch(() => undefined);
     });
   }

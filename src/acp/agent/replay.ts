@@ -20,26 +20,42 @@ export const INTERRUPTED_TOOL_TEXT = "The agent stopped (crash or kill) before t
  * Tool calls without a result (the process died while they ran) get an error result right after
  * their assistant item, so the transcript is valid for providers again. Nothing is written: a
  * later load repairs the same way. Returns the items unchanged when nothing dangles.
+ *
+ * Found by position, not by call id alone: ids repeat within a session (local models number
+ * their calls per turn, `call_1` …), so a result answers the latest call with its id before it,
+ * and a later call with the same id leaves an unanswered earlier one dangling.
  */
 export function repairDanglingToolCalls(items: readonly Item[]): Item[] {
-  const answered = new Set<string>();
-  for (const item of items) for (const part of item.parts) if (part.type === "tool_result") answered.add(part.callId);
+  const unanswered = new Map<string, ToolCallPart>();
+  const dangling = new Set<ToolCallPart>();
+  for (const item of items) {
+    for (const part of item.parts) {
+      if (part.type === "tool_result") unanswered.delete(part.callId);
+      if (part.type !== "tool_call" || item.role !== "assistant") continue;
+      const earlier = unanswered.get(part.callId);
+      if (earlier) dangling.add(earlier);
+      unanswered.set(part.callId, part);
+    }
+  }
+  for (const call of unanswered.values()) dangling.add(call);
   const out: Item[] = [];
   for (const item of items) {
     out.push(item);
     if (item.role !== "assistant") continue;
-    const dangling = item.parts.filter((p): p is Extract<Part, { type: "tool_call" }> => p.type === "tool_call" && !answered.has(p.callId));
-    if (dangling.length === 0) continue;
+    const calls = item.parts.filter((p): p is ToolCallPart => p.type === "tool_call" && dangling.has(p));
+    if (calls.length === 0) continue;
     out.push({
       id: newId("item"),
       role: "tool",
-      parts: dangling.map((call) => ({ type: "tool_result", callId: call.callId, toolName: call.toolName, result: { text: INTERRUPTED_TOOL_TEXT, isError: true } })),
+      parts: calls.map((call) => ({ type: "tool_result", callId: call.callId, toolName: call.toolName, result: { text: INTERRUPTED_TOOL_TEXT, isError: true } })),
       createdAt: item.createdAt,
       meta: { repaired: true },
     });
   }
   return out;
 }
+
+type ToolCallPart = Extract<Part, { type: "tool_call" }>;
 
 /**
  * The `session/update`s that show a stored transcript again, in its order: user parts as

@@ -4,8 +4,8 @@ import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type A
 import { DurableApprovalMemory } from "./durable-approval-memory.js";
 import type { Logger } from "../../core/index.js";
 import { fenceGroupsWithin } from "../../core/index.js";
-import type { SessionLeases, SessionStore } from "../../store/index.js";
-import { FileApprovalMemoryStore, InMemorySessionStore, JsonlSessionStore, defaultStateDir } from "../../store/index.js";
+import type { LeaseAttempt, SessionLeases, SessionStore } from "../../store/index.js";
+import { FileApprovalMemoryStore, InProcessSessionLeases, InMemorySessionStore, JsonlSessionStore, defaultStateDir } from "../../store/index.js";
 import type { PermissionMode } from "../../tools/index.js";
 
 /** Who answers what the session's mode asks about: the client (ask, auto-reads), nobody (auto-all approves, deny refuses). */
@@ -17,6 +17,12 @@ export interface ServeStateOptions {
   stateDir: string | undefined;
   /** --no-persist: sessions and approvals live in memory only (nothing is written). */
   persist: boolean;
+  /**
+   * With `persist: false`: a session that no connection has open any more is forgotten (set by
+   * `serve --listen`, whose process may serve for months: the memory store must not grow with
+   * every session it ever had).
+   */
+  forgetClosed?: boolean | undefined;
   /** --no-approval-memory: "always" answers are not offered and nothing is remembered. */
   approvalMemory: boolean;
   /** --clear-approval-memory: forget every remembered answer at start-up. */
@@ -48,12 +54,14 @@ export interface ServeState {
 export async function serveState(options: ServeStateOptions, env: NodeJS.ProcessEnv, logger: Logger): Promise<ServeState> {
   if (!options.persist) {
     if (options.clearApprovalMemory) logger.warn("--clear-approval-memory has nothing to clear with --no-persist");
+    const sessions = new InMemorySessionStore();
     return {
       stateDir: undefined,
-      sessions: new InMemorySessionStore(),
+      sessions,
+      ...(options.forgetClosed ? { leases: forgettingLeases(sessions) } : {}),
       approvalMemory: options.approvalMemory ? new InMemoryApprovalMemory() : new NoopApprovalMemory(),
       offerAlways: options.approvalMemory,
-      description: "sessions are kept in memory only (--no-persist)",
+      description: options.forgetClosed ? "sessions are kept in memory only while a connection has them open (--no-persist)" : "sessions are kept in memory only (--no-persist)",
       ready: async () => true,
       close: async () => {},
     };
@@ -123,4 +131,40 @@ export function initialModeFor(approve: ApproveMode, mode: PermissionMode | unde
   if (approve === "auto-all") return "auto-edit";
   if (approve === "deny") return "read-only";
   return "ask";
+}
+
+/**
+ * In-process leases that forget a session when its lease is given back: the runtime holds a
+ * session's lease exactly while a connection has it open (a second connection opening it takes
+ * the lease over, and only the last one's release counts), so a closed session leaves memory.
+ */
+function forgettingLeases(store: SessionStore): SessionLeases {
+  const leases = new InProcessSessionLeases();
+  return {
+    get holder() {
+      return leases.holder;
+    },
+    holderOf: (id) => leases.holderOf(id),
+    close: () => leases.close(),
+    async acquire(id): Promise<LeaseAttempt> {
+      const attempt = await leases.acquire(id);
+      if (!attempt.acquired) return attempt;
+      const { lease } = attempt;
+      return {
+        acquired: true,
+        lease: {
+          sessionId: id,
+          get held() {
+            return lease.held;
+          },
+          onLost: (listener) => lease.onLost(listener),
+          async release() {
+            const last = lease.held; // false once another connection took it over
+            await lease.release();
+            if (last) await store.delete(id).catch(() => false);
+          },
+        },
+      };
+    },
+  };
 }

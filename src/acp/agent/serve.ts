@@ -70,6 +70,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     {
       stateDir: options.stateDir,
       persist: options.persist ?? true,
+      forgetClosed: options.forgetClosed,
       approvalMemory: options.approvalMemory ?? true,
       clearApprovalMemory: options.clearApprovalMemory ?? false,
       storeUrl: options.storeUrl,

@@ -35,3 +35,19 @@ export async function refuseIfLeasedElsewhere(leases: SessionLeases | undefined,
   const holder = await leases.holderOf(sessionId).catch(() => undefined); // unknown holder: answer as for any session not open here
   if (holder && holder.holder !== leases.holder) throw sessionActiveElsewhere(sessionId, holder);
 }
+
+/** `data.reason` of the JSON-RPC error for a session closed here because its lease was lost. */
+export const SESSION_LEASE_LOST = "session_lease_lost";
+
+/**
+ * -32600 for a prompt to a session this instance closed because it lost the session's lease (it
+ * could not renew it in time, e.g. the database was away): the session still exists; the client
+ * opens it again (and is told if it now runs elsewhere).
+ */
+export function sessionLeaseLost(sessionId: string): RequestError {
+  return new RequestError(
+    -32600,
+    `Invalid request: session ${sessionId} was closed on this instance because its lease could not be renewed in time; open it again with session/resume or session/load`,
+    { sessionId, reason: SESSION_LEASE_LOST },
+  );
+}

@@ -90,4 +90,35 @@ describe("kill -9 of serve in the middle of a turn", () => {
     expect(b.proc.stderr).toMatch(/torn last line \(\d+ bytes without a newline\) skipped/);
     expect(b.proc.stderr).toMatch(/cut a torn last line/);
   });
+
+  it("an interrupted call is repaired on load although an earlier call had the same id (local models reuse call_1)", async () => {
+    const { root, ws, state } = workspace();
+    const script = writeScriptFile(root, "script.json", {
+      stepFrom: "transcript",
+      steps: [
+        { toolCall: { name: "write_file", input: { path: "a.txt", content: "one\n" }, callId: "call_1" }, text: "Writing a.txt." },
+        { text: "a.txt is written." },
+        { toolCall: { name: "shell", input: { command: "sleep 120" }, callId: "call_1" } }, // never run: appended below as a kill leaves it
+        { echo: "transcript" },
+      ],
+    });
+    const args = ["--model", `scripted:${script}`, "--state-dir", state, "--approve", "auto-all"];
+    const a = await startServe(args, ws);
+    const { sessionId: sid } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "write a.txt" }] })).stopReason).toBe("end_turn");
+    expect((await a.end()).code).toBe(0);
+    // What a kill in the middle of the next turn's call leaves in the file: the prompt and the call, no result.
+    const at = new Date().toISOString();
+    const record = (item: unknown): string => `${JSON.stringify({ type: "item", at, item })}\n`;
+    appendFileSync(join(state, "sessions", `${sid}.jsonl`), record({ id: "item_user_2", role: "user", parts: [{ type: "text", text: "run it" }], createdAt: at }));
+    appendFileSync(join(state, "sessions", `${sid}.jsonl`), record({ id: "item_call_2", role: "assistant", parts: [{ type: "tool_call", callId: "call_1", toolName: "shell", input: { command: "sleep 120" } }], createdAt: at }));
+
+    const b = await startServe(args, ws);
+    await b.agent.request(acp.methods.agent.session.load, { sessionId: sid, cwd: ws, mcpServers: [] });
+    const replayed = b.client.updates(sid).filter((u) => u.sessionUpdate === "tool_call");
+    expect(replayed.map(label)).toEqual(["tool_call:call_1:completed", "tool_call:call_1:failed"]);
+    expect(replayed[1]).toMatchObject({ title: expect.stringContaining("sleep 120"), content: [{ type: "content", content: { type: "text", text: INTERRUPTED_TOOL_TEXT } }] });
+    await b.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "what happened?" }] });
+    expect(textOf(b.client.updates(sid), "agent_message_chunk")).toContain(`tool: [result shell error: ${INTERRUPTED_TOOL_TEXT}]`);
+  });
 });

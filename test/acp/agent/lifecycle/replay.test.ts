@@ -67,6 +67,14 @@ describe("repairDanglingToolCalls", () => {
     expect(repaired[3]).toMatchObject({ role: "tool", parts: [{ type: "tool_result", callId: "c2", result: { isError: true, text: INTERRUPTED_TOOL_TEXT } }], meta: { repaired: true } });
     expect(dangling).toHaveLength(4); // the input is not changed
   });
+
+  it("finds the interrupted call by its place when call ids repeat (local models number calls per turn)", () => {
+    const call = (id: string) => item(id, "assistant", [{ type: "tool_call", callId: "call_1", toolName: "shell", input: { id } }]);
+    const result = (id: string) => item(id, "tool", [{ type: "tool_result", callId: "call_1", toolName: "shell", result: { text: "ok", isError: false } }]);
+    const repaired = repairDanglingToolCalls([call("a1"), result("t1"), item("u2", "user", [{ type: "text", text: "again" }]), call("a2"), item("u3", "user", [{ type: "text", text: "next" }]), call("a3"), result("t3")]);
+    expect(repaired.map((i) => i.id)).toEqual(["a1", "t1", "u2", "a2", expect.any(String), "u3", "a3", "t3"]);
+    expect(repaired[4]).toMatchObject({ role: "tool", parts: [{ callId: "call_1", result: { isError: true, text: INTERRUPTED_TOOL_TEXT } }], meta: { repaired: true } });
+  });
 });
 
 describe("test environment", () => {

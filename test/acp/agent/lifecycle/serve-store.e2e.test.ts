@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { SESSION_ACTIVE_ELSEWHERE } from "../../../../src/acp/agent/index.js";
+import { SESSION_ACTIVE_ELSEWHERE, SESSION_LEASE_LOST } from "../../../../src/acp/agent/index.js";
 import { silentLogger } from "../../../../src/core/index.js";
 import { openPostgresStore } from "../../../../src/store/postgres/index.js";
 import { bin, cleanEnv } from "../serve-support.js";
@@ -120,5 +120,66 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     onCleanup(() => store.close());
     expect(await store.leases.holderOf(sessionId)).toBeUndefined();
     expect((await store.sessions.load(sessionId))!.items.map((i) => i.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+
+  it("prompt --session right after the holder's kill -9 waits (bounded) for its lease to run out, then goes on", { timeout: 90_000 }, async () => {
+    const db = await createTestDatabase(pg.url!);
+    onCleanup(() => db.drop());
+    const { root, ws } = workspace();
+    const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
+    // 8 s: longer than prompt and its serve take to start on a busy machine, so the lease is still held then.
+    const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "8000"];
+    const a = await startServe(args, ws);
+    const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
+    a.proc.kill(); // SIGKILL: its lease stays until it expires
+    await a.proc.exited;
+    const agent = [process.execPath, bin, "serve", ...args].map((a) => `"${a}"`).join(" ");
+    const r = await runCli(["prompt", "--agent", agent, "--cwd", ws, "--session", sessionId, "still there?"], { cwd: ws, env: cleanEnv() });
+    expect(r.stderr).toContain(`(session ${sessionId} is still leased by another instance until `);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("user: hello there\nassistant: first answer\nuser: still there?");
+  });
+
+  it("a lease lost between turns: the next prompt is told so (session_lease_lost, not -32002 'not found'); session/load opens it again", { timeout: 90_000 }, async () => {
+    const db = await createTestDatabase(pg.url!);
+    onCleanup(() => db.drop());
+    const { root, ws } = workspace();
+    const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
+    const a = await startServe(["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "3000"], ws);
+    const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
+
+    // Frozen until its lease has run out in the database (nobody takes it over), then thawed: it finds the lease gone.
+    const store = await openPostgresStore({ url: db.url, logger: silentLogger });
+    onCleanup(() => store.close());
+    const pid = a.proc.child.pid!;
+    process.kill(pid, "SIGSTOP");
+    onCleanup(() => {
+      try {
+        process.kill(pid, "SIGCONT"); // a failed test must not leave it frozen
+      } catch {
+        // gone
+      }
+    });
+    const frozenAt = performance.now();
+    while ((await store.leases.holderOf(sessionId)) !== undefined) {
+      expect(performance.now() - frozenAt).toBeLessThan(20_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    process.kill(pid, "SIGCONT");
+    const thawedAt = performance.now();
+    while (!a.proc.stderr.includes("session lease lost")) {
+      expect(performance.now() - thawedAt).toBeLessThan(20_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await expect(a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "still there?" }] })).rejects.toMatchObject({
+      code: -32600,
+      message: expect.stringContaining("open it again with session/resume or session/load"),
+      data: { sessionId, reason: SESSION_LEASE_LOST },
+    });
+    await a.agent.request(acp.methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] });
+    expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "still there?" }] })).stopReason).toBe("end_turn");
+    expect(textOf(a.client.updates(sessionId), "agent_message_chunk")).toContain("user: hello there\nassistant: first answer\nuser: still there?");
   });
 });
