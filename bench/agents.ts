@@ -208,7 +208,14 @@ const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(agents)
 try {
   for (const [name, { command }] of Object.entries(agents)) await measure(name, command, env, work); // warm-up (disk cache)
   for (let i = 0; i < runs; i++) {
-    for (const [name, { command }] of Object.entries(agents)) samples[name]!.push(await measure(name, command, env, work));
+    for (const [name, { command }] of Object.entries(agents)) {
+      // On a loaded machine a run can fail (e.g. a loopback connection reset): say so and run it again, once.
+      const sample = await measure(name, command, env, work).catch((error: unknown) => {
+        process.stderr.write(`${name}: run ${i + 1} failed (${String(error)}); running it again\n`);
+        return measure(name, command, env, work);
+      });
+      samples[name]!.push(sample);
+    }
   }
   const rows = Object.entries(samples).map(([name, s]) => {
     const m = (key: keyof Sample): number => median(s.map((x) => x[key]));
