@@ -1,19 +1,22 @@
 /**
- * The real path, side by side: a loopback mock model server (OpenAI chat-completions SSE or
- * Anthropic Messages SSE) streams N six-character text deltas to
- *   - `agentkit-acp serve` with a real provider pointed at it (JSONL store on, the default),
- *   - the same with `--coalesce-ms` (when given),
- *   - bare-openai (bench/bare-openai.mjs): an agent written directly on the SDK that streams the
- *     same reply with plain fetch — the floor for anything that calls a model over HTTP.
+ * The real path, side by side, for every model provider: a loopback mock model server streams
+ * N six-character text deltas (OpenAI chat-completions SSE to `/chat/completions`, Anthropic
+ * Messages SSE to `/messages`) to
+ *   - `agentkit-acp serve` with each real provider pointed at it (JSONL store on, the default):
+ *     `openai-compatible:` and `openai:` (the official provider, Chat Completions) read the
+ *     chat-completions reply, `anthropic:` the Messages one;
+ *   - the same (openai-compatible) with `--coalesce-ms` (when not 0);
+ *   - bare-openai (bench/bare-openai.mjs) in each wire format: an agent written directly on the
+ *     SDK that streams the same reply with plain fetch — each provider's floor.
  * Every run spawns each agent afresh (start-up included), interleaved, and times spawn →
  * initialize → session/new, session/prompt → first model request, → first update, → response,
  * counts updates and bytes on the wire, and reads the peak RSS (VmHWM) before closing.
  *
- * Run: npm run build && npx tsx bench/agents.ts [N=2000] [runs=5] [openai|anthropic] [coalesceMs=20]
+ * Run: npm run build && npx tsx bench/agents.ts [N=2000] [runs=5] [providers=openai-compatible,openai,anthropic] [coalesceMs=20]
  * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every `serve` process into DIR.
  * BENCH_BASELINE=DIR adds the `serve` of another built checkout (e.g. main: `git archive main`,
- * node_modules linked, `npm run build`) as one more interleaved row: before/after figures taken
- * under the same machine load.
+ * node_modules linked, `npm run build`) for each provider as one more interleaved row:
+ * before/after figures taken under the same machine load.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -32,20 +35,24 @@ delete process.env.NODE_EXTRA_CA_CERTS;
 
 const count = Number(process.argv[2] ?? "2000");
 const runs = Number(process.argv[3] ?? "5");
-const format = (process.argv[4] ?? "openai") as "openai" | "anthropic";
+type Provider = "openai-compatible" | "openai" | "anthropic";
+const providers = (process.argv[4] ?? "openai-compatible,openai,anthropic").split(",") as Provider[];
 const coalesceMs = process.argv[5] ?? "20";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const deltaText = "word, "; // six characters
 
-// ---- the mock model: a pre-built SSE body written in 64 KiB slices with backpressure ----
+// ---- the mock model: a pre-built SSE body (by the request's wire format) written in 64 KiB slices with backpressure ----
 const text = deltaText.repeat(count);
-const chunks = format === "openai" ? openAIChunks({ text, chunkSize: deltaText.length }, "mock", true) : anthropicChunks({ text, chunkSize: deltaText.length }, "mock");
-const body = Buffer.from(chunks.join(""));
+const bodies = {
+  openai: Buffer.from(openAIChunks({ text, chunkSize: deltaText.length }, "mock", true).join("")),
+  anthropic: Buffer.from(anthropicChunks({ text, chunkSize: deltaText.length }, "mock").join("")),
+};
 let requestArrived: (at: number) => void = () => undefined;
 
 async function answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
   requestArrived(performance.now());
   for await (const _ of request); // drain the request body
+  const body = request.url?.endsWith("/messages") ? bodies.anthropic : bodies.openai;
   response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   for (let offset = 0; offset < body.length; offset += 65_536) {
     if (!response.write(body.subarray(offset, offset + 65_536))) await new Promise((resolve) => response.once("drain", resolve));
@@ -174,32 +181,50 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
+/** The median, and the lowest and highest value. */
+function spread(values: number[]): { median: number; low: number; high: number } {
+  return { median: median(values), low: Math.min(...values), high: Math.max(...values) };
+}
+
 const work = mkdtempSync(join(tmpdir(), "agentkit-agents-"));
-const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), ANTHROPIC_API_KEY: "test" };
-const spec = format === "openai" ? "openai-compatible:mock" : "anthropic:claude-mock";
+const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), ANTHROPIC_API_KEY: "test", OPENAI_API_KEY: "test" };
+const specs: Record<Provider, string> = { "openai-compatible": "openai-compatible:mock", openai: "openai:mock", anthropic: "anthropic:claude-mock" };
+const wire = (provider: Provider): "openai" | "anthropic" => (provider === "anthropic" ? "anthropic" : "openai");
 const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-const serve = [...profile, join(root, "bin/agentkit-acp.js"), "serve", "--model", spec, "--base-url", baseUrl, "--log-level", "warn"];
+const serveArgs = (provider: Provider): string[] => ["serve", "--model", specs[provider], "--base-url", baseUrl, "--log-level", "warn"];
 const baseline = process.env.BENCH_BASELINE;
-const agents: Record<string, string[]> = {
-  "bare-openai": [join(root, "bench/bare-openai.mjs"), baseUrl, format],
-  ...(baseline ? { "serve (baseline)": [...profile, join(baseline, "bin/agentkit-acp.js"), ...serve.slice(profile.length + 1)] } : {}),
-  serve,
-  ...(coalesceMs === "0" ? {} : { [`serve --coalesce-ms ${coalesceMs}`]: [...serve, "--coalesce-ms", coalesceMs] }),
-};
+/** Each agent's command and the floor (a bare agent on the same wire format) it is compared with. */
+const agents: Record<string, { command: string[]; floor?: string }> = {};
+for (const provider of providers) {
+  const floor = `bare-openai (${wire(provider)} SSE)`;
+  agents[floor] ??= { command: [join(root, "bench/bare-openai.mjs"), baseUrl, wire(provider)] };
+  if (baseline) agents[`serve ${provider} (baseline)`] = { command: [...profile, join(baseline, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor };
+  agents[`serve ${provider}`] = { command: [...profile, join(root, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor };
+  if (provider === "openai-compatible" && coalesceMs !== "0") {
+    agents[`serve ${provider} --coalesce-ms ${coalesceMs}`] = { command: [...agents[`serve ${provider}`]!.command, "--coalesce-ms", coalesceMs], floor };
+  }
+}
 const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(agents).map((name) => [name, []]));
 try {
-  for (const [name, command] of Object.entries(agents)) await measure(name, command, env, work); // warm-up (disk cache)
+  for (const [name, { command }] of Object.entries(agents)) await measure(name, command, env, work); // warm-up (disk cache)
   for (let i = 0; i < runs; i++) {
-    for (const [name, command] of Object.entries(agents)) samples[name]!.push(await measure(name, command, env, work));
+    for (const [name, { command }] of Object.entries(agents)) {
+      // On a loaded machine a run can fail (e.g. a loopback connection reset): say so and run it again, once.
+      const sample = await measure(name, command, env, work).catch((error: unknown) => {
+        process.stderr.write(`${name}: run ${i + 1} failed (${String(error)}); running it again\n`);
+        return measure(name, command, env, work);
+      });
+      samples[name]!.push(sample);
+    }
   }
   const rows = Object.entries(samples).map(([name, s]) => {
     const m = (key: keyof Sample): number => median(s.map((x) => x[key]));
     return { name, init: m("init"), sessionNew: m("sessionNew"), firstRequest: m("firstRequest"), firstUpdate: m("firstUpdate"), prompt: m("prompt"), warmPrompt: m("warmPrompt"), cpuStart: m("cpuStart"), cpuPrompt: m("cpuPrompt"), cpuWarm: m("cpuWarm"), updates: m("updates"), bytes: m("bytes"), rssMb: m("rssMb") };
   });
-  const bare = rows[0]!;
+  const byName = new Map(rows.map((row) => [row.name, row]));
   const ms = (value: number): string => `${value.toFixed(0)} ms`;
   const lines = [
-    `${count} deltas of ${deltaText.length} characters, ${format} SSE, median of ${runs} interleaved fresh processes (Node ${process.version})`,
+    `${count} deltas of ${deltaText.length} characters, median of ${runs} interleaved fresh processes (Node ${process.version})`,
     "",
     "| agent | spawn → initialize | → session/new | prompt → model request | prompt → first update | prompt (first) | prompt (warm) | CPU start-up | CPU prompt (first) | CPU prompt (warm) | updates | bytes | peak RSS |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -208,18 +233,32 @@ try {
         `| ${r.name} | ${ms(r.init)} | ${ms(r.sessionNew)} | ${ms(r.firstRequest)} | ${ms(r.firstUpdate)} | ${ms(r.prompt)} | ${ms(r.warmPrompt)} | ${ms(r.cpuStart)} | ${ms(r.cpuPrompt)} | ${ms(r.cpuWarm)} | ${r.updates} | ${r.bytes} | ${r.rssMb.toFixed(0)} MB |`,
     ),
     "",
-    ...rows.slice(1).map(
-      (r) =>
-        `${r.name} vs bare-openai: prompt ${(r.prompt / bare.prompt).toFixed(2)}× (warm ${(r.warmPrompt / bare.warmPrompt).toFixed(2)}×), ` +
-        `CPU prompt ${(r.cpuPrompt / bare.cpuPrompt).toFixed(2)}× (warm ${(r.cpuWarm / bare.cpuWarm).toFixed(2)}×), CPU start-up ${(r.cpuStart / bare.cpuStart).toFixed(2)}×, ` +
-        `model request ${r.firstRequest - bare.firstRequest >= 0 ? "+" : ""}${(r.firstRequest - bare.firstRequest).toFixed(0)} ms, ` +
-        `initialize ${(r.init / bare.init).toFixed(2)}×, session/new ${r.sessionNew - bare.sessionNew >= 0 ? "+" : ""}${(r.sessionNew - bare.sessionNew).toFixed(0)} ms, ` +
-        `RSS ${r.rssMb - bare.rssMb >= 0 ? "+" : ""}${(r.rssMb - bare.rssMb).toFixed(0)} MB, updates ${(bare.updates / r.updates).toFixed(1)}× fewer, bytes ${(bare.bytes / r.bytes).toFixed(1)}× fewer`,
-    ),
-    "",
   ];
-  const perSession = await idleSessions([...serve, "--max-sessions", "1000"], env, work, 200);
-  lines.push(`200 idle sessions in one serve process: ${perSession.toFixed(0)} KiB RSS each`, "");
+  // Each provider against its floor: ratios of the medians, and (in brackets) the lowest and
+  // highest ratio of one run's serve to the same run's floor (they ran back to back).
+  const ratio = (name: string, floor: string, key: keyof Sample): string => {
+    const own = samples[name]!;
+    const base = samples[floor]!;
+    const perRun = spread(own.map((sample, i) => sample[key] / base[i]![key]));
+    return `${(median(own.map((x) => x[key])) / median(base.map((x) => x[key]))).toFixed(2)}× (${perRun.low.toFixed(2)}–${perRun.high.toFixed(2)})`;
+  };
+  lines.push(
+    "| path | prompt (first) | prompt (warm) | floor (first / warm) | ratio first | ratio warm | CPU ratio first | CPU ratio warm | CPU start-up ratio |",
+    "|---|---|---|---|---|---|---|---|---|",
+  );
+  for (const [name, { floor }] of Object.entries(agents)) {
+    if (floor === undefined) continue;
+    const r = byName.get(name)!;
+    const f = byName.get(floor)!;
+    lines.push(
+      `| ${name} | ${ms(r.prompt)} | ${ms(r.warmPrompt)} | ${ms(f.prompt)} / ${ms(f.warmPrompt)} | ${ratio(name, floor, "prompt")} | ${ratio(name, floor, "warmPrompt")} | ` +
+        `${ratio(name, floor, "cpuPrompt")} | ${ratio(name, floor, "cpuWarm")} | ${ratio(name, floor, "cpuStart")} |`,
+    );
+  }
+  lines.push("", "(ratios of the medians; in brackets the lowest and highest ratio of one run to the same run's floor)", "");
+  const first = providers[0]!;
+  const perSession = await idleSessions([join(root, "bin/agentkit-acp.js"), ...serveArgs(first), "--max-sessions", "1000"], env, work, 200);
+  lines.push(`200 idle sessions in one serve process (${first}): ${perSession.toFixed(0)} KiB RSS each`, "");
   process.stdout.write(lines.join("\n"));
 } finally {
   server.close();

@@ -1,8 +1,9 @@
 /**
- * The model adapter alone, in one process: CPU per streamed delta of `createModelAdapter`
- * (lean path on and off) against plain fetch + SSE parsing (bench/bare-openai.mjs's code),
- * all reading the same loopback chat-completions SSE reply. Less sensitive to machine load than
- * the process benchmarks: it reads this process's own CPU time.
+ * The model adapter alone, in one process: CPU per streamed delta of `createModelAdapter` for
+ * each provider (lean path on and off) against plain fetch + SSE parsing (bench/bare-openai.mjs's
+ * code) of the same wire format, all reading the same loopback reply (chat-completions SSE, or
+ * Anthropic Messages SSE for `anthropic:`). Less sensitive to machine load than the process
+ * benchmarks: it reads this process's own CPU time.
  *
  * Run: npx tsx bench/model-stream.ts [N=20000] [rounds=5]
  */
@@ -10,17 +11,20 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createModelAdapter } from "../src/model/index.js";
 import type { ModelRequest } from "../src/model/index.js";
-import { openAIChunks } from "../src/testing/mock-provider-formats.js";
+import { anthropicChunks, openAIChunks } from "../src/testing/mock-provider-formats.js";
 
 const count = Number(process.argv[2] ?? "20000");
 const rounds = Number(process.argv[3] ?? "5");
 const text = "word, ".repeat(count);
-const body = Buffer.from(openAIChunks({ text, chunkSize: 6 }, "mock", true).join(""));
+const bodies = {
+  openai: Buffer.from(openAIChunks({ text, chunkSize: 6 }, "mock", true).join("")),
+  anthropic: Buffer.from(anthropicChunks({ text, chunkSize: 6 }, "mock").join("")),
+};
 const server = createServer((request, response) => {
   request.resume();
   request.on("end", () => {
     response.writeHead(200, { "content-type": "text/event-stream" });
-    response.end(body);
+    response.end(request.url?.endsWith("/messages") ? bodies.anthropic : bodies.openai);
   });
 });
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -42,24 +46,31 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
   }
 }
 
-async function* textDeltas(): AsyncGenerator<string> {
-  const response = await fetch(`${baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+async function* textDeltas(anthropic: boolean): AsyncGenerator<string> {
+  const response = await fetch(`${baseUrl}/${anthropic ? "messages" : "chat/completions"}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
   for await (const data of sseData(response.body!)) {
     if (data === "[DONE]") return;
+    if (anthropic) {
+      const event = JSON.parse(data) as { type: string; delta?: { type?: string; text?: string } };
+      if (event.type === "content_block_delta" && event.delta?.type === "text_delta" && event.delta.text) yield event.delta.text;
+      continue;
+    }
     const event = JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> };
     const text = event.choices?.[0]?.delta?.content;
     if (text) yield text;
   }
 }
 
-async function bare(): Promise<number> {
-  let deltas = 0;
-  for await (const _ of textDeltas()) deltas += 1;
-  return deltas;
+function bare(anthropic: boolean): () => Promise<number> {
+  return async () => {
+    let deltas = 0;
+    for await (const _ of textDeltas(anthropic)) deltas += 1;
+    return deltas;
+  };
 }
 
-function adapterRun(leanStream: boolean): () => Promise<number> {
-  const adapter = createModelAdapter({ spec: "openai-compatible:mock", baseUrl, env: {}, leanStream });
+function adapterRun(spec: string, leanStream: boolean): () => Promise<number> {
+  const adapter = createModelAdapter({ spec, baseUrl, env: { OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" }, leanStream });
   return async () => {
     let deltas = 0;
     for await (const event of adapter.stream(request, new AbortController().signal)) if (event.type === "text_delta") deltas += 1;
@@ -67,7 +78,16 @@ function adapterRun(leanStream: boolean): () => Promise<number> {
   };
 }
 
-const all: Record<string, () => Promise<number>> = { "fetch + SSE (bare)": bare, "adapter, lean": adapterRun(true), "adapter, provider stream": adapterRun(false) };
+const all: Record<string, () => Promise<number>> = {
+  "fetch + SSE (bare)": bare(false),
+  "openai-compatible, lean": adapterRun("openai-compatible:mock", true),
+  "openai-compatible, provider": adapterRun("openai-compatible:mock", false),
+  "openai, lean": adapterRun("openai:mock", true),
+  "openai, provider": adapterRun("openai:mock", false),
+  "fetch + SSE (bare, anthropic)": bare(true),
+  "anthropic, lean": adapterRun("anthropic:claude-mock", true),
+  "anthropic, provider": adapterRun("anthropic:claude-mock", false),
+};
 // BENCH_ONLY=WORD keeps the bare run and the runs whose name contains WORD (e.g. for --cpu-prof).
 const runs = Object.fromEntries(Object.entries(all).filter(([name]) => name.includes("bare") || !process.env.BENCH_ONLY || name.includes(process.env.BENCH_ONLY)));
 const cpu: Record<string, number[]> = Object.fromEntries(Object.keys(runs).map((name) => [name, []]));
@@ -83,6 +103,7 @@ for (let round = 0; round < rounds; round++) {
 }
 server.close();
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const floor = median(cpu["fetch + SSE (bare)"]!);
+// Each adapter against the bare read of its own wire format.
+const floorOf = (name: string): number => median(cpu[name.startsWith("anthropic") || name.includes("anthropic)") ? "fetch + SSE (bare, anthropic)" : "fetch + SSE (bare)"]!);
 process.stdout.write(`${count} deltas, median of ${rounds} rounds (Node ${process.version}): CPU µs per delta\n`);
-for (const [name, values] of Object.entries(cpu)) process.stdout.write(`  ${name.padEnd(26)} ${median(values).toFixed(2).padStart(7)} µs  ${(median(values) / floor).toFixed(2)}×\n`);
+for (const [name, values] of Object.entries(cpu)) process.stdout.write(`  ${name.padEnd(30)} ${median(values).toFixed(2).padStart(7)} µs  ${(median(values) / floorOf(name)).toFixed(2)}×\n`);

@@ -3,7 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger, Usage } from "../core/index.js";
 import { toModelError, type ErrorContext, type MappedError } from "./errors.js";
 import { toModelMessages, toProviderPrompt, type ConvertOptions } from "./messages.js";
-import { partBatches, type LeanChatStreams } from "./lean-stream.js";
+import { partBatches, type LeanStreams } from "./lean-stream.js";
 import { thinkingOptions, type ProviderModel } from "./providers.js";
 import { providers, type ModelSpec } from "./model-id.js";
 import { ModelError, type ModelAdapter, type ModelTimeouts, type ModelCapabilities, type ModelEvent, type ModelFinishReason, type ModelRequest } from "./types.js";
@@ -22,7 +22,7 @@ export interface AiSdkAdapterConfig {
   spec: ModelSpec;
   model: ProviderModel;
   /** Reads the model's successful SSE answers without the provider's per-chunk stages. */
-  lean?: LeanChatStreams;
+  lean?: LeanStreams;
   capabilities: ModelCapabilities;
   baseUrl: string;
   /** When set, calls fail with this (kind `auth`) instead of going out without a needed key. */

@@ -31,9 +31,9 @@ export interface ModelAdapterOptions {
   /** Where warnings and retries are logged (stderr by default; never stdout). */
   logger?: Logger;
   /**
-   * Read OpenAI-compatible chat-completions streams (`openai-compatible`, `ollama`,
-   * `openrouter`) without the provider's per-chunk stream stages and zod parse for plain text
-   * and reasoning deltas; everything else still goes through the provider. Default true.
+   * Read successful streamed answers (every provider: chat completions, OpenAI, Anthropic
+   * Messages) without the provider's per-chunk stream stages and zod parse for plain text and
+   * reasoning deltas; everything else still goes through the provider. Default true.
    */
   leanStream?: boolean;
   /** Options of the demo model (spec `demo`). */

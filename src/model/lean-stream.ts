@@ -1,17 +1,22 @@
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { leanMarkerKey, type LeanFormat } from "./lean-formats.js";
 
 /**
- * A lean read of OpenAI-compatible chat-completions SSE, with the provider kept for the rest.
+ * A lean read of a provider's SSE answer, with the provider kept for the rest (one mechanism for
+ * every wire format; a {@link LeanFormat} says which events are plain deltas).
  *
- * The provider's stream runs every chunk through four web-stream stages and a zod parse —
+ * The provider's stream runs every event through four web-stream stages and a zod parse —
  * about twice the CPU of a plain fetch + SSE read per streamed delta. Here the provider still
  * builds and sends the request (headers, auth, options, warnings) and handles every non-2xx or
- * non-SSE answer, but the SSE body of a successful answer is read by us: a chunk that is a
+ * non-SSE answer, but the SSE body of a successful answer is read by us: an event that is a
  * plain text/reasoning delta (almost all of them) becomes its stream part directly; any other
- * chunk — tool calls, usage, finish, refusals, errors, malformed or unexpected data — is handed
- * to the provider's own stream transform, in order, so its semantics stay the provider's. The
+ * event — tool calls, signatures, usage, finish, refusals, errors, malformed or unexpected data —
+ * is handed to the provider's own stream transform, in order, so its semantics stay the
+ * provider's. Plain reading starts once the provider has sent its response metadata (what it
+ * does for the first event), and stops at the first error part (the adapter ends there). The
  * provider's transform reads nothing from the skipped deltas but its text/reasoning start/end
- * bookkeeping, which we do not use for these providers.
+ * bookkeeping, which the adapter does not use.
  */
 
 /** What the lean path counted (tests and the benchmark check the fast path is really taken). */
@@ -21,18 +26,18 @@ export interface LeanStats {
 }
 
 interface Capture {
-  /** The body the provider reads: only the chunks it must see, plus markers. */
+  /** The body the provider reads: only the events it must see, plus markers. */
   readonly feed: ReadableStream<Uint8Array>;
   /** The real SSE body, once the answer is a successful event stream. */
   body?: ReadableStream<Uint8Array>;
+  /** Called when `body` is set. */
+  captured: () => void;
 }
 
 type Part = LanguageModelV3StreamPart;
 type Fetch = typeof globalThis.fetch;
+type Opened = { stream: ReadableStream<Part> };
 
-/** A chunk the provider accepts and ignores (empty `choices`), tagged so its raw echo can be recognised. */
-const markerKey = "agentkit_lean_marker";
-const markerEvent = `data: {"choices":[],"${markerKey}":true}\n\n`;
 const encoder = new TextEncoder();
 /**
  * Tags the provider's request with the call it belongs to (passed as a call header, removed
@@ -40,14 +45,18 @@ const encoder = new TextEncoder();
  * for the whole process, which cost more than the lean path saves.
  */
 const captureHeader = "x-agentkit-lean-capture";
+/** Keys the provider's JSON parser rejects (its secure parse): such events go to the provider. */
+const suspectKey = /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:|"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:/;
 
-export class LeanChatStreams {
+export class LeanStreams {
   readonly #captures = new Map<string, Capture>();
   #nextId = 0;
   readonly #fetch: Fetch;
+  readonly #format: LeanFormat;
   readonly stats: LeanStats = { plain: 0, forwarded: 0 };
 
-  constructor(baseFetch: Fetch = globalThis.fetch) {
+  constructor(format: LeanFormat, baseFetch: Fetch = globalThis.fetch) {
+    this.#format = format;
     this.#fetch = baseFetch;
   }
 
@@ -64,6 +73,7 @@ export class LeanChatStreams {
     const response = await this.#fetch(input, init);
     if (capture === undefined || !response.ok || response.body === null || !isEventStream(response)) return response;
     capture.body = response.body;
+    capture.captured();
     return new Response(capture.feed, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 
@@ -73,20 +83,35 @@ export class LeanChatStreams {
    * network read together: one async step per read, not per delta): lean when the answer is an
    * SSE body, the provider's own stream otherwise.
    */
-  async open(start: (headers: Record<string, string>) => PromiseLike<{ stream: ReadableStream<Part> }>): Promise<AsyncIterable<Part[]>> {
+  async open(start: (headers: Record<string, string>) => PromiseLike<Opened>): Promise<AsyncIterable<Part[]>> {
     let feeder!: ReadableStreamDefaultController<Uint8Array>;
     const feed = new ReadableStream<Uint8Array>({ start: (controller) => void (feeder = controller) });
-    const capture: Capture = { feed };
+    let captured!: () => void;
+    const bodyArrived = new Promise<void>((resolve) => (captured = resolve));
+    const capture: Capture = { feed, captured };
     const id = String(++this.#nextId);
     this.#captures.set(id, capture);
-    let stream: ReadableStream<Part>;
+    let read: LeanRead | undefined;
     try {
-      ({ stream } = await start({ [captureHeader]: id }));
+      const opened = Promise.resolve(start({ [captureHeader]: id }));
+      if (this.#format.readsAhead) {
+        // The provider reads the first events before it returns: feed it until it does.
+        const settled = opened.then(() => true, () => true);
+        if (!(await Promise.race([settled, bodyArrived.then(() => false)]))) {
+          read = new LeanRead(this.#format, capture.body!, feeder, this.stats);
+          await read.feedUntil(settled);
+        }
+      }
+      const { stream } = await opened;
+      if (capture.body === undefined) return partBatches(stream);
+      read ??= new LeanRead(this.#format, capture.body, feeder, this.stats);
+      return read.parts(stream);
+    } catch (error) {
+      read?.cancel();
+      throw error;
     } finally {
       this.#captures.delete(id);
     }
-    if (capture.body === undefined) return partBatches(stream);
-    return leanParts(stream, capture.body, feeder, this.stats);
   }
 }
 
@@ -108,69 +133,166 @@ export async function* partBatches(stream: ReadableStream<Part>): AsyncGenerator
   }
 }
 
-async function* leanParts(provider: ReadableStream<Part>, body: ReadableStream<Uint8Array>, feed: ReadableStreamDefaultController<Uint8Array>, stats: LeanStats): AsyncGenerator<Part[]> {
-  const fromProvider = provider.getReader();
-  const sse = new SseData();
-  const decoder = new TextDecoder();
-  let first = true;
-  /** Hands one event to the provider and adds what it made of it (up to the marker's raw echo) to `parts`. */
-  async function forward(data: string, parts: Part[]): Promise<void> {
-    stats.forwarded += 1;
-    feed.enqueue(encoder.encode(`${encodeData(data)}${markerEvent}`));
-    for (;;) {
-      const next = await fromProvider.read();
-      if (next.done) return;
+/** One lean read of one answer's SSE body. */
+class LeanRead {
+  readonly #format: LeanFormat;
+  readonly #body: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #feed: ReadableStreamDefaultController<Uint8Array>;
+  readonly #stats: LeanStats;
+  readonly #sse = new SseData();
+  readonly #decoder = new TextDecoder();
+  /** The events of the last network read, and the next one to handle. */
+  #events: string[] = [];
+  #next = 0;
+  #ended = false;
+  /** Markers sent to the provider whose echo has not been read yet. */
+  #pending = 0;
+  /** The provider has sent its response metadata: plain deltas may be read by hand. */
+  #plain = false;
+  /** The provider sent an error part: the read ends there. */
+  #failed = false;
+  #provider: ReadableStreamDefaultReader<Part> | undefined;
+  #reading: Promise<boolean> | undefined;
+
+  constructor(format: LeanFormat, body: ReadableStream<Uint8Array>, feed: ReadableStreamDefaultController<Uint8Array>, stats: LeanStats) {
+    this.#format = format;
+    this.#body = body.getReader();
+    this.#feed = feed;
+    this.#stats = stats;
+  }
+
+  /** Hands events to the provider until `done` settles (after each one, its stages get a turn to read it). */
+  async feedUntil(done: Promise<boolean>): Promise<void> {
+    let over = false;
+    void done.then(() => (over = true));
+    while (!over) {
+      if (this.#next >= this.#events.length) {
+        // Waiting for the network, the provider may return meanwhile: its first deltas must not wait for more.
+        const more = await Promise.race([this.#read(), done.then(() => "returned" as const)]);
+        if (more === "returned") return;
+        if (!more) {
+          this.#endFeed();
+          return;
+        }
+        continue;
+      }
+      const data = this.#events[this.#next++]!;
+      if (data === "[DONE]") continue;
+      this.#forward(data);
+      await Promise.race([done, nextTurn()]);
+    }
+  }
+
+  async *parts(stream: ReadableStream<Part>): AsyncGenerator<Part[]> {
+    const provider = (this.#provider = stream.getReader());
+    try {
+      // The provider's first part (stream-start, with the request's warnings) comes before any data.
+      const started = await provider.read();
+      if (!started.done) yield [started.value];
+      const early: Part[] = [];
+      await this.#drain(early);
+      if (early.length > 0) yield early;
+      while (!this.#failed) {
+        const parts: Part[] = [];
+        while (this.#next < this.#events.length && !this.#failed) await this.#handle(this.#events[this.#next++]!, parts);
+        if (parts.length > 0) yield parts;
+        if (this.#failed || !(await this.#read())) break;
+      }
+      if (this.#failed) return;
+      // The provider's flush: pending tool calls, the finish reason and usage (or its error).
+      this.#endFeed();
+      const rest: Part[] = [];
+      for (;;) {
+        const next = await provider.read();
+        if (next.done) break;
+        if (next.value.type !== "raw") rest.push(next.value);
+      }
+      if (rest.length > 0) yield rest;
+    } finally {
+      this.cancel();
+    }
+  }
+
+  cancel(): void {
+    void this.#body.cancel().catch(() => undefined);
+    void this.#provider?.cancel().catch(() => undefined);
+  }
+
+  async #handle(data: string, parts: Part[]): Promise<void> {
+    if (data === "[DONE]") return; // the provider skips it too
+    if (this.#plain && !suspectKey.test(data)) {
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(data);
+      } catch {
+        chunk = undefined; // the provider reports it
+      }
+      if (chunk !== undefined && this.#format.plain(chunk, parts)) {
+        this.#stats.plain += 1;
+        return;
+      }
+    }
+    this.#forward(data);
+    await this.#drain(parts);
+  }
+
+  /** Hands one event to the provider, followed by a marker. */
+  #forward(data: string): void {
+    this.#stats.forwarded += 1;
+    this.#pending += 1;
+    this.#feed.enqueue(encoder.encode(`${encodeData(data)}${encodeData(this.#format.marker)}`));
+  }
+
+  /** Adds what the provider made of the forwarded events (up to the last marker's echo) to `parts`. */
+  async #drain(parts: Part[]): Promise<void> {
+    const provider = this.#provider!;
+    while (this.#pending > 0) {
+      const next = await provider.read();
+      if (next.done) {
+        this.#pending = 0;
+        return;
+      }
       const part = next.value;
       if (part.type === "raw") {
-        if (isMarker(part.rawValue)) return;
+        if (isMarker(part.rawValue)) this.#pending -= 1;
         continue;
       }
       parts.push(part);
+      if (part.type === "response-metadata") this.#plain = true;
+      else if (part.type === "error") {
+        this.#failed = true;
+        return;
+      }
     }
   }
-  try {
-    // The provider's first part (stream-start, with the request's warnings) comes before any data.
-    const started = await fromProvider.read();
-    if (!started.done) yield [started.value];
-    for await (const bytes of body) {
-      const parts: Part[] = [];
-      for (const data of sse.push(decoder.decode(bytes, { stream: true }))) {
-        if (data === "[DONE]") continue;
-        let chunk: unknown;
-        try {
-          chunk = JSON.parse(data);
-        } catch {
-          chunk = undefined; // the provider reports it
-        }
-        if (chunk !== undefined && isPlainDeltaChunk(chunk)) {
-          stats.plain += 1;
-          if (first) {
-            // As the provider does for its first chunk (it also tells the adapter data has begun).
-            first = false;
-            parts.push(responseMetadata(chunk as PlainChunk));
-          }
-          const delta = (chunk as PlainChunk).choices[0]?.delta;
-          const reasoning = delta?.reasoning_content ?? delta?.reasoning;
-          if (reasoning) parts.push({ type: "reasoning-delta", id: "reasoning-0", delta: reasoning });
-          if (delta?.content) parts.push({ type: "text-delta", id: "txt-0", delta: delta.content });
-        } else {
-          first = false;
-          await forward(data, parts);
-        }
+
+  /** Reads the next network read's events; false at the body's end. One read at a time (feedUntil may leave one going). */
+  #read(): Promise<boolean> {
+    return (this.#reading ??= this.#readOnce());
+  }
+
+  async #readOnce(): Promise<boolean> {
+    try {
+      if (this.#ended) return false;
+      const next = await this.#body.read();
+      if (next.done) {
+        this.#ended = true;
+        return false;
       }
-      if (parts.length > 0) yield parts;
+      this.#events = this.#sse.push(this.#decoder.decode(next.value, { stream: true }));
+      this.#next = 0;
+      return true;
+    } finally {
+      this.#reading = undefined;
     }
-    // The provider's flush: pending tool calls, the finish reason and usage (or its error).
-    feed.close();
-    const rest: Part[] = [];
-    for (;;) {
-      const next = await fromProvider.read();
-      if (next.done) break;
-      if (next.value.type !== "raw") rest.push(next.value);
+  }
+
+  #endFeed(): void {
+    try {
+      this.#feed.close();
+    } catch {
+      // closed already
     }
-    if (rest.length > 0) yield rest;
-  } finally {
-    void fromProvider.cancel().catch(() => undefined);
   }
 }
 
@@ -180,57 +302,7 @@ function encodeData(data: string): string {
 }
 
 function isMarker(value: unknown): boolean {
-  return typeof value === "object" && value !== null && (value as Record<string, unknown>)[markerKey] === true;
-}
-
-function responseMetadata(chunk: PlainChunk): Part {
-  return {
-    type: "response-metadata",
-    id: chunk.id ?? undefined,
-    modelId: chunk.model ?? undefined,
-    timestamp: chunk.created != null ? new Date(chunk.created * 1000) : undefined,
-  };
-}
-
-interface PlainChunk {
-  id?: string | null;
-  model?: string | null;
-  created?: number | null;
-  choices: Array<{ delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null } | null }>;
-}
-
-type Loose = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Loose => typeof value === "object" && value !== null && !Array.isArray(value);
-const nullish = (value: unknown): value is null | undefined => value === null || value === undefined;
-const optionalString = (value: unknown): boolean => nullish(value) || typeof value === "string";
-
-/**
- * True when the chunk is a content/reasoning-only delta that the provider's chunk schema accepts
- * and its transform would turn into nothing but text/reasoning deltas: no finish reason, usage,
- * tool calls, refusal or error, string content, at most one choice. Conservative: anything not
- * certain goes to the provider.
- */
-export function isPlainDeltaChunk(value: unknown): boolean {
-  if (!isObject(value) || "error" in value) return false;
-  if (!optionalString(value.id) || !optionalString(value.model) || !(nullish(value.created) || typeof value.created === "number")) return false;
-  if (!nullish(value.usage)) return false;
-  const choices = value.choices;
-  if (!Array.isArray(choices) || choices.length !== 1) return false;
-  const choice: unknown = choices[0];
-  if (!isObject(choice) || !nullish(choice.finish_reason)) return false;
-  const delta = choice.delta;
-  if (nullish(delta)) return true;
-  if (!isObject(delta)) return false;
-  const { role, content, refusal, reasoning_content: reasoningContent, reasoning, tool_calls: toolCalls } = delta;
-  return (
-    (nullish(role) || role === "assistant" || role === "") &&
-    optionalString(content) &&
-    nullish(refusal) &&
-    optionalString(reasoningContent) &&
-    optionalString(reasoning) &&
-    nullish(toolCalls)
-  );
+  return typeof value === "object" && value !== null && (value as Record<string, unknown>)[leanMarkerKey] === true;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
-import { LeanChatStreams } from "./lean-stream.js";
+import { anthropicFormat, openAIChatFormat, openAICompatibleFormat, type LeanFormat } from "./lean-formats.js";
+import { LeanStreams } from "./lean-stream.js";
 import type { ModelSpec } from "./model-id.js";
 import type { ThinkingLevel } from "./types.js";
 
@@ -13,31 +14,33 @@ export interface ProviderConnection {
   baseUrl: string;
   apiKey: string | undefined;
   headers?: Record<string, string>;
-  /** Read successful chat-completions SSE answers with the lean path (see lean-stream.ts). Default true. */
+  /** Read successful SSE answers with the lean path (see lean-stream.ts). Default true. */
   leanStream?: boolean;
 }
 
 export interface ProviderModelHandle {
   model: ProviderModel;
   /** Set when the model's streams are read with the lean path. */
-  lean?: LeanChatStreams;
+  lean?: LeanStreams;
 }
 
 /** The AI SDK language model for a spec (never `demo`); loads only that provider's package. */
 export async function createProviderModel(spec: ModelSpec, connection: ProviderConnection): Promise<ProviderModelHandle> {
   const { baseUrl, apiKey, headers } = connection;
+  const leanFor = (format: LeanFormat): LeanStreams | undefined => (connection.leanStream === false ? undefined : new LeanStreams(format));
   switch (spec.provider) {
     case "anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");
-      return { model: createAnthropic({ baseURL: baseUrl, apiKey: apiKey ?? "", headers })(spec.model) };
+      const lean = leanFor(anthropicFormat);
+      return { model: createAnthropic({ baseURL: baseUrl, apiKey: apiKey ?? "", headers, fetch: lean?.fetch })(spec.model), lean };
     }
     case "openai": {
       const { createOpenAI } = await import("@ai-sdk/openai");
       // Chat Completions, not the Responses API (the SDK default): one wire format for every
       // OpenAI-style endpoint, stateless requests (the whole transcript each call, like the
       // loop's other providers), and the same loopback mock covers it.
-      // (No lean path: this provider reads ahead for errors before it returns the stream.)
-      return { model: createOpenAI({ baseURL: baseUrl, apiKey: apiKey ?? "", headers }).chat(spec.model) };
+      const lean = leanFor(openAIChatFormat);
+      return { model: createOpenAI({ baseURL: baseUrl, apiKey: apiKey ?? "", headers, fetch: lean?.fetch }).chat(spec.model), lean };
     }
     case "openrouter":
     case "ollama":
@@ -45,7 +48,7 @@ export async function createProviderModel(spec: ModelSpec, connection: ProviderC
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       // openai-compatible passes reasoning deltas through (`reasoning_content` / `reasoning`);
       // it sends an Authorization header only when there is a key, so local servers need none.
-      const lean = connection.leanStream === false ? undefined : new LeanChatStreams();
+      const lean = leanFor(openAICompatibleFormat);
       const provider = createOpenAICompatible({ name: spec.provider, baseURL: baseUrl, apiKey, headers, includeUsage: true, fetch: lean?.fetch });
       return { model: provider.chatModel(spec.model), lean };
     }

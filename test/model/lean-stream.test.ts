@@ -1,14 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStderrLogger } from "../../src/core/index.js";
-import { AiSdkModelAdapter } from "../../src/model/ai-sdk-adapter.js";
-import { capabilitiesFor } from "../../src/model/capabilities.js";
-import { isPlainDeltaChunk, SseData } from "../../src/model/lean-stream.js";
-import { parseModelSpec } from "../../src/model/model-id.js";
-import { createProviderModel } from "../../src/model/providers.js";
-import { defaultModelTimeouts, type ModelEvent } from "../../src/model/types.js";
-import { readFileTool, user } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { isPlainDeltaChunk } from "../../src/model/lean-formats.js";
+import { SseData } from "../../src/model/lean-stream.js";
+import { expectSameEvents, expectSameParts, leanHarness } from "./lean-support.js";
 
 // Chat-completions SSE as real servers send it (OpenAI, vLLM/llama.cpp `reasoning_content`,
 // Ollama `reasoning`, OpenRouter, Mistral content arrays), read by the lean path and by the
@@ -73,93 +66,24 @@ const bodies: Record<string, string> = {
   "a last event without its blank line": [chunk({ content: "x" }), chunk({}, "stop"), `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "dropped" } }] })}\n`].join(""),
 };
 
-const sockets = new Set<Socket>();
-let server: Server;
-let baseUrl: string;
-/** Which body the next request gets, and the slice size it is written in (to split events, CRLFs and UTF-8 sequences). */
-let next: { body: string; slice: number; status: number; contentType: string } = { body: "", slice: 1 << 16, status: 200, contentType: "" };
-
-beforeAll(async () => {
-  server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      const { body, slice, status, contentType } = next;
-      response.writeHead(status, { "content-type": contentType });
-      const bytes = Buffer.from(body);
-      for (let offset = 0; offset < bytes.length; offset += slice) response.write(bytes.subarray(offset, offset + slice));
-      response.end();
-    });
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-});
-
-afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-async function adapterFor(leanStream: boolean) {
-  const spec = parseModelSpec("openai-compatible:m");
-  const handle = await createProviderModel(spec, { baseUrl, apiKey: undefined, leanStream });
-  const adapter = new AiSdkModelAdapter({
-    spec,
-    ...handle,
-    capabilities: capabilitiesFor(spec, {}),
-    baseUrl,
-    envVar: "AGENTKIT_API_KEY",
-    hadKey: false,
-    maxOutputTokens: 100,
-    retry: { maxRetries: 0, initialDelayMs: 1, maxDelayMs: 1 },
-    timeouts: defaultModelTimeouts,
-    logger: createStderrLogger("error"),
-  });
-  return { adapter, lean: handle.lean };
-}
-
-type Outcome = { events: ModelEvent[]; error?: { kind: unknown; message: string } };
-
-async function run(
-  leanStream: boolean,
-  body: string,
-  slice: number,
-  answer = { status: 200, contentType: "text/event-stream; charset=utf-8" },
-): Promise<Outcome & { stats?: { plain: number; forwarded: number } }> {
-  next = { body, slice, status: answer.status, contentType: answer.contentType };
-  const { adapter, lean } = await adapterFor(leanStream);
-  const events: ModelEvent[] = [];
-  try {
-    for await (const event of adapter.stream({ items: [user("hi")], tools: [readFileTool] }, new AbortController().signal)) events.push(event);
-    return { events, stats: lean?.stats };
-  } catch (error) {
-    const e = error as { kind?: unknown; message: string };
-    return { events, error: { kind: e.kind, message: e.message }, stats: lean?.stats };
-  }
-}
+const harness = leanHarness("openai-compatible:m");
+const run = harness.run;
 
 describe("lean chat-completions stream", () => {
   for (const [name, body] of Object.entries(bodies)) {
     it(`reads ${name} exactly as the provider's stream does`, async () => {
-      const provider = await run(false, body, 1 << 16);
-      for (const slice of [1 << 16, 7, 1]) {
-        const lean = await run(true, body, slice);
-        expect({ events: lean.events, error: lean.error }).toEqual({ events: provider.events, error: provider.error });
-        // The lean path was taken: plain deltas by hand, the rest through the provider.
-        expect(lean.stats!.plain + lean.stats!.forwarded).toBeGreaterThan(0);
-      }
+      await expectSameEvents(harness, body);
+      // The provider's parts too, but the text/reasoning start/end bookkeeping of skipped deltas.
+      await expectSameParts(harness, body, ["text-start", "text-end", "reasoning-start", "reasoning-end"]);
     });
   }
 
   it("takes plain deltas itself and hands only the others to the provider", async () => {
     const lean = await run(true, bodies["two tool calls streamed in pieces"]!, 1 << 16);
     expect(lean.error).toBeUndefined();
-    expect(lean.stats).toEqual({ plain: 1, forwarded: 7 });
+    expect(lean.stats).toEqual({ plain: 0, forwarded: 8 }); // text first: the provider takes the first event
     const text = await run(true, bodies["plain text, usage chunk, [DONE]"]!, 1 << 16);
-    expect(text.stats).toEqual({ plain: 3, forwarded: 2 });
+    expect(text.stats).toEqual({ plain: 2, forwarded: 3 });
     expect(text.events).toEqual([
       { type: "text_delta", text: "Hello" },
       { type: "text_delta", text: ", wörld 👋" },
