@@ -99,7 +99,8 @@ const cases: Case[] = [
   },
   {
     name: "leave a background process behind",
-    command: () => `setsid ${bgPattern} > /dev/null 2>&1 & echo started`,
+    // Waits until the child has left the process group (its pid file is written after setsid).
+    command: () => `setsid sh -c 'echo $$ > bg.pid; exec ${bgPattern}' > /dev/null 2>&1 & while [ ! -s bg.pid ]; do sleep 0.05; done; echo started`,
     // Still there after the call (checked for 3 s, the sandbox's teardown being asynchronous).
     escaped: async () => !(await goneWithin(() => backgroundPids().length === 0, 3_000)),
     refused: /started/,
@@ -133,6 +134,22 @@ const ordinary: Array<{ name: string; command: string; expect: RegExp }> = [
     expect: /^1$/m,
   },
 ];
+
+/** A stdio "MCP server" that records what it can reach (a secret, a signal to the server, the token), then idles. */
+function probeScript(secretPath: string, serverPid: number): string {
+  return `const fs = require("node:fs");
+const out = [];
+try { fs.readFileSync(${JSON.stringify(secretPath)}); out.push("read:ok"); } catch (e) { out.push("read:" + e.code); }
+try { process.kill(${serverPid}, 0); out.push("signal:ok"); } catch (e) { out.push("signal:" + e.code); }
+out.push("env:" + (process.env.AGENTKIT_ACP_TOKEN ? "token" : "clean"));
+fs.writeFileSync("mcp-evidence.txt", out.join(" "));
+const answers = { initialize: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "probe", version: "1" } }, "tools/list": { tools: [] } };
+require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const message = JSON.parse(line);
+  if (message.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: answers[message.method] ?? {} }) + "\\n");
+});
+`;
+}
 
 /** Each tool call's final text, by call id. */
 function toolOutputs(updates: SessionUpdate[]): Map<string, string> {
@@ -205,7 +222,11 @@ describe.each([
     initMeta = init._meta;
     // The other session: a workspace of its own on the same server.
     await served.agent.request(acp.methods.agent.session.new, { cwd: other, mcpServers: [] });
-    const { sessionId } = await served.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    // A stdio MCP server the agent starts: a probe that records what it could reach.
+    const probe = join(workspace, "probe.cjs");
+    writeFileSync(probe, probeScript(secretPath, served.proc.child.pid ?? 0));
+    const mcpServers: acp.McpServer[] = [{ name: "probe", command: process.execPath, args: [probe], env: [] }];
+    const { sessionId } = await served.agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers });
     const response = await served.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "try to get out" }] });
     stopReason = response.stopReason;
     const updates = served.client.updates(sessionId);
@@ -243,6 +264,12 @@ describe.each([
     expect(envOutput).toMatch(/^PATH=/m);
     expect(envOutput).not.toContain(marker);
     expect(envOutput).not.toContain("AGENTKIT_STORE_URL");
+  });
+
+  it("a stdio MCP server the agent starts is sandboxed the same way", () => {
+    const evidence = readFileSync(join(world.workspace, "mcp-evidence.txt"), "utf8");
+    if (sandboxed) expect(evidence).toBe("read:ENOENT signal:ESRCH env:clean");
+    else expect(evidence).toBe("read:ok signal:ok env:clean");
   });
 
   it("initialize says whether the sandbox is on and what it allows", () => {
