@@ -151,6 +151,10 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
 `;
 }
 
+function sandboxMeta(meta: unknown): Record<string, unknown> | undefined {
+  return (meta as { agentkit?: { sandbox?: Record<string, unknown> } } | undefined)?.agentkit?.sandbox;
+}
+
 /** Each tool call's final text, by call id. */
 function toolOutputs(updates: SessionUpdate[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -249,8 +253,10 @@ describe.each([
     expect(outputs.size).toBe(cases.length + ordinary.length + 1);
   });
 
-  it.each(cases.map((c, i) => ({ ...c, index: i })))("$name", async (c) => {
+  it.for(cases.map((c, i) => ({ ...c, index: i })))("$name", async (c, ctx) => {
     const output = outputs.get(`case_${c.index}`) ?? "";
+    // Root without a writable pids cgroup: no process bound exists, and initialize says so (docs/sandbox.md).
+    if (sandboxed && c.name.startsWith("fork bomb") && sandboxMeta(initMeta)?.processBound === "none") return ctx.skip("processBound none: root without a writable pids cgroup");
     const escaped = await c.escaped(world, output);
     expect({ case: c.name, escaped, output }).toMatchObject({ escaped: !sandboxed });
     if (sandboxed) expect(output).toMatch(c.refused);
@@ -273,7 +279,7 @@ describe.each([
   });
 
   it("initialize says whether the sandbox is on and what it allows", () => {
-    const sandbox = (initMeta as { agentkit?: { sandbox?: Record<string, unknown> } } | undefined)?.agentkit?.sandbox;
+    const sandbox = sandboxMeta(initMeta);
     if (sandboxed) expect(sandbox).toMatchObject({ mode: "workspace", engine: "bubblewrap", network: "off", limits: { processes: 64, tmpBytes: 8 * 1024 * 1024 } });
     else expect(sandbox).toEqual({ mode: "off" });
   });
