@@ -69,6 +69,17 @@ export interface SandboxOptions {
   platform?: NodeJS.Platform;
 }
 
+export interface WrapOptions {
+  cwd: string;
+  writable: readonly string[];
+  /** Further directories to see read-only (e.g. the agent program's own files). */
+  readOnly?: readonly string[];
+  /** "host": keep the network (an agent process that calls its model). Default "off". */
+  network?: "off" | "host";
+  /** false: no resource bounds (a long-running agent process); default true. */
+  bounds?: boolean;
+}
+
 /** A sandbox engine found on this machine; `wrap` one command with the roots it may write. */
 export class CommandSandbox {
   readonly engine: "bubblewrap" | "seatbelt";
@@ -116,9 +127,14 @@ export class CommandSandbox {
   }
 
   /** `file args…` run in `cwd`, able to write only `writable` (resolved through symlinks). */
-  wrap(file: string, args: readonly string[], options: { cwd: string; writable: readonly string[] }): SandboxedCommand {
-    const writable = options.writable.map((dir) => realDir(dir)).filter((dir): dir is string => dir !== undefined);
+  wrap(file: string, args: readonly string[], options: WrapOptions): SandboxedCommand {
+    const real = (dirs: readonly string[] | undefined) => (dirs ?? []).map((dir) => realDir(dir)).filter((dir): dir is string => dir !== undefined);
+    const writable = real(options.writable);
     const cwd = realDir(options.cwd) ?? options.cwd;
+    if (options.bounds === false && this.engine === "bubblewrap") {
+      const argv = bubblewrapArgs({ writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: options.network === "host" });
+      return { file: this.#enginePath, args: [...argv, "--", file, ...args], finish: () => [] };
+    }
     if (this.engine === "seatbelt") {
       const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))] });
       const limited = ["/bin/sh", "-c", `${ulimitLine(this.limits)}; exec "$0" "$@"`, file, ...args];
@@ -157,8 +173,10 @@ export class CommandSandbox {
 }
 
 /** bubblewrap's arguments (before `--` and the command): a root of read-only system directories plus the writable roots. */
-export function bubblewrapArgs(options: { writable: readonly string[]; cwd: string; tmpBytes: number; extraReadOnly?: string | undefined }): string[] {
+export function bubblewrapArgs(options: { writable: readonly string[]; cwd: string; tmpBytes: number; extraReadOnly?: string | undefined; readOnly?: readonly string[]; shareNet?: boolean }): string[] {
   const args = ["--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"];
+  // The network namespace is the host's only for an agent process (its model); a resolv.conf link into /run stays resolvable.
+  if (options.shareNet) args.push("--share-net");
   for (const dir of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]) {
     const kind = entryKind(dir);
     if (kind === "symlink") args.push("--symlink", readlinkSync(dir), dir);
@@ -168,7 +186,10 @@ export function bubblewrapArgs(options: { writable: readonly string[]; cwd: stri
   for (const file of etcSecretFiles()) args.push("--ro-bind", "/dev/null", file);
   for (const dir of ["/etc/ssl/private"]) if (entryKind(dir) === "dir") args.push("--tmpfs", dir);
   if (options.extraReadOnly && !isUnder(options.extraReadOnly, ["/usr", "/bin", "/lib"])) args.push("--ro-bind", options.extraReadOnly, options.extraReadOnly);
+  if (options.shareNet && entryKind("/run/systemd/resolve") === "dir") args.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   args.push("--dev", "/dev", "--proc", "/proc", "--size", String(options.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
+  // After /tmp's tmpfs, so a directory under /tmp is not hidden by it; writable roots last.
+  for (const dir of options.readOnly ?? []) args.push("--ro-bind", dir, dir);
   for (const dir of options.writable) args.push("--bind", dir, dir);
   args.push("--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
   return args;
