@@ -30,6 +30,18 @@ describe("bubblewrap arguments", () => {
   });
 });
 
+describe("bubblewrap arguments for an agent process", () => {
+  it("keeps the network only when asked; read-only extras come after /tmp's tmpfs, writable roots last", () => {
+    expect(bubblewrapArgs({ writable: ["/w"], cwd: "/w", tmpBytes: 1 })).not.toContain("--share-net");
+    const args = bubblewrapArgs({ writable: ["/w"], cwd: "/w", tmpBytes: 1, readOnly: ["/tmp/pkg"], shareNet: true });
+    expect(args).toContain("--share-net");
+    const tmpfs = args.indexOf("--tmpfs", args.indexOf("--size"));
+    const ro = args.lastIndexOf("/tmp/pkg");
+    expect(ro).toBeGreaterThan(tmpfs);
+    expect(args.indexOf("--bind")).toBeGreaterThan(ro);
+  });
+});
+
 describe("resource bounds", () => {
   const limits = { ...defaultSandboxLimits, cpuSeconds: 7, memoryBytes: 1 << 30, processes: 9, fileBytes: 1 << 20 };
 
