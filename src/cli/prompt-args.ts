@@ -41,6 +41,8 @@ export interface PromptArgs {
   protocol: "v1" | "v2";
   /** --audit-log FILE: append the audit trail (host operations, permission decisions) as JSONL. */
   auditLog: string | undefined;
+  /** --sandbox: the agent process (and hosted terminals) in an OS sandbox. */
+  sandbox: boolean;
   /** The prompt text; `-` (or none with piped stdin) reads stdin. */
   text: string | undefined;
   /** Options of other areas (host services …) keyed by flag, collected for them. */
@@ -52,7 +54,7 @@ export interface PromptArgs {
  * `--terminal on|off`. Parsed here so the command line stays one grammar; the host-services
  * wiring reads them from `PromptArgs.extra`.
  */
-const EXTRA_FLAGS = new Set(["--add-dir", "--fs", "--terminal"]);
+const EXTRA_FLAGS = new Set(["--add-dir", "--fs", "--terminal", "--sandbox-ro"]);
 
 export const promptHelp = `Usage: agentkit-acp prompt [options] [TEXT | -]
 
@@ -100,6 +102,13 @@ Options:
                          terminal create/exit with command line, cwd, exit code) and every
                          permission question and answer to FILE as JSONL (--json prints the
                          same events)
+  --sandbox              run the agent process in an OS sandbox (bubblewrap; docs/sandbox.md):
+                         --cwd and --add-dir writable, system directories read-only, nothing
+                         else (no home directory); the network is kept for its model (not
+                         limited yet); the terminals hosted here run sandboxed too, without
+                         network. No bubblewrap → exit 2 naming what to install
+  --sandbox-ro DIR       with --sandbox: a further directory the agent may read (repeatable;
+                         e.g. where a vendor agent is installed)
   -h, --help             show this help
 
 TEXT is the prompt; "-" (or no TEXT with piped stdin) reads it from stdin.
@@ -133,6 +142,7 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
     raw: false,
     protocol: "v1",
     auditLog: undefined,
+    sandbox: false,
     text: undefined,
     extra: new Map(),
   };
@@ -190,6 +200,9 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
         break;
       case "--raw":
         args.raw = true;
+        break;
+      case "--sandbox":
+        args.sandbox = true;
         break;
       case "--protocol": {
         const version = value();

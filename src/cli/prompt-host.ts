@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostObserver, HostServices } from "../acp/client/index.js";
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
+import { CommandSandbox, packageRoot } from "../core/index.js";
 import type { PromptArgs } from "./prompt-args.js";
 import { UsageError } from "./usage.js";
 
@@ -8,7 +9,7 @@ const PRESETS = new Set(["deny", "ask", "allow-reads", "allow-all"]);
 type FsMode = "off" | "read" | "read-write";
 
 /** What `prompt` offers the agent, plus the final output of each terminal (for the renderer). */
-export interface PromptHostOptions extends Pick<AcpAgentConfig, "additionalDirectories" | "hostServices"> {
+export interface PromptHostOptions extends Pick<AcpAgentConfig, "additionalDirectories" | "hostServices" | "sandbox"> {
   /** Output a released terminal had, by terminal id (the agent releases before its tool call completes). */
   terminalOutput: (terminalId: string) => string | undefined;
 }
@@ -18,7 +19,7 @@ export interface PromptHostOptions extends Pick<AcpAgentConfig, "additionalDirec
  * off|read|read-write` (default read-write) and `--terminal on|off` (default on) offer the
  * client's file system and terminals, confined to the roots (`--cwd` plus `--add-dir`).
  */
-export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy, permissions: string | undefined = args.permissions, observer?: HostObserver): PromptHostOptions {
+export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionPolicy, permissions: string | undefined = args.permissions, observer?: HostObserver, searchPath?: string): PromptHostOptions {
   const dirs = (args.extra.get("--add-dir") ?? []).map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`));
   const fs = single(args, "--fs", ["off", "read", "read-write"], "read-write") as FsMode;
   const terminal = single(args, "--terminal", ["on", "off"], "on");
@@ -27,8 +28,15 @@ export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionP
   const watch = observer ? { onRequest: observer } : {};
   if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}), ...watch });
   const outputs = new Map<string, string>();
-  if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost({ ...(authorize ? { authorize } : {}), ...watch }), outputs);
+  const readOnly = args.extra.get("--sandbox-ro") ?? [];
+  if (readOnly.length > 0 && !args.sandbox) throw new UsageError("--sandbox-ro only applies with --sandbox");
+  // Asked for and not available: a usage error naming what to install, never a run without it.
+  const sandbox = args.sandbox ? CommandSandbox.create(searchPath !== undefined ? { path: searchPath } : {}) : undefined;
+  const terminalSandbox = sandbox ? { sandbox: { sandbox, writable: [args.cwd, ...dirs] } } : {};
+  if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost({ ...(authorize ? { authorize } : {}), ...watch, ...terminalSandbox }), outputs);
   return {
+    // The agent sees our own package (the `self` agent runs from it) and the directories named.
+    ...(sandbox ? { sandbox: { sandbox, readOnly: [packageRoot(), ...readOnly.map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`))] } } : {}),
     ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
     hostServices,
     terminalOutput: (id) => outputs.get(id),

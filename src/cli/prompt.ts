@@ -144,7 +144,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     } catch (error) {
       throw new UsageError(`--audit-log: cannot append to ${args.auditLog ?? ""}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy, effectivePermissions(flow, interactive), audit.host);
+    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy, effectivePermissions(flow, interactive), audit.host, io.env.PATH);
     terminals.output = terminalOutput;
     host = config;
   } catch (error) {
@@ -168,6 +168,10 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
     protocol: args.protocol,
   };
+  if (config.sandbox) {
+    if (config.url !== undefined) return usage(io, new UsageError("--sandbox runs a local agent process; a URL agent runs elsewhere"));
+    io.stderr.write(`sandbox: the agent runs in ${config.sandbox.sandbox.engine}: writable ${[config.cwd, ...(config.additionalDirectories ?? [])].join(", ")}; network kept (not limited); hosted terminals sandboxed without network\n`);
+  }
   if (io.ownsProcess) {
     process.on("SIGINT", onInterrupt);
     process.on("SIGTERM", onSigterm);

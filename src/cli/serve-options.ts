@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { LogLevel } from "../core/index.js";
+import type { LogLevel, SandboxLimits, SandboxMode } from "../core/index.js";
+import { sandboxModes } from "../core/index.js";
 import type { ModelTimeouts } from "../model/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
@@ -63,6 +64,12 @@ export interface ServeOptions {
   drainTimeoutMs: number;
   /** --protocol: ACP versions served (v1 | v2 | auto). */
   protocol: AcpProtocolChoice;
+  /** --sandbox[=MODE]: where the agent's commands run (default workspace with --listen, off on stdio). */
+  sandboxMode: SandboxMode;
+  /** --sandbox-limit NAME=VALUE,…: per-command bounds over the defaults. */
+  sandboxLimits: Partial<SandboxLimits>;
+  /** --child-env NAME,…: further variables of serve's environment its children get. */
+  childEnvNames: string[];
 }
 
 export interface ListenAddress {
@@ -152,6 +159,23 @@ Options:
                            page closes after MS (default 600000; 0 = off: such prompts answer
                            "auth required"). Off by default with --listen (the human is
                            usually on another machine)
+  --sandbox[=MODE]         where the commands the agent runs (the shell tool on this machine, stdio
+                           MCP servers it starts) run: workspace = in an OS sandbox (bubblewrap on
+                           Linux, sandbox-exec on macOS): the session's cwd and additionalDirectories
+                           writable, system directories read-only, nothing else visible (no home
+                           directories, other workspaces, state directory), a private /tmp, no
+                           network, own process namespace (nothing outlives the call; the server
+                           cannot be signalled), the --sandbox-limit bounds. off = as the server's
+                           user. Default: workspace with --listen, off on stdio; --sandbox alone
+                           means workspace. No engine installed → exit 2 naming what to install.
+                           See docs/sandbox.md
+  --sandbox-limit NAME=VALUE[,NAME=VALUE]  per-command bounds in the sandbox: cpu=SECONDS (300),
+                           memory=MIB address space per process (4096), processes=N at once (256),
+                           tmp=MIB of /tmp (256), file=MIB largest file written (1024)
+  --child-env NAME[,NAME]  variables of serve's environment that commands and MCP servers get too
+                           (repeatable). By default they get only PATH, HOME, USER, LOGNAME, SHELL,
+                           LANG, LANGUAGE, LC_*, TERM, TZ, TMPDIR and colour settings: never the
+                           bearer token, the store URL or provider keys unless named here
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -180,7 +204,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
-      args: argv,
+      args: bareSandboxFlag(argv),
       strict: true,
       allowPositionals: false,
       options: {
@@ -213,6 +237,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "max-message-bytes": { type: "string" },
         "client-timeout": { type: "string" },
         "key-page-timeout": { type: "string" },
+        sandbox: { type: "string" },
+        "sandbox-limit": { type: "string", multiple: true },
+        "child-env": { type: "string", multiple: true },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -258,7 +285,14 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   if (tokenFile !== undefined && tokenFile.trim() === "") throw new UsageError("--token-file needs a file");
   const protocol = (values.protocol as string | undefined) ?? "v1";
   if (!(ACP_PROTOCOL_CHOICES as readonly string[]).includes(protocol)) throw new UsageError(`--protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")} (got "${protocol}")`);
+  const sandboxMode = (values.sandbox as string | undefined) ?? (listen ? "workspace" : "off");
+  if (!sandboxModes.includes(sandboxMode as SandboxMode)) throw new UsageError(`--sandbox must be one of ${sandboxModes.join(", ")} (got "${sandboxMode}")`);
+  const childEnvNames = splitModelSpecs((values["child-env"] as string[] | undefined) ?? []);
+  for (const name of childEnvNames) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`--child-env takes variable names such as NODE_OPTIONS,GOPATH (got "${name}")`);
   return {
+    sandboxMode: sandboxMode as SandboxMode,
+    sandboxLimits: parseSandboxLimits((values["sandbox-limit"] as string[] | undefined) ?? []),
+    childEnvNames,
     protocol: protocol as AcpProtocolChoice,
     listen,
     tokenFile: tokenFile === undefined ? undefined : resolve(tokenFile),
@@ -287,6 +321,33 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     clientTimeoutMs,
     keyPageMs: ms("key-page-timeout", 0) ?? (listen ? 0 : DEFAULT_KEY_PAGE_LIFETIME_MS),
   };
+}
+
+/** `--sandbox` without a value means `--sandbox=workspace` (parseArgs wants a value for a string option). */
+function bareSandboxFlag(argv: string[]): string[] {
+  return argv.map((arg, i) => (arg === "--sandbox" && !(sandboxModes as readonly string[]).includes(argv[i + 1] ?? "") ? "--sandbox=workspace" : arg));
+}
+
+const limitUnits: Record<string, { key: keyof SandboxLimits; scale: number }> = {
+  cpu: { key: "cpuSeconds", scale: 1 },
+  memory: { key: "memoryBytes", scale: 1024 * 1024 },
+  processes: { key: "processes", scale: 1 },
+  tmp: { key: "tmpBytes", scale: 1024 * 1024 },
+  file: { key: "fileBytes", scale: 1024 * 1024 },
+};
+
+/** `cpu=60,memory=2048` → { cpuSeconds: 60, memoryBytes: 2 GiB }. */
+export function parseSandboxLimits(values: readonly string[]): Partial<SandboxLimits> {
+  const limits: Partial<SandboxLimits> = {};
+  for (const pair of splitModelSpecs(values)) {
+    const [name = "", text = ""] = pair.split("=", 2);
+    const unit = limitUnits[name];
+    if (!unit || !/^\d+$/.test(text) || Number(text) < 1) {
+      throw new UsageError(`--sandbox-limit takes NAME=VALUE with NAME one of ${Object.keys(limitUnits).join(", ")} and a positive whole number (got "${pair}")`);
+    }
+    limits[unit.key] = Number(text) * unit.scale;
+  }
+  return limits;
 }
 
 /** `--listen PORT`, `HOST:PORT` or `[IPv6]:PORT`. */

@@ -1,4 +1,4 @@
-import { createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
+import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
@@ -41,7 +41,10 @@ async function serveWith(options: ServeOptions): Promise<number> {
   const listening = options.listen ? await import("./serve-listen.js") : undefined;
   let token = "";
   let models: ServeModels;
+  let sandbox: CommandSandbox | undefined;
   try {
+    // Asked for and not available: exit 2 naming what to install, never a run without it.
+    if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits });
     if (listening) token = listening.listenToken(options, process.env);
     models = serveModels(
       { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
@@ -59,10 +62,12 @@ async function serveWith(options: ServeOptions): Promise<number> {
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
+  logger.info(sandbox ? `commands run sandboxed (${sandbox.engine}; process bound: ${sandbox.processBound})` : "commands run unsandboxed (--sandbox off)");
   const metrics = listening?.newServiceMetrics();
   let served: ServeRuntime;
   try {
-    served = await createServeRuntime({ ...options, forgetClosed: options.listen !== undefined, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [] });
+    const childEnv = childEnvironment(process.env, options.childEnvNames);
+    served = await createServeRuntime({ ...options, forgetClosed: options.listen !== undefined, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [], childEnv, ...(sandbox ? { sandbox } : {}) });
   } catch (error) {
     // A store URL that does not work is a configuration mistake (exit 2, saying what to fix).
     if (options.storeUrl !== undefined) {

@@ -10,3 +10,6 @@ export * from "./path-field.js";
 export * from "./package-files.js";
 export * from "./urls.js";
 export { enableOrphanWatchdog, fenceGroupsWithin, orphanWatchdogPid } from "./orphan-watchdog.js";
+export * from "./child-env.js";
+export * from "./sandbox.js";
+export { seatbeltProfile, type SeatbeltPolicy } from "./sandbox-seatbelt.js";

@@ -4,6 +4,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "./types.js";
 import { sliceLines } from "./text-window.js";
 import { spawnProcessGroup, terminateProcessGroup } from "../core/process-group.js";
+import type { CommandSandbox } from "../core/sandbox.js";
 
 /**
  * Local file operations. No path checks here: tools check paths (resolveInsideRoots) before
@@ -29,6 +30,10 @@ export interface LocalCommandRunnerOptions {
   killGraceMs?: number;
   /** How long to wait for output to drain after the command ends or is killed. Default 100 ms. */
   drainMs?: number;
+  /** The environment commands start from (then `request.env` over it). Default: this process's. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Run every command in this OS sandbox, able to write only `writable` (the session's roots). */
+  sandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
 }
 
 /**
@@ -40,11 +45,15 @@ export class LocalCommandRunner implements CommandRunner {
   readonly #shell: string;
   readonly #killGraceMs: number;
   readonly #drainMs: number;
+  readonly #env: Readonly<Record<string, string | undefined>> | undefined;
+  readonly #sandbox: LocalCommandRunnerOptions["sandbox"];
 
   constructor(options: LocalCommandRunnerOptions = {}) {
     this.#shell = options.shell ?? "/bin/sh";
     this.#killGraceMs = options.killGraceMs ?? 1000;
     this.#drainMs = options.drainMs ?? 100;
+    this.#env = options.env;
+    this.#sandbox = options.sandbox;
   }
 
   run(request: CommandRequest): Promise<CommandResult> {
@@ -54,9 +63,10 @@ export class LocalCommandRunner implements CommandRunner {
 
     return new Promise<CommandResult>((resolve, reject) => {
       // Every exit path below ends in terminateProcessGroup, which untracks the group.
-      const child = spawnProcessGroup(this.#shell, ["-c", request.command], {
+      const sandboxed = this.#sandbox?.sandbox.wrap(this.#shell, ["-c", request.command], { cwd: request.cwd, writable: this.#sandbox.writable });
+      const child = spawnProcessGroup(sandboxed?.file ?? this.#shell, sandboxed?.args ?? ["-c", request.command], {
         cwd: request.cwd,
-        env: { ...process.env, ...request.env },
+        env: { ...(this.#env ?? process.env), ...request.env },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let timedOut = false;
@@ -90,7 +100,10 @@ export class LocalCommandRunner implements CommandRunner {
           if (rest.length > 0) output.append(rest);
         }
         const durationMs = Math.round(performance.now() - started);
-        resolve({ ...output.result(), exitCode: exit?.code ?? null, signal: exit?.signal ?? null, timedOut, cancelled, durationMs });
+        const result: CommandResult = { ...output.result(), exitCode: exit?.code ?? null, signal: exit?.signal ?? null, timedOut, cancelled, durationMs };
+        const notes = sandboxed?.finish(result.output, { code: result.exitCode, signal: result.signal });
+        if (notes && notes.length > 0) result.notes = notes;
+        resolve(result);
       };
       /** Resolve once the pipes close, or after a short drain even if a straggler holds them. */
       const finishSoon = (): void => {
@@ -114,6 +127,7 @@ export class LocalCommandRunner implements CommandRunner {
         settled = true;
         clearTimeout(timeoutTimer);
         request.signal.removeEventListener("abort", onAbort);
+        sandboxed?.finish("", { code: null, signal: null });
         reject(new Error(`cannot run command in ${request.cwd}: ${error.message}`, { cause: error }));
       });
       child.on("exit", (code, signal) => {

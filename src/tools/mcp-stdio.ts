@@ -4,12 +4,17 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/index.js";
 import { spawnProcessGroup, terminateProcessGroup } from "../core/process-group.js";
+import type { CommandSandbox, SandboxedCommand } from "../core/sandbox.js";
 
 export interface ProcessGroupStdioOptions {
   command: string;
   args?: string[];
-  /** Merged over this process's environment. */
+  /** Merged over `baseEnv`. */
   env?: Record<string, string>;
+  /** The environment the server starts from. Default: this process's. */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
+  /** Run the server in this OS sandbox, able to write only `writable`. */
+  sandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
   cwd?: string;
   /** Used to label stderr lines (logged at debug level). */
   name: string;
@@ -53,10 +58,13 @@ export class ProcessGroupStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.#child !== undefined) throw new Error("transport already started");
     const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+    for (const [key, value] of Object.entries(this.#options.baseEnv ?? process.env)) if (value !== undefined) env[key] = value;
     Object.assign(env, this.#options.env);
+    const { sandbox } = this.#options;
+    const cwd = this.#options.cwd ?? process.cwd();
+    const sandboxed: SandboxedCommand | undefined = sandbox?.sandbox.wrap(this.#options.command, this.#options.args ?? [], { cwd, writable: sandbox.writable });
     return new Promise((resolve, reject) => {
-      const child = spawnProcessGroup(this.#options.command, this.#options.args ?? [], {
+      const child = spawnProcessGroup(sandboxed?.file ?? this.#options.command, sandboxed?.args ?? this.#options.args ?? [], {
         cwd: this.#options.cwd,
         env,
         stdio: ["pipe", "pipe", "pipe"],
@@ -70,6 +78,7 @@ export class ProcessGroupStdioTransport implements Transport {
       });
       child.once("close", () => {
         this.#child = undefined;
+        sandboxed?.finish("", { code: null, signal: null });
         // Exited on its own (or was closed): whatever it started goes with it.
         if (child.pid !== undefined && !this.#closing) void terminateProcessGroup(child.pid, this.#options.closeGraceMs ?? 1000);
         this.onclose?.();

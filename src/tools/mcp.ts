@@ -2,7 +2,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, abortError, createStderrLogger, errorMessage } from "../core/index.js";
-import type { Logger } from "../core/index.js";
+import type { CommandSandbox, Logger } from "../core/index.js";
 import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
 import { mcpToolName, sanitizeMcpName, wrapMcpTool, type McpToolClient } from "./mcp-tool.js";
@@ -35,6 +35,10 @@ export interface McpConnectOptions {
   clientInfo?: { name: string; version: string };
   /** Aborting stops the start-up: every server is closed and `connect` rejects with an AbortError. */
   signal?: AbortSignal;
+  /** The environment stdio servers start from (then their own `env`). Default: this process's. */
+  stdioEnv?: Readonly<Record<string, string | undefined>>;
+  /** Run stdio servers in this OS sandbox, able to write only `writable`. */
+  stdioSandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
 }
 
 export interface McpServerFailure {
@@ -212,6 +216,8 @@ async function createTransport(server: Exclude<McpServerConfig, { transport: "ac
         env: server.env,
         cwd: server.cwd ?? options.cwd,
         logger,
+        ...(options.stdioEnv ? { baseEnv: options.stdioEnv } : {}),
+        ...(options.stdioSandbox ? { sandbox: options.stdioSandbox } : {}),
       });
     }
     case "http": {

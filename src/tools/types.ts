@@ -43,6 +43,8 @@ export interface CommandResult {
   durationMs: number;
   /** Set when the command ran in an ACP client terminal. */
   terminalId?: string;
+  /** How the run was bounded, when it was (e.g. a sandbox limit the command hit). */
+  notes?: string[];
 }
 
 /** Runs a shell command. Local by default (own process group); an ACP client terminal can back it. */

@@ -16,6 +16,10 @@ describe("serve persistence and mode flags", () => {
     [["--mode", "yolo"], "--mode must be one of ask, auto-edit, read-only"],
     [["--state-dir", " "], "--state-dir needs a directory"],
     [["--protocol", "v3"], '--protocol must be one of v1, v2, auto (got "v3")'],
+    [["--sandbox=jail"], '--sandbox must be one of off, workspace (got "jail")'],
+    [["--sandbox-limit", "cpu=0"], "--sandbox-limit takes NAME=VALUE with NAME one of cpu, memory, processes, tmp, file"],
+    [["--sandbox-limit", "disk=5"], '(got "disk=5")'],
+    [["--child-env", "A B"], '--child-env takes variable names such as NODE_OPTIONS,GOPATH (got "A B")'],
   ])("%j → a message on stderr, exit 2, stdout untouched", async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);
@@ -28,6 +32,13 @@ describe("serve persistence and mode flags", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("unknown provider 'nosuchprovider'");
+  });
+
+  it("--sandbox asked for on a machine without bubblewrap → exit 2 naming what to install, never a run without it", async () => {
+    const r = await runCliProcess(["serve", "--sandbox", "--no-persist"], { cwd: process.cwd(), env: cleanEnv({ PATH: "/nonexistent" }) });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("apt-get install bubblewrap");
   });
 
   it("a state dir that cannot be made → exit 1 at start-up with the reason", async () => {
@@ -49,7 +60,7 @@ describe("serve persistence and mode flags", () => {
 
   it("--help lists the flags", async () => {
     const r = await run(["--help"]);
-    for (const word of ["--mode", "--models", "--state-dir", "--no-persist", "--no-approval-memory", "--clear-approval-memory", "auto-edit", "read-only", "--protocol v1|v2|auto"]) expect(r.stdout).toContain(word);
+    for (const word of ["--mode", "--models", "--state-dir", "--no-persist", "--no-approval-memory", "--clear-approval-memory", "auto-edit", "read-only", "--protocol v1|v2|auto", "--sandbox[=MODE]", "--sandbox-limit", "--child-env"]) expect(r.stdout).toContain(word);
   });
 
   it("without --state-dir, AGENTKIT_STATE_DIR decides where sessions go", async () => {

@@ -24,6 +24,8 @@ import { decideApproval, driveTurn } from "./turn.js";
 export class AcpIntegration implements LoopObserver {
   readonly name: string;
   readonly version: string;
+  /** Sent as `initialize`'s `_meta` (e.g. `{ agentkit: { sandbox } }`: what the agent's commands may do). */
+  readonly infoMeta: Record<string, unknown> | undefined;
   readonly logger: Logger;
   readonly #deps: ApprovalDeps;
   readonly #byAcp = new Map<string, AcpSessionHandle>();
@@ -34,9 +36,10 @@ export class AcpIntegration implements LoopObserver {
   readonly #accounts = new WeakMap<AcpClientHandle, OutputAccount>();
 
   /** @internal — use `AcpIntegration.builder()`. */
-  constructor(settings: { name: string; version: string; resolver: AcpApprovalResolver; memory: AcpApprovalMemory; logger: Logger; coalesceMs?: number; outputBudget?: OutputBudget }) {
+  constructor(settings: { name: string; version: string; resolver: AcpApprovalResolver; memory: AcpApprovalMemory; logger: Logger; coalesceMs?: number; outputBudget?: OutputBudget; infoMeta?: Record<string, unknown> }) {
     this.#coalesceMs = settings.coalesceMs ?? 0;
     this.outputBudget = settings.outputBudget ?? new OutputBudget();
+    this.infoMeta = settings.infoMeta;
     this.name = settings.name;
     this.version = settings.version;
     this.logger = settings.logger;
@@ -214,6 +217,7 @@ export class AcpIntegrationBuilder {
   #memory: AcpApprovalMemory = new NoopApprovalMemory();
   #logger: Logger | undefined;
   #coalesceMs = 0;
+  #infoMeta: Record<string, unknown> | undefined;
 
   /** `agentInfo.name` in `initialize`. */
   name(name: string): this {
@@ -223,6 +227,11 @@ export class AcpIntegrationBuilder {
   /** `agentInfo.version` (default: this package's version). */
   version(version: string): this {
     this.#version = version;
+    return this;
+  }
+  /** `initialize`'s `_meta`: facts about this agent a client may show (serve: `{ agentkit: { sandbox } }`). */
+  infoMeta(meta: Record<string, unknown>): this {
+    this.#infoMeta = meta;
     return this;
   }
   /** Required: how approvals are decided (ClientPermissionResolver, AutoApproveResolver, AutoDenyResolver, custom). */
@@ -263,6 +272,7 @@ export class AcpIntegrationBuilder {
       memory: this.#memory,
       logger: this.#logger ?? createStderrLogger("warn"),
       coalesceMs: this.#coalesceMs,
+      ...(this.#infoMeta ? { infoMeta: this.#infoMeta } : {}),
     });
   }
 }

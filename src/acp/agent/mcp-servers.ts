@@ -2,7 +2,7 @@ import type { McpServer, McpCapabilities } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import { isHttpUrl } from "../../core/urls.js";
-import type { McpAcpChannel, McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
+import type { McpAcpChannel, McpConnectOptions, McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
 import { McpToolSource, sanitizeMcpName } from "../../tools/index.js";
 
 /** Which MCP transports an agent advertises (stdio is always supported; `acp` is unstable MCP-over-ACP). */
@@ -85,6 +85,10 @@ export interface SessionMcpOptions {
   clientInfo?: { name: string; version: string };
   /** Aborting (the client cancelled the request opening the session) stops the start-up. */
   signal?: AbortSignal;
+  /** The environment stdio servers start from (`serve`: the minimal child environment). */
+  stdioEnv?: Readonly<Record<string, string | undefined>>;
+  /** Run stdio servers in this OS sandbox, able to write only `writable`. */
+  stdioSandbox?: McpConnectOptions["stdioSandbox"];
 }
 
 /** One session's MCP servers: their namespaced tools, the servers that were skipped, and `close()`. */
@@ -110,6 +114,8 @@ export async function startSessionMcpServers(configs: readonly McpServerConfig[]
     ...(options.callTimeoutMs !== undefined ? { callTimeoutMs: options.callTimeoutMs } : {}),
     clientInfo: options.clientInfo ?? { name: "agentkit-acp", version: "0.1.0" },
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.stdioEnv ? { stdioEnv: options.stdioEnv } : {}),
+    ...(options.stdioSandbox ? { stdioSandbox: options.stdioSandbox } : {}),
   });
 }
 

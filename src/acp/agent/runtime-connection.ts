@@ -209,6 +209,7 @@ export class AcpConnectionState implements LifecycleHost {
       },
       authMethods: this.#settings.authentication.methods.map((m) => ({ ...m })),
       agentInfo: { name: integration.name, version: integration.version },
+      ...(integration.infoMeta ? { _meta: integration.infoMeta } : {}),
     };
   }
 

@@ -1,8 +1,9 @@
 import { ClientFileOperations, ClientTerminalCommandRunner } from "./client-ops.js";
 import type { AcpAgentFactoryContext } from "./factory.js";
 import { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers, type SessionMcpServers } from "./mcp-servers.js";
-import type { Logger } from "../../core/index.js";
+import type { CommandSandbox, Logger } from "../../core/index.js";
 import type { CommandRunner, FileOperations } from "../../tools/index.js";
+import { LocalCommandRunner } from "../../tools/index.js";
 
 /** What `serve` does with the services a client offers. */
 export interface ServeSessionServices {
@@ -12,6 +13,23 @@ export interface ServeSessionServices {
   mcpStartupTimeoutMs: number;
   /** `--mcp-call-timeout`: bound on each MCP tool call (reset by progress). */
   mcpCallTimeoutMs: number;
+  /** The environment of the commands and stdio MCP servers the agent starts (`--child-env`); default this process's. */
+  childEnv?: Readonly<Record<string, string | undefined>>;
+  /** `--sandbox workspace`: the OS sandbox every local command and stdio MCP server runs in. */
+  sandbox?: CommandSandbox;
+}
+
+/** The session's workspace roots: what its sandboxed commands may write. */
+function sessionRoots(context: AcpAgentFactoryContext): string[] {
+  return [context.cwd, ...context.additionalDirectories];
+}
+
+/** Commands on this machine: the child environment, and the sandbox when on. */
+function localCommands(context: AcpAgentFactoryContext, services: ServeSessionServices): LocalCommandRunner {
+  return new LocalCommandRunner({
+    ...(services.childEnv ? { env: services.childEnv } : {}),
+    ...(services.sandbox ? { sandbox: { sandbox: services.sandbox, writable: sessionRoots(context) } } : {}),
+  });
 }
 
 /**
@@ -20,7 +38,7 @@ export interface ServeSessionServices {
  * fields mean local.
  */
 export function sessionOperations(context: AcpAgentFactoryContext, services: ServeSessionServices): { files?: FileOperations; commands?: CommandRunner; label: string } {
-  if (services.localTools) return { label: "local tools (--local-tools)" };
+  if (services.localTools) return { commands: localCommands(context, services), label: "local tools (--local-tools)" };
   const { client } = context;
   const ops: { files?: FileOperations; commands?: CommandRunner; label: string } = { label: "" };
   const used: string[] = [];
@@ -32,6 +50,7 @@ export function sessionOperations(context: AcpAgentFactoryContext, services: Ser
     ops.commands = new ClientTerminalCommandRunner(client, context.acpSessionId, { logger: context.logger });
     used.push("client terminal");
   }
+  ops.commands ??= localCommands(context, services);
   ops.label = used.length > 0 ? used.join(", ") : "local tools (the client offers no fs/terminal)";
   return ops;
 }
@@ -50,6 +69,8 @@ export async function sessionMcpServers(
     callTimeoutMs: services.mcpCallTimeoutMs,
     clientInfo: { name: "agentkit-acp", version: "serve" },
     ...(context.signal ? { signal: context.signal } : {}),
+    ...(services.childEnv ? { stdioEnv: services.childEnv } : {}),
+    ...(services.sandbox ? { stdioSandbox: { sandbox: services.sandbox, writable: sessionRoots(context) } } : {}),
   });
   if (configs.length > 0) {
     logger.info("MCP servers for the session", { sessionId: context.acpSessionId, started: configs.length - started.failures.length, failed: started.failures.length });

@@ -1,5 +1,5 @@
 import type { Logger, LoopObserver } from "../../core/index.js";
-import { createStderrLogger } from "../../core/index.js";
+import { childEnvironment, createStderrLogger } from "../../core/index.js";
 import { Agent } from "../../loop/index.js";
 import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
 import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
@@ -83,6 +83,9 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     localTools: options.localTools ?? false,
     mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? 10_000,
     mcpCallTimeoutMs: options.mcpCallTimeoutMs ?? 600_000,
+    // Nothing of the server's environment (its token, store URL, provider keys) reaches a child unless named.
+    childEnv: options.childEnv ?? childEnvironment(env),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   };
   const initialMode = initialModeFor(approve, options.mode);
   const integration = AcpIntegration.builder()
@@ -91,6 +94,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .approvalMemory(state.approvalMemory)
     .logger(logger)
     .coalesceMs(options.coalesceMs ?? 0)
+    .infoMeta({ agentkit: { sandbox: options.sandbox ? { mode: "workspace", ...options.sandbox.describe(["<session cwd>", "<additionalDirectories>"]) } : { mode: "off" } } })
     .build();
   const probe = models.primary.create();
   const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule, askUserRule] });

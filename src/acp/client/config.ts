@@ -3,6 +3,7 @@ import { isAbsolute } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { ConfigError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
+import type { CommandSandbox } from "../../core/sandbox.js";
 import type { HostServices } from "./host-services.js";
 
 /**
@@ -97,6 +98,12 @@ export interface AcpAgentConfig {
   env?: Record<string, string>;
   /** Start from this process's environment (default true). */
   inheritEnv?: boolean;
+  /**
+   * Run the agent process in this OS sandbox (docs/sandbox.md): `cwd` and `additionalDirectories`
+   * writable, system directories and `readOnly` read-only, nothing else; the network is kept (the
+   * agent calls its model) and not limited. Not for `url` agents.
+   */
+  sandbox?: { sandbox: CommandSandbox; readOnly?: string[] };
   /** MCP servers handed to every session/new, load and resume (in-process ones too: see `SessionOptions.mcpServers`). */
   mcpServers?: SessionMcpServer[];
   /** Further workspace roots for sessions (needs `sessionCapabilities.additionalDirectories`). */
@@ -168,6 +175,7 @@ export function validateConfig(config: AcpAgentConfig): void {
   if (Number(hasCommand) + Number(hasShell) + Number(hasUrl) !== 1) throw new ConfigError("AcpAgentConfig needs exactly one of `command`, `shellLine` or `url`");
   if (hasUrl && !/^(https?|wss?):\/\//i.test(config.url ?? "")) throw new ConfigError(`AcpAgentConfig.url must be an http(s):// or ws(s):// URL, got "${config.url}"`);
   if (hasUrl && !URL.canParse(config.url ?? "")) throw new ConfigError(`AcpAgentConfig.url is not a valid URL: "${config.url}"`);
+  if (hasUrl && config.sandbox) throw new ConfigError("AcpAgentConfig.sandbox runs a local agent process; a `url` agent runs elsewhere");
   if (config.protocol !== undefined && config.protocol !== "v1" && config.protocol !== "v2") throw new ConfigError(`AcpAgentConfig.protocol must be "v1" or "v2", got "${String(config.protocol)}"`);
   if (!isAbsolute(config.cwd)) throw new ConfigError(`AcpAgentConfig.cwd must be absolute, got "${config.cwd}"`);
   for (const dir of config.additionalDirectories ?? []) {

@@ -43,7 +43,9 @@ export class AgentProcess {
       config.shellLine !== undefined ? ["/bin/sh", ["-c", config.shellLine]] : [config.command ?? "", config.args ?? []];
     // Env values can hold secrets: log only the command and the names of extra variables.
     logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
-    this.#child = spawnProcessGroup(file, args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    const writable = [config.cwd, ...(config.additionalDirectories ?? [])];
+    const boxed = config.sandbox?.sandbox.wrap(file, args, { cwd: config.cwd, writable, readOnly: config.sandbox.readOnly ?? [], network: "host", bounds: false });
+    this.#child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const child = this.#child;
 
     // EPIPE / ECONNRESET on a dead child must never become an uncaught exception.

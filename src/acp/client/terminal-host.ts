@@ -21,6 +21,7 @@ import {
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
 import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
+import type { CommandSandbox } from "../../core/sandbox.js";
 import { OutputBuffer } from "./terminal-output.js";
 
 export interface TerminalHostOptions {
@@ -39,6 +40,8 @@ export interface TerminalHostOptions {
   baseEnv?: Record<string, string | undefined>;
   /** Shell for a command given without args (default `/bin/sh`, run as `sh -c command`). */
   shell?: string;
+  /** Run every terminal's command in this OS sandbox, able to write only `writable` (no network, bounds). */
+  sandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
   /** Time between SIGTERM and SIGKILL to the process group (default 2000 ms). */
   killGraceMs?: number;
   /** After the command exits, how long to wait for output still in its pipes (default 500 ms). */
@@ -158,7 +161,9 @@ export class TerminalHost implements TerminalHostService {
     // With args, run the program directly (no shell parsing); a bare command line goes through sh -c.
     const [file, argv] = args.length > 0 ? [params.command, args] : [this.options.shell ?? "/bin/sh", ["-c", params.command]];
     // Tracked at once: the command runs before the "spawn" event arrives.
-    const child = spawnProcessGroup(file, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const boxed = this.options.sandbox?.sandbox.wrap(file, argv, { cwd, writable: this.options.sandbox.writable });
+    const child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    if (boxed) child.once("close", (code, signal) => void boxed.finish("", { code, signal }));
     const output = new OutputBuffer(this.outputLimit(params.outputByteLimit));
     const terminal: Terminal = {
       id: `term_${randomUUID()}`,

@@ -54,6 +54,7 @@ function toToolResult(result: CommandResult, facts: { timeoutMs: number; byteLim
   const lines: string[] = [];
   if (result.truncated) lines.push(`[output truncated; showing the last ${facts.byteLimit} bytes]`);
   if (result.output.length > 0) lines.push(result.output.endsWith("\n") ? result.output.slice(0, -1) : result.output);
+  lines.push(...(result.notes ?? []));
   if (result.cancelled) lines.push("[cancelled; the command and its child processes were killed]");
   else if (result.timedOut) lines.push(`[timed out after ${facts.timeoutMs} ms; the command and its child processes were killed]`);
   else if (result.exitCode !== null) lines.push(`[exit code: ${result.exitCode}]`);

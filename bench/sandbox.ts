@@ -1,0 +1,69 @@
+/**
+ * What the command sandbox costs per command: the `shell` tool's runner (LocalCommandRunner)
+ * running the same command line with and without `--sandbox workspace` (bubblewrap + prlimit,
+ * plus the pids cgroup when run as root), interleaved, many times. Reports the median and p90
+ * wall time of each and the difference, and the CPU time the command's processes used (reaped
+ * children's user+sys from /proc/self/stat: on a loaded machine wall time is mostly waiting for a
+ * core). Target (issue #23): ≤ 15 ms added per command.
+ *
+ * Run: npx tsx bench/sandbox.ts [runs=40] ["command"="true"]
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CommandSandbox } from "../src/core/index.js";
+import { LocalCommandRunner } from "../src/tools/index.js";
+
+const runs = Number(process.argv[2] ?? 40);
+const command = process.argv[3] ?? "true";
+const workspace = mkdtempSync(join(tmpdir(), "agentkit-bench-sandbox-"));
+const sandbox = CommandSandbox.create();
+const plain = new LocalCommandRunner({ drainMs: 0 });
+const boxed = new LocalCommandRunner({ drainMs: 0, sandbox: { sandbox, writable: [workspace] } });
+
+/** CPU ms used by this process's reaped children (cutime + cstime, clock ticks of 10 ms). */
+function childrenCpuMs(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
+
+const cpu = { plain: 0, sandboxed: 0 };
+
+async function time(runner: LocalCommandRunner, side?: "plain" | "sandboxed"): Promise<number> {
+  const cpuBefore = childrenCpuMs();
+  const started = performance.now();
+  const result = await runner.run({ command, cwd: workspace, timeoutMs: 60_000, outputByteLimit: 65_536, signal: new AbortController().signal });
+  if (result.exitCode !== 0) throw new Error(`"${command}" failed (exit ${result.exitCode}): ${result.output}`);
+  const wall = performance.now() - started;
+  if (side) cpu[side] += childrenCpuMs() - cpuBefore;
+  return wall;
+}
+
+const stats = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return { median: at(0.5), p90: at(0.9) };
+};
+
+const samples = { plain: [] as number[], sandboxed: [] as number[] };
+await time(plain); // warm-up: page cache, first spawn
+await time(boxed);
+for (let i = 0; i < runs; i++) {
+  // Interleaved, so both see the same machine load.
+  samples.plain.push(await time(plain, "plain"));
+  samples.sandboxed.push(await time(boxed, "sandboxed"));
+}
+rmSync(workspace, { recursive: true, force: true });
+const p = stats(samples.plain);
+const s = stats(samples.sandboxed);
+const f = (ms: number) => `${ms.toFixed(1)} ms`;
+process.stdout.write(
+  [
+    `command: ${command}   runs: ${runs} each, interleaved   engine: ${sandbox.engine} (process bound: ${sandbox.processBound})`,
+    `unsandboxed  median ${f(p.median)}  p90 ${f(p.p90)}  CPU per command ${f(cpu.plain / runs)}`,
+    `sandboxed    median ${f(s.median)}  p90 ${f(s.p90)}  CPU per command ${f(cpu.sandboxed / runs)}`,
+    `added        median ${f(s.median - p.median)}  p90 ${f(s.p90 - p.p90)}  CPU per command ${f((cpu.sandboxed - cpu.plain) / runs)}`,
+    "",
+  ].join("\n"),
+);

@@ -1,0 +1,314 @@
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { ConfigError } from "./errors.js";
+import { seatbeltProfile } from "./sandbox-seatbelt.js";
+
+/**
+ * Commands in an OS sandbox (docs/sandbox.md). Linux: bubblewrap, with the workspace roots
+ * read-write, the system directories read-only, nothing else of the file system, a private
+ * size-bounded /tmp, every namespace unshared (no network, own pids, no signals out) and
+ * per-command resource limits (prlimit inside the sandbox; a pids cgroup where rlimits cannot
+ * count processes). macOS: a Seatbelt profile (sandbox-seatbelt.ts). No engine → an error naming
+ * what to install, never a silent run without a sandbox.
+ */
+
+export type SandboxMode = "off" | "workspace";
+export const sandboxModes: readonly SandboxMode[] = ["off", "workspace"];
+
+export interface SandboxLimits {
+  /** RLIMIT_CPU: CPU seconds per process (SIGXCPU, then SIGKILL). */
+  cpuSeconds: number;
+  /** RLIMIT_AS: address space per process, bytes. */
+  memoryBytes: number;
+  /** Processes (threads count) alive at once in one command: RLIMIT_NPROC, or a pids cgroup when running as root. */
+  processes: number;
+  /** Size of the private /tmp, bytes. */
+  tmpBytes: number;
+  /** RLIMIT_FSIZE: largest file a command may write, bytes. */
+  fileBytes: number;
+}
+
+const MiB = 1024 * 1024;
+export const defaultSandboxLimits: Readonly<SandboxLimits> = {
+  cpuSeconds: 300,
+  memoryBytes: 4096 * MiB,
+  processes: 256,
+  tmpBytes: 256 * MiB,
+  fileBytes: 1024 * MiB,
+};
+
+/** What a sandbox allows, for `initialize`'s `_meta` and logs. */
+export interface SandboxDescription {
+  engine: "bubblewrap" | "seatbelt";
+  writable: string[];
+  network: "off";
+  limits: SandboxLimits;
+  /** How the process bound is enforced: "rlimit", "cgroup", or "none" (said so, not hidden). */
+  processBound: "rlimit" | "cgroup" | "none";
+}
+
+/** A command line to spawn instead of the original, and what to do once it ended. */
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+  /** Call once the command's process group is gone: removes its cgroup; returns notes naming bounds that were hit. */
+  finish(output: string, exit: { code: number | null; signal: string | null }): string[];
+}
+
+export class SandboxUnavailableError extends ConfigError {
+  constructor(message: string) {
+    super(message);
+    this.name = "SandboxUnavailableError";
+  }
+}
+
+export interface SandboxOptions {
+  limits?: Partial<SandboxLimits>;
+  /** Search path for the engine (default: PATH). */
+  path?: string;
+  platform?: NodeJS.Platform;
+}
+
+export interface WrapOptions {
+  cwd: string;
+  writable: readonly string[];
+  /** Further directories to see read-only (e.g. the agent program's own files). */
+  readOnly?: readonly string[];
+  /** "host": keep the network (an agent process that calls its model). Default "off". */
+  network?: "off" | "host";
+  /** false: no resource bounds (a long-running agent process); default true. */
+  bounds?: boolean;
+}
+
+/** A sandbox engine found on this machine; `wrap` one command with the roots it may write. */
+export class CommandSandbox {
+  readonly engine: "bubblewrap" | "seatbelt";
+  readonly limits: SandboxLimits;
+  readonly #enginePath: string;
+  readonly #prlimit: string | undefined;
+  readonly #cgroupRoot: string | undefined;
+  #counter = 0;
+
+  private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined) {
+    this.engine = engine;
+    this.#enginePath = enginePath;
+    this.limits = limits;
+    this.#prlimit = prlimit;
+    this.#cgroupRoot = cgroupRoot;
+  }
+
+  /** Finds the engine; throws `SandboxUnavailableError` naming what to install. */
+  static create(options: SandboxOptions = {}): CommandSandbox {
+    const platform = options.platform ?? process.platform;
+    const limits = { ...defaultSandboxLimits, ...options.limits };
+    const search = options.path ?? process.env.PATH ?? "/usr/bin:/bin";
+    if (platform === "darwin") {
+      const exec = findExecutable("sandbox-exec", search);
+      if (!exec) throw new SandboxUnavailableError("the sandbox needs sandbox-exec (macOS Seatbelt), which was not found on PATH");
+      return new CommandSandbox("seatbelt", exec, limits, undefined, undefined);
+    }
+    if (platform !== "linux") throw new SandboxUnavailableError(`no sandbox engine for ${platform}: Linux (bubblewrap) and macOS (sandbox-exec) are supported`);
+    const bwrap = findExecutable("bwrap", search);
+    if (!bwrap) throw new SandboxUnavailableError("the sandbox needs bubblewrap (bwrap), which was not found on PATH: install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)");
+    const prlimit = findExecutable("prlimit", search);
+    if (!prlimit) throw new SandboxUnavailableError("the sandbox needs prlimit (util-linux) for its resource limits, which was not found on PATH: install util-linux");
+    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined);
+  }
+
+  /** How the process bound is enforced here: rlimits do not count root's processes. */
+  get processBound(): SandboxDescription["processBound"] {
+    if (this.engine === "seatbelt") return "rlimit";
+    if (this.#cgroupRoot) return "cgroup";
+    return process.getuid?.() === 0 ? "none" : "rlimit";
+  }
+
+  describe(writable: readonly string[]): SandboxDescription {
+    return { engine: this.engine, writable: [...writable], network: "off", limits: { ...this.limits }, processBound: this.processBound };
+  }
+
+  /** `file args…` run in `cwd`, able to write only `writable` (resolved through symlinks). */
+  wrap(file: string, args: readonly string[], options: WrapOptions): SandboxedCommand {
+    const real = (dirs: readonly string[] | undefined) => (dirs ?? []).map((dir) => realDir(dir)).filter((dir): dir is string => dir !== undefined);
+    const writable = real(options.writable);
+    const cwd = realDir(options.cwd) ?? options.cwd;
+    if (options.bounds === false && this.engine === "bubblewrap") {
+      const argv = bubblewrapArgs({ writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: options.network === "host" });
+      return { file: this.#enginePath, args: [...argv, "--", file, ...args], finish: () => [] };
+    }
+    if (this.engine === "seatbelt") {
+      const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))] });
+      const limited = ["/bin/sh", "-c", `${ulimitLine(this.limits)}; exec "$0" "$@"`, file, ...args];
+      return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => limitNotes(this.limits, output, exit, false) };
+    }
+    const inner = [this.#prlimit ?? "prlimit", ...prlimitArgs(this.limits, this.processBound === "rlimit"), "--", file, ...args];
+    const bwrap = [this.#enginePath, ...bubblewrapArgs({ writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix() }), "--", ...inner];
+    const cgroup = this.#cgroupRoot ? this.#newCgroup() : undefined;
+    if (!cgroup) {
+      const [first, ...rest] = bwrap;
+      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => limitNotes(this.limits, output, exit, false) };
+    }
+    // The shell moves itself into the cgroup before it becomes bwrap: nothing runs outside it.
+    return {
+      file: "/bin/sh",
+      args: ["-c", 'echo $$ > "$0" && exec "$@"', join(cgroup, "cgroup.procs"), ...bwrap],
+      finish: (output, exit) => {
+        const hitProcesses = cgroupMaxEvents(cgroup) > 0;
+        removeCgroup(cgroup);
+        return limitNotes(this.limits, output, exit, hitProcesses);
+      },
+    };
+  }
+
+  #newCgroup(): string | undefined {
+    const dir = join(this.#cgroupRoot ?? "", `agentkit-sandbox-${process.pid}-${++this.#counter}`);
+    try {
+      mkdirSync(dir);
+      writeFileSync(join(dir, "pids.max"), String(this.limits.processes));
+      return dir;
+    } catch {
+      removeCgroup(dir);
+      return undefined;
+    }
+  }
+}
+
+/** bubblewrap's arguments (before `--` and the command): a root of read-only system directories plus the writable roots. */
+export function bubblewrapArgs(options: { writable: readonly string[]; cwd: string; tmpBytes: number; extraReadOnly?: string | undefined; readOnly?: readonly string[]; shareNet?: boolean }): string[] {
+  const args = ["--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"];
+  // The network namespace is the host's only for an agent process (its model); a resolv.conf link into /run stays resolvable.
+  if (options.shareNet) args.push("--share-net");
+  for (const dir of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]) {
+    const kind = entryKind(dir);
+    if (kind === "symlink") args.push("--symlink", readlinkSync(dir), dir);
+    else if (kind === "dir") args.push("--ro-bind", dir, dir);
+  }
+  // Secrets in /etc are masked (an empty file / directory in their place).
+  for (const file of etcSecretFiles()) args.push("--ro-bind", "/dev/null", file);
+  for (const dir of ["/etc/ssl/private"]) if (entryKind(dir) === "dir") args.push("--tmpfs", dir);
+  if (options.extraReadOnly && !isUnder(options.extraReadOnly, ["/usr", "/bin", "/lib"])) args.push("--ro-bind", options.extraReadOnly, options.extraReadOnly);
+  if (options.shareNet && entryKind("/run/systemd/resolve") === "dir") args.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
+  args.push("--dev", "/dev", "--proc", "/proc", "--size", String(options.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
+  // After /tmp's tmpfs, so a directory under /tmp is not hidden by it; writable roots last.
+  for (const dir of options.readOnly ?? []) args.push("--ro-bind", dir, dir);
+  for (const dir of options.writable) args.push("--bind", dir, dir);
+  args.push("--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
+  return args;
+}
+
+/** prlimit's options: soft = hard, so a command cannot raise them. */
+export function prlimitArgs(limits: SandboxLimits, countProcesses: boolean): string[] {
+  const args = [`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--as=${limits.memoryBytes}`, `--fsize=${limits.fileBytes}`];
+  if (countProcesses) args.push(`--nproc=${limits.processes}`);
+  return args;
+}
+
+/** The same bounds as a POSIX shell `ulimit` line (macOS, where prlimit does not exist). */
+export function ulimitLine(limits: SandboxLimits): string {
+  return `ulimit -t ${limits.cpuSeconds} -v ${Math.floor(limits.memoryBytes / 1024)} -f ${Math.floor(limits.fileBytes / 512)} -u ${limits.processes}`;
+}
+
+/** Lines saying which bound a command appears to have hit (by its exit and output: the kernel reports no more). */
+export function limitNotes(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): string[] {
+  const notes: string[] = [];
+  const tail = output.slice(-8192);
+  if (exit.signal === "SIGXCPU" || exit.code === 152 || /CPU time limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the CPU time limit (${limits.cpuSeconds} s per process)]`);
+  if (processesHit || /Cannot fork|fork: (retry: )?Resource temporarily unavailable|EAGAIN.*spawn|spawn.*EAGAIN/i.test(tail)) notes.push(`[sandbox: the command hit the process limit (${limits.processes} at once)]`);
+  if (/Cannot allocate memory|out of memory|ENOMEM|allocation failed/i.test(tail)) notes.push(`[sandbox: the command may have hit the memory limit (${Math.round(limits.memoryBytes / MiB)} MiB of address space per process)]`);
+  if (/No space left on device|ENOSPC/i.test(tail)) notes.push(`[sandbox: /tmp is full (${Math.round(limits.tmpBytes / MiB)} MiB) or the workspace's disk is]`);
+  if (exit.signal === "SIGXFSZ" || exit.code === 153 || /File size limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the file size limit (${Math.round(limits.fileBytes / MiB)} MiB)]`);
+  return notes;
+}
+
+/** Files under /etc no command needs and none should read: password hashes, host private keys. */
+function etcSecretFiles(): string[] {
+  const files = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd", "/etc/sudoers"];
+  try {
+    for (const name of readdirSync("/etc/ssh")) if (/^ssh_host_.*_key$/.test(name)) files.push(`/etc/ssh/${name}`);
+  } catch {
+    // no /etc/ssh
+  }
+  return files.filter((file) => entryKind(file) === "file");
+}
+
+function entryKind(path: string): "dir" | "file" | "symlink" | undefined {
+  try {
+    const stat = lstatSync(path);
+    return stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "dir" : "file";
+  } catch {
+    return undefined;
+  }
+}
+
+function isUnder(path: string, roots: readonly string[]): boolean {
+  return roots.some((root) => path === root || path.startsWith(`${root}/`));
+}
+
+/** Node's install prefix (…/bin/node → …), so `node` runs in the sandbox wherever it is installed. */
+function nodePrefix(): string | undefined {
+  return realDir(dirname(dirname(process.execPath)));
+}
+
+function realDir(dir: string): string | undefined {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+function findExecutable(name: string, search: string): string | undefined {
+  for (const dir of search.split(delimiter)) {
+    if (dir === "") continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** A writable pids cgroup (v1 hierarchy) to bound root's processes; undefined where there is none. */
+function pidsCgroupRoot(): string | undefined {
+  const root = "/sys/fs/cgroup/pids";
+  if (!existsSync(join(root, "cgroup.procs"))) return undefined;
+  try {
+    accessSync(root, constants.W_OK);
+  } catch {
+    return undefined;
+  }
+  // Cgroups left by a server that died: empty ones of pids no longer running are removed.
+  for (const name of readdirSync(root)) {
+    const match = /^agentkit-sandbox-(\d+)-\d+$/.exec(name);
+    if (match && !pidRuns(Number(match[1]))) removeCgroup(join(root, name));
+  }
+  return root;
+}
+
+function pidRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "EPERM";
+  }
+}
+
+function cgroupMaxEvents(dir: string): number {
+  try {
+    return Number(/^max (\d+)/m.exec(readFileSync(join(dir, "pids.events"), "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Removes a cgroup once empty: its last members may take a moment to go with their pid namespace. */
+function removeCgroup(dir: string, attempts = 50): void {
+  try {
+    rmdirSync(dir);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "EBUSY" && attempts > 1) setTimeout(() => removeCgroup(dir, attempts - 1), 100).unref();
+  }
+}
