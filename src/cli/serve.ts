@@ -3,6 +3,7 @@ import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
 import { routeConsoleToLogger } from "./console-route.js";
+import { prepareWorkspaceRoot } from "../acp/agent/path-params.js";
 import { processIo, type CliIo } from "./io.js";
 
 /**
@@ -42,7 +43,12 @@ async function serveWith(options: ServeOptions): Promise<number> {
   let token = "";
   let models: ServeModels;
   try {
-    if (listening) token = listening.listenToken(options, process.env);
+    if (listening) {
+      token = listening.listenToken(options, process.env);
+      // One bearer token is one principal; the identities (token-file names, JWT) raise this count.
+      listening.requireWorkspaceRoot(1, options.workspaceRoot);
+    }
+    if (options.workspaceRoot !== undefined) prepareWorkspaceRoot(options.workspaceRoot);
     models = serveModels(
       { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
       process.env,

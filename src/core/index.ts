@@ -9,4 +9,5 @@ export * from "./process-group.js";
 export * from "./path-field.js";
 export * from "./package-files.js";
 export * from "./urls.js";
+export * from "./network.js";
 export { enableOrphanWatchdog, orphanWatchdogPid } from "./orphan-watchdog.js";

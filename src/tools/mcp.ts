@@ -1,4 +1,5 @@
 // The MCP SDK is imported when a server is first connected, not at start-up (it is large).
+import { STATUS_CODES } from "node:http";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, abortError, createStderrLogger, errorMessage } from "../core/index.js";
@@ -179,6 +180,11 @@ async function connectOne(
     abort.abort();
     work.catch(() => {}); // settles after the close below; its error is the one already reported
     shutdowns.push(closeConnection({ name: server.name, client, transport }));
+    if (server.transport === "http" || server.transport === "sse") {
+      // What the remote answered (an internal page, a body) is never passed on: status and a short reason only.
+      logger.warn(`MCP server ${server.name} failed to start`, { error: errorMessage(error) });
+      throw new Error(`${describe(server)} ${remoteFailure(error)}`, { cause: error });
+    }
     const stderr = server.transport === "stdio" ? (transport as ProcessGroupStdioTransport).stderrTail.trim() : "";
     const detail = stderr.length > 0 ? ` (stderr: ${stderr.split("\n").slice(-5).join(" | ")})` : "";
     throw new Error(`${describe(server)} ${errorMessage(error)}${detail}`, { cause: error });
@@ -188,6 +194,30 @@ async function connectOne(
   }
 }
 
+const networkReasons: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found",
+  ETIMEDOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+};
+
+/**
+ * A remote server's start-up failure in our words: the HTTP status, a network error's kind, our
+ * own time bound, or a fixed phrase — never text the server sent (the SDK's messages carry bodies).
+ */
+function remoteFailure(error: unknown): string {
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "number" && code >= 100 && code <= 599) return `answered HTTP ${code}${STATUS_CODES[code] ? ` (${STATUS_CODES[code]})` : ""}`;
+    if (typeof code === "string" && networkReasons[code]) return networkReasons[code];
+    if (typeof code === "string" && /CERT|TLS|SSL/.test(code)) return "TLS certificate not accepted";
+    if (/^did not start within \d+ ms$/.test(cause.message) || cause.name === "AbortError") return cause.message;
+  }
+  return "did not answer as an MCP server";
+}
 
 async function listAllTools(client: McpToolClient, timeoutMs: number, signal: AbortSignal): Promise<McpTool[]> {
   const tools: McpTool[] = [];
