@@ -6,17 +6,19 @@ import { ConfigError, abortError, createStderrLogger, errorMessage } from "../co
 import type { Logger } from "../core/index.js";
 import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
+import type { publicOnlyFetch as PublicOnlyFetch } from "./mcp-fetch.js";
 import { mcpToolName, sanitizeMcpName, wrapMcpTool, type McpToolClient } from "./mcp-tool.js";
 import type { Tool } from "./types.js";
 
 /**
  * An MCP server to connect to: the transports ACP's session/new can hand over (`acp`: a server
  * the ACP client provides over the ACP connection itself, reached through `channel`).
+ * `publicOnly` (http, sse): connect to public addresses only, each connection's address checked
+ * and pinned (`publicOnlyFetch`): loopback, private, link-local … fail; redirects not followed.
  */
 export type McpServerConfig = (
   | { name: string; transport: "stdio"; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { name: string; transport: "http"; url: string; headers?: Record<string, string> }
-  | { name: string; transport: "sse"; url: string; headers?: Record<string, string> }
+  | { name: string; transport: "http" | "sse"; url: string; headers?: Record<string, string>; publicOnly?: boolean }
   | { name: string; transport: "acp"; serverId: string; channel: McpAcpChannel }
 ) & {
   /** Overrides McpConnectOptions.startupTimeoutMs for this server. */
@@ -195,6 +197,7 @@ async function connectOne(
 }
 
 const networkReasons: Record<string, string> = {
+  EADDRNOTPUBLIC: "its address is not public (loopback, private, link-local …); not connected",
   ECONNREFUSED: "connection refused",
   ECONNRESET: "connection reset",
   ENOTFOUND: "host not found",
@@ -246,13 +249,18 @@ async function createTransport(server: Exclude<McpServerConfig, { transport: "ac
     }
     case "http": {
       const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
+      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} }, ...(await remoteFetch(server)) });
     }
     case "sse": {
       const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
-      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
+      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} }, ...(await remoteFetch(server)) });
     }
   }
+}
+
+async function remoteFetch(server: { publicOnly?: boolean }): Promise<{ fetch?: typeof PublicOnlyFetch }> {
+  if (server.publicOnly !== true) return {};
+  return { fetch: (await import("./mcp-fetch.js")).publicOnlyFetch };
 }
 
 function describe(server: McpServerConfig): string {

@@ -53,7 +53,8 @@ function configFor(server: McpServer, name: string, field: string, index: number
   if ("type" in server && (server.type === "http" || server.type === "sse")) {
     if (!transports[server.type]) throw invalid(`${field} ("${name}") uses the ${server.type} transport, which this agent does not advertise`, { index, name });
     if (typeof server.url !== "string" || !isHttpUrl(server.url)) throw invalid(`${field} ("${name}") needs an http(s) url`, { index, name });
-    return { name, transport: server.type, url: server.url, headers: pairs(server.headers, `${field}.headers`, index) };
+    const publicOnly = transports.privateAddresses === false ? { publicOnly: true } : {};
+    return { name, transport: server.type, url: server.url, headers: pairs(server.headers, `${field}.headers`, index), ...publicOnly };
   }
   if ("type" in server && server.type !== undefined && server.type !== "stdio") {
     throw invalid(`${field} ("${name}") uses the unsupported transport "${String(server.type)}"`, { index, name });

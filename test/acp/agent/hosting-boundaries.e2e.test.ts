@@ -134,8 +134,8 @@ describe.each(["http", "ws"] as const)("serve --listen over %s: a client stays i
   });
 });
 
-describe("serve on stdio: /proc is never a workspace; a failing remote MCP server's body is never echoed", () => {
-  it("session/new {cwd: /proc/self} is -32602 naming cwd; an MCP server answering 500 is reported by status only, its body kept from the client", async () => {
+describe("serve on stdio: a failing remote MCP server's body is never echoed; /proc is never a workspace", () => {
+  it("an MCP server answering 500 is reported by status only, its body kept from the client; session/new {cwd: /proc/self} is -32602 naming cwd", async () => {
     const dir = tempDir("agentkit-bounds-stdio-");
     cleanups.push(() => dir.remove());
     const internal = await internalServer();
@@ -150,8 +150,6 @@ describe("serve on stdio: /proc is never a workspace; a failing remote MCP serve
       await proc.end();
     });
     await agent.request(acp.methods.agent.initialize, init);
-    await expectInvalid(agent.request(acp.methods.agent.session.new, { cwd: "/proc/self", mcpServers: [] }), "cwd", /is in \/proc, which is never a workspace/);
-    await expectInvalid(agent.request(acp.methods.agent.session.new, { cwd: dir.path, additionalDirectories: ["/sys"], mcpServers: [] }), "additionalDirectories[0]", /never a workspace/);
 
     // On stdio the editor's own loopback MCP servers are allowed: this one is fetched, and fails.
     const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [{ type: "http", name: "internal", url: internal.url, headers: [] }] });
@@ -163,6 +161,10 @@ describe("serve on stdio: /proc is never a workspace; a failing remote MCP serve
     expect(text).not.toContain("INTERNAL-SECRET-BODY");
     expect(text).not.toContain("hunter2");
     expect(text).not.toContain("stdio-secret-token");
+
+    // /proc (the server's environment, its token and keys) is never a workspace, on stdio too.
+    await expectInvalid(agent.request(acp.methods.agent.session.new, { cwd: "/proc/self", mcpServers: [] }), "cwd", /is in \/proc, which is never a workspace/);
+    await expectInvalid(agent.request(acp.methods.agent.session.new, { cwd: dir.path, additionalDirectories: ["/sys"], mcpServers: [] }), "additionalDirectories[0]", /never a workspace/);
   });
 });
 
