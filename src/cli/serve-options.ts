@@ -6,15 +6,13 @@ import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
 import { parsePostgresUrl } from "../store/postgres/url.js";
 
-import type { ApproveMode, ClientMcpPolicy } from "../acp/agent/serve.js";
-import { modeCeilingFor } from "../acp/agent/mode-ceiling.js";
+import type { ApproveMode } from "../acp/agent/serve.js";
+import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
 import { UsageError } from "./usage.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
-// The same list as CLIENT_MCP_POLICIES (serve.ts), kept here so parsing loads no agent module.
-const CLIENT_MCP_CHOICES: readonly ClientMcpPolicy[] = ["none", "http", "all"];
 const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 
 export interface ServeOptions {
@@ -287,7 +285,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const workspaceRoot = values["workspace-root"] as string | undefined;
   if (workspaceRoot !== undefined && workspaceRoot.trim() === "") throw new UsageError("--workspace-root needs a directory");
   const clientMcp = (values["client-mcp"] as string | undefined) ?? (listen ? "http" : "all");
-  if (!CLIENT_MCP_CHOICES.includes(clientMcp as ClientMcpPolicy)) throw new UsageError(`--client-mcp must be one of ${CLIENT_MCP_CHOICES.join(", ")} (got "${clientMcp}")`);
+  if (!CLIENT_MCP_POLICIES.includes(clientMcp as ClientMcpPolicy)) throw new UsageError(`--client-mcp must be one of ${CLIENT_MCP_POLICIES.join(", ")} (got "${clientMcp}")`);
   try {
     modeCeilingFor(approve as ApproveMode, mode as PermissionMode | undefined);
   } catch (error) {

@@ -3,7 +3,6 @@ import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
 import { routeConsoleToLogger } from "./console-route.js";
-import { prepareWorkspaceRoot } from "../acp/agent/path-params.js";
 import { processIo, type CliIo } from "./io.js";
 
 /**
@@ -33,7 +32,7 @@ export async function runServe(argv: string[], io: CliIo = processIo()): Promise
 async function serveWith(options: ServeOptions): Promise<number> {
   // The scripted model (tests and benchmarks) is loaded only when a spec names it.
   const scripted = [options.model ?? "", ...options.models].some((spec) => spec.includes("scripted:"));
-  const [{ createServeRuntime, serveModels }, scriptedModelResolver] = await Promise.all([
+  const [{ createServeRuntime, prepareWorkspaceRoot, serveModels }, scriptedModelResolver] = await Promise.all([
     import("../acp/agent/serve.js"),
     scripted ? import("../testing/scripted-script.js").then((m) => m.scriptedModelResolver) : undefined,
   ]);

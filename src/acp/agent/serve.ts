@@ -13,7 +13,7 @@ import { AcpHeadlessRuntime } from "./runtime.js";
 import type { AcpProtocolChoice } from "./protocol.js";
 import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
 import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
-import { modeCeilingFor } from "./mode-ceiling.js";
+import { modeCeilingFor, type ClientMcpPolicy } from "./serve-bounds.js";
 import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./serve-state.js";
 
 export type { ApproveMode, ServeState, ServeStateOptions } from "./serve-state.js";
@@ -52,9 +52,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   clientMcpPrivate?: boolean;
 }
 
-/** What `serve --client-mcp` allows clients to name in session/new. */
-export type ClientMcpPolicy = "none" | "http" | "all";
-export const CLIENT_MCP_POLICIES: readonly ClientMcpPolicy[] = ["none", "http", "all"];
+export type { ClientMcpPolicy } from "./serve-bounds.js";
+export { prepareWorkspaceRoot } from "./path-params.js";
 
 /** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
 export interface ServeRuntime {

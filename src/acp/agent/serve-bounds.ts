@@ -2,6 +2,12 @@ import { ConfigError } from "../../core/errors.js";
 import type { PermissionMode } from "../../tools/policy.js";
 import type { ApproveMode } from "./serve-state.js";
 
+// What the operator's flags allow a client: kept apart from serve.ts so that parsing the flags loads nothing else.
+
+/** What `serve --client-mcp` allows clients to name in session/new: none; http (http, sse, acp: no commands); all (also stdio). */
+export type ClientMcpPolicy = "none" | "http" | "all";
+export const CLIENT_MCP_POLICIES: readonly ClientMcpPolicy[] = ["none", "http", "all"];
+
 /** The modes from the least to the most a session may do without a human's answer. */
 const modeOrder: readonly PermissionMode[] = ["read-only", "ask", "auto-edit"];
 
