@@ -29,6 +29,18 @@ export function listenToken(options: Pick<ServeOptions, "tokenFile">, env: NodeJ
   return token;
 }
 
+/**
+ * `--listen` with more than one possible principal (several token-file names, or JWTs: pass
+ * `Infinity`) needs `--workspace-root`: without it every principal could open sessions in any
+ * directory of this machine, each other's included. The identities feed `principals`.
+ */
+export function requireWorkspaceRoot(principals: number, workspaceRoot: string | undefined): void {
+  if (principals > 1 && workspaceRoot === undefined) {
+    const who = Number.isFinite(principals) ? `${principals} principals` : "any number of principals (JWT)";
+    throw new UsageError(`--listen with ${who} needs --workspace-root DIR, so that each principal's sessions stay inside DIR/<principal>/`);
+  }
+}
+
 export interface ListenContext {
   runtime: AcpHeadlessRuntime;
   address: ListenAddress;

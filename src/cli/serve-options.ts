@@ -8,6 +8,7 @@ import { permissionModes } from "../tools/index.js";
 import { parsePostgresUrl } from "../store/postgres/url.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
+import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
 import { UsageError } from "./usage.js";
@@ -70,6 +71,12 @@ export interface ServeOptions {
   sandboxLimits: Partial<SandboxLimits>;
   /** --child-env NAME,…: further variables of serve's environment its children get. */
   childEnvNames: string[];
+  /** --workspace-root: each principal's sessions confined to DIR/<principal>/. */
+  workspaceRoot: string | undefined;
+  /** --client-mcp: MCP servers a client may name (default http with --listen, all on stdio). */
+  clientMcp: ClientMcpPolicy;
+  /** --client-mcp-private (always on stdio): client http/sse MCP URLs may reach non-public addresses. */
+  clientMcpPrivate: boolean;
 }
 
 export interface ListenAddress {
@@ -99,8 +106,10 @@ Options:
                              auto-reads  the same as ask (older name)
                              auto-all    approved without asking; sessions start in auto-edit
                              deny        refused without asking; sessions start in read-only
-  --mode MODE              the mode new sessions start in (default: as --approve implies);
-                           the editor switches it per session (session/set_mode or /mode):
+                                         and cannot leave it (--mode above read-only: exit 2)
+  --mode MODE              the mode new sessions start in (default: as --approve implies)
+                           and, when given, the most the editor may switch to (modes above it
+                           are not offered; session/set_mode or /mode to one is refused):
                              ask         reads inside the workspace run; edits and commands ask
                              auto-edit   edits inside the workspace run too; commands ask
                              read-only   reads run; edits and commands are refused
@@ -176,6 +185,21 @@ Options:
                            (repeatable). By default they get only PATH, HOME, USER, LOGNAME, SHELL,
                            LANG, LANGUAGE, LC_*, TERM, TZ, TMPDIR and colour settings: never the
                            bearer token, the store URL or provider keys unless named here
+  --workspace-root DIR     confine sessions: each principal's cwd and additionalDirectories must
+                           be inside DIR/<principal>/ after symlinks (made 0700 on first use;
+                           the stdio and single-token principal is "default"); anything else
+                           is refused (-32602 naming the field). /proc, /sys and /dev are never
+                           a workspace, with or without it. Required with --listen when more
+                           than one principal can connect
+  --client-mcp none|http|all
+                           MCP servers the client may name in session/new: none; http (http,
+                           sse and acp servers; a stdio server is refused with -32602, so no
+                           client names a command this machine runs); all (stdio too).
+                           Default: http with --listen, all on stdio
+  --client-mcp-private     with --listen: let client http/sse MCP URLs reach loopback, private
+                           (RFC 1918, ULA, CGNAT), link-local, multicast or unspecified addresses
+                           (refused by default: the host is resolved and any such address
+                           refuses it). Always allowed on stdio (the editor is the operator's)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   -h, --help               show this help
 
@@ -240,6 +264,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         sandbox: { type: "string" },
         "sandbox-limit": { type: "string", multiple: true },
         "child-env": { type: "string", multiple: true },
+        "workspace-root": { type: "string" },
+        "client-mcp": { type: "string" },
+        "client-mcp-private": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -283,6 +310,15 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   }
   const tokenFile = values["token-file"] as string | undefined;
   if (tokenFile !== undefined && tokenFile.trim() === "") throw new UsageError("--token-file needs a file");
+  const workspaceRoot = values["workspace-root"] as string | undefined;
+  if (workspaceRoot !== undefined && workspaceRoot.trim() === "") throw new UsageError("--workspace-root needs a directory");
+  const clientMcp = (values["client-mcp"] as string | undefined) ?? (listen ? "http" : "all");
+  if (!CLIENT_MCP_POLICIES.includes(clientMcp as ClientMcpPolicy)) throw new UsageError(`--client-mcp must be one of ${CLIENT_MCP_POLICIES.join(", ")} (got "${clientMcp}")`);
+  try {
+    modeCeilingFor(approve as ApproveMode, mode as PermissionMode | undefined);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   const protocol = (values.protocol as string | undefined) ?? "v1";
   if (!(ACP_PROTOCOL_CHOICES as readonly string[]).includes(protocol)) throw new UsageError(`--protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")} (got "${protocol}")`);
   const sandboxMode = (values.sandbox as string | undefined) ?? (listen ? "workspace" : "off");
@@ -320,6 +356,9 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     maxMessageBytes,
     clientTimeoutMs,
     keyPageMs: ms("key-page-timeout", 0) ?? (listen ? 0 : DEFAULT_KEY_PAGE_LIFETIME_MS),
+    workspaceRoot: workspaceRoot === undefined ? undefined : resolve(workspaceRoot),
+    clientMcp: clientMcp as ClientMcpPolicy,
+    clientMcpPrivate: values["client-mcp-private"] === true || listen === undefined,
   };
 }
 

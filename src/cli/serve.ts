@@ -32,7 +32,7 @@ export async function runServe(argv: string[], io: CliIo = processIo()): Promise
 async function serveWith(options: ServeOptions): Promise<number> {
   // The scripted model (tests and benchmarks) is loaded only when a spec names it.
   const scripted = [options.model ?? "", ...options.models].some((spec) => spec.includes("scripted:"));
-  const [{ createServeRuntime, serveModels }, scriptedModelResolver] = await Promise.all([
+  const [{ createServeRuntime, prepareWorkspaceRoot, serveModels }, scriptedModelResolver] = await Promise.all([
     import("../acp/agent/serve.js"),
     scripted ? import("../testing/scripted-script.js").then((m) => m.scriptedModelResolver) : undefined,
   ]);
@@ -45,7 +45,12 @@ async function serveWith(options: ServeOptions): Promise<number> {
   try {
     // Asked for and not available: exit 2 naming what to install, never a run without it.
     if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits });
-    if (listening) token = listening.listenToken(options, process.env);
+    if (listening) {
+      token = listening.listenToken(options, process.env);
+      // One bearer token is one principal; the identities (token-file names, JWT) raise this count.
+      listening.requireWorkspaceRoot(1, options.workspaceRoot);
+    }
+    if (options.workspaceRoot !== undefined) prepareWorkspaceRoot(options.workspaceRoot);
     models = serveModels(
       { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
       process.env,

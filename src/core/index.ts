@@ -9,6 +9,7 @@ export * from "./process-group.js";
 export * from "./path-field.js";
 export * from "./package-files.js";
 export * from "./urls.js";
+export * from "./network.js";
 export { enableOrphanWatchdog, fenceGroupsWithin, orphanWatchdogPid } from "./orphan-watchdog.js";
 export * from "./child-env.js";
 export * from "./sandbox.js";

@@ -1,21 +1,24 @@
 // The MCP SDK is imported when a server is first connected, not at start-up (it is large).
+import { STATUS_CODES } from "node:http";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, abortError, createStderrLogger, errorMessage } from "../core/index.js";
 import type { CommandSandbox, Logger } from "../core/index.js";
 import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
+import type { publicOnlyFetch as PublicOnlyFetch } from "./mcp-fetch.js";
 import { mcpToolName, sanitizeMcpName, wrapMcpTool, type McpToolClient } from "./mcp-tool.js";
 import type { Tool } from "./types.js";
 
 /**
  * An MCP server to connect to: the transports ACP's session/new can hand over (`acp`: a server
  * the ACP client provides over the ACP connection itself, reached through `channel`).
+ * `publicOnly` (http, sse): connect to public addresses only, each connection's address checked
+ * and pinned (`publicOnlyFetch`): loopback, private, link-local … fail; redirects not followed.
  */
 export type McpServerConfig = (
   | { name: string; transport: "stdio"; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { name: string; transport: "http"; url: string; headers?: Record<string, string> }
-  | { name: string; transport: "sse"; url: string; headers?: Record<string, string> }
+  | { name: string; transport: "http" | "sse"; url: string; headers?: Record<string, string>; publicOnly?: boolean }
   | { name: string; transport: "acp"; serverId: string; channel: McpAcpChannel }
 ) & {
   /** Overrides McpConnectOptions.startupTimeoutMs for this server. */
@@ -183,6 +186,11 @@ async function connectOne(
     abort.abort();
     work.catch(() => {}); // settles after the close below; its error is the one already reported
     shutdowns.push(closeConnection({ name: server.name, client, transport }));
+    if (server.transport === "http" || server.transport === "sse") {
+      // What the remote answered (an internal page, a body) is never passed on: status and a short reason only.
+      logger.warn(`MCP server ${server.name} failed to start`, { error: errorMessage(error) });
+      throw new Error(`${describe(server)} ${remoteFailure(error)}`, { cause: error });
+    }
     const stderr = server.transport === "stdio" ? (transport as ProcessGroupStdioTransport).stderrTail.trim() : "";
     const detail = stderr.length > 0 ? ` (stderr: ${stderr.split("\n").slice(-5).join(" | ")})` : "";
     throw new Error(`${describe(server)} ${errorMessage(error)}${detail}`, { cause: error });
@@ -192,6 +200,31 @@ async function connectOne(
   }
 }
 
+const networkReasons: Record<string, string> = {
+  EADDRNOTPUBLIC: "its address is not public (loopback, private, link-local …); not connected",
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found",
+  ETIMEDOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+};
+
+/**
+ * A remote server's start-up failure in our words: the HTTP status, a network error's kind, our
+ * own time bound, or a fixed phrase — never text the server sent (the SDK's messages carry bodies).
+ */
+function remoteFailure(error: unknown): string {
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "number" && code >= 100 && code <= 599) return `answered HTTP ${code}${STATUS_CODES[code] ? ` (${STATUS_CODES[code]})` : ""}`;
+    if (typeof code === "string" && networkReasons[code]) return networkReasons[code];
+    if (typeof code === "string" && /CERT|TLS|SSL/.test(code)) return "TLS certificate not accepted";
+    if (/^did not start within \d+ ms$/.test(cause.message) || cause.name === "AbortError") return cause.message;
+  }
+  return "did not answer as an MCP server";
+}
 
 async function listAllTools(client: McpToolClient, timeoutMs: number, signal: AbortSignal): Promise<McpTool[]> {
   const tools: McpTool[] = [];
@@ -222,13 +255,18 @@ async function createTransport(server: Exclude<McpServerConfig, { transport: "ac
     }
     case "http": {
       const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
+      return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} }, ...(await remoteFetch(server)) });
     }
     case "sse": {
       const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
-      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } });
+      return new SSEClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} }, ...(await remoteFetch(server)) });
     }
   }
+}
+
+async function remoteFetch(server: { publicOnly?: boolean }): Promise<{ fetch?: typeof PublicOnlyFetch }> {
+  if (server.publicOnly !== true) return {};
+  return { fetch: (await import("./mcp-fetch.js")).publicOnlyFetch };
 }
 
 function describe(server: McpServerConfig): string {

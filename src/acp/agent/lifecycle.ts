@@ -25,7 +25,6 @@ import { refuseIfLeasedElsewhere, sessionActiveElsewhere, sessionLeaseLost, take
 
 /** How many sessions whose lease was lost a connection remembers (to answer their prompts with the reason). */
 const MAX_LOST_REMEMBERED = 256;
-import { checkPathField } from "./path-params.js";
 import { StoredSessions, storeError } from "./stored-sessions.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
 
@@ -283,8 +282,9 @@ export class ConnectionLifecycle {
   /** Load / resume; a cancelled request ($/cancel_request) leaves the session closed and answers -32800. */
   async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean, signal?: AbortSignal): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
     const id = params.sessionId;
-    checkPathField(params.cwd, "cwd");
-    (params.additionalDirectories ?? []).forEach((d, i) => checkPathField(d, `additionalDirectories[${i}]`));
+    // Checked in full before anything happens (an open copy is closed below): a refused cwd changes nothing.
+    this.#host.checkDirectory(params.cwd, "cwd");
+    (params.additionalDirectories ?? []).forEach((d, i) => this.#host.checkDirectory(d, `additionalDirectories[${i}]`));
     return this.#locked(id, async () => {
       // One process owns a session at a time: an open copy (any connection) is closed first.
       await this.#settings.open.get(id)?.close(replay ? "session/load of an open session" : "session/resume of an open session");

@@ -1,12 +1,19 @@
 import type { McpServer, McpCapabilities } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
+import { urlHostReach } from "../../core/network.js";
 import { isHttpUrl } from "../../core/urls.js";
 import type { McpAcpChannel, McpConnectOptions, McpServerConfig, McpServerFailure, Tool } from "../../tools/index.js";
 import { McpToolSource, sanitizeMcpName } from "../../tools/index.js";
 
-/** Which MCP transports an agent advertises (stdio is always supported; `acp` is unstable MCP-over-ACP). */
-export type AcpMcpTransports = Required<Pick<McpCapabilities, "http" | "sse">> & { acp: boolean };
+/**
+ * Which MCP transports an agent takes from clients: `http`, `sse` (advertised), `acp` (unstable
+ * MCP-over-ACP), and `stdio` (ACP has no capability for it; default true — false refuses a
+ * client's stdio server with -32602, so a client never names a command the agent runs).
+ * `privateAddresses: false` refuses http/sse URLs whose host is or resolves to a non-public
+ * address (loopback, private, link-local …; default true).
+ */
+export type AcpMcpTransports = Required<Pick<McpCapabilities, "http" | "sse">> & { acp: boolean; stdio?: boolean; privateAddresses?: boolean };
 
 /**
  * Turns the `mcpServers` of session/new, load or resume into server configs, or throws
@@ -46,10 +53,17 @@ function configFor(server: McpServer, name: string, field: string, index: number
   if ("type" in server && (server.type === "http" || server.type === "sse")) {
     if (!transports[server.type]) throw invalid(`${field} ("${name}") uses the ${server.type} transport, which this agent does not advertise`, { index, name });
     if (typeof server.url !== "string" || !isHttpUrl(server.url)) throw invalid(`${field} ("${name}") needs an http(s) url`, { index, name });
-    return { name, transport: server.type, url: server.url, headers: pairs(server.headers, `${field}.headers`, index) };
+    const publicOnly = transports.privateAddresses === false ? { publicOnly: true } : {};
+    return { name, transport: server.type, url: server.url, headers: pairs(server.headers, `${field}.headers`, index), ...publicOnly };
   }
   if ("type" in server && server.type !== undefined && server.type !== "stdio") {
     throw invalid(`${field} ("${name}") uses the unsupported transport "${String(server.type)}"`, { index, name });
+  }
+  if (transports.stdio === false) {
+    throw invalid(
+      `${field} ("${name}") is a stdio MCP server: this agent does not run commands a client names; use an http or sse MCP server${transports.http || transports.sse ? "" : " (none are taken either)"}`,
+      { index, name },
+    );
   }
   if (!("command" in server) || typeof server.command !== "string" || server.command.trim().length === 0) {
     throw invalid(`${field} ("${name}") needs a command`, { index, name });
@@ -57,6 +71,23 @@ function configFor(server: McpServer, name: string, field: string, index: number
   const args = server.args ?? [];
   if (!Array.isArray(args) || args.some((a) => typeof a !== "string")) throw invalid(`${field}.args must be an array of strings`, { index, name });
   return { name, transport: "stdio", command: server.command, args, env: pairs(server.env, `${field}.env`, index) };
+}
+
+/**
+ * With `privateAddresses: false`: -32602 naming `mcpServers[i]` for an http/sse server whose
+ * host is, or resolves to, any non-public address (the name is resolved here; the address is
+ * not echoed). A name that does not resolve in time is let through: its connection fails.
+ */
+export async function refuseNonPublicMcpUrls(configs: readonly McpServerConfig[], transports: AcpMcpTransports): Promise<void> {
+  if (transports.privateAddresses !== false) return;
+  const reaches = await Promise.all(configs.map((c) => (c.transport === "http" || c.transport === "sse" ? urlHostReach(c.url) : "public")));
+  const index = reaches.indexOf("non-public");
+  if (index === -1) return;
+  const name = configs[index]!.name;
+  throw invalid(
+    `mcpServers[${index}] ("${name}") points to a loopback, private or otherwise non-public address; this agent does not connect to such addresses for a client`,
+    { index, name },
+  );
 }
 
 function pairs(list: ReadonlyArray<{ name: string; value: string }> | undefined, field: string, index: number): Record<string, string> {

@@ -18,6 +18,12 @@ export interface AcpModesOptions {
   initial?: string;
   /** The modes offered (default: `defaultModes()`). */
   modes?: AcpModeDefinition[];
+  /**
+   * Modes of `modes` kept from clients, e.g. above the operator's ceiling: not advertised, and
+   * session/set_mode or `/mode` to one answers -32602 with `reason`; a stored session in one
+   * opens in `initial`.
+   */
+  withheld?: { modes: readonly string[]; reason: string };
 }
 
 /**
@@ -46,18 +52,31 @@ export function defaultModes(rules: PermissionRule[] = []): AcpModeDefinition[] 
 export class AcpModes {
   readonly initial: string;
   readonly #modes: ReadonlyMap<string, AcpModeDefinition>;
+  readonly #withheld: ReadonlySet<string>;
+  readonly #withheldReason: string;
 
   constructor(options: AcpModesOptions = {}) {
-    const list = options.modes ?? defaultModes();
+    const all = options.modes ?? defaultModes();
+    if (new Set(all.map((m) => m.id)).size !== all.length) throw new ConfigError("modes: mode ids must be unique");
+    const withheld = options.withheld?.modes ?? [];
+    const unknown = withheld.find((id) => !all.some((m) => m.id === id));
+    if (unknown !== undefined) throw new ConfigError(`modes: the withheld mode "${unknown}" is not one of ${all.map((m) => m.id).join(", ")}`);
+    this.#withheld = new Set(withheld);
+    this.#withheldReason = options.withheld?.reason ?? "not offered";
+    const list = all.filter((m) => !this.#withheld.has(m.id));
     if (list.length === 0) throw new ConfigError("modes: at least one mode is needed");
     this.#modes = new Map(list.map((m) => [m.id, m]));
-    if (this.#modes.size !== list.length) throw new ConfigError("modes: mode ids must be unique");
     this.initial = options.initial ?? list[0]!.id;
     if (!this.#modes.has(this.initial)) throw new ConfigError(`modes: the initial mode "${this.initial}" is not one of ${this.ids().join(", ")}`);
   }
 
   has(id: string): boolean {
     return this.#modes.has(id);
+  }
+
+  /** Why a mode is kept from clients (see `AcpModesOptions.withheld`); undefined for others. */
+  withheldReason(id: string): string | undefined {
+    return this.#withheld.has(id) ? this.#withheldReason : undefined;
   }
 
   ids(): string[] {

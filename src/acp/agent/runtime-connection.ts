@@ -1,5 +1,3 @@
-import { statSync } from "node:fs";
-import { isAbsolute } from "node:path";
 import type { AgentContext as StableAgentContext, McpServer as StableMcpServer } from "@agentclientprotocol/sdk";
 import type { AgentApp, AgentContext, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
@@ -19,9 +17,9 @@ import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
 import { credentialRefusal, elicitCredential } from "./credential-elicitation.js";
 import type { AcpProviders } from "./providers.js";
-import { mcpServerConfigs, type AcpMcpTransports } from "./mcp-servers.js";
+import { mcpServerConfigs, refuseNonPublicMcpUrls, type AcpMcpTransports } from "./mcp-servers.js";
 import type { McpAcpChannel } from "../../tools/index.js";
-import { checkPathField } from "./path-params.js";
+import { checkWorkspaceDirectory } from "./path-params.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
 
@@ -45,6 +43,8 @@ export interface RuntimeSettings {
   protocol: "v1" | "v2" | "auto";
   /** Ask for a missing credential on a loopback key page (URL elicitation); `false`: answer -32000. */
   keyPage: { lifetimeMs: number } | false;
+  /** Real path of the directory holding one workspace per principal (cwd and roots must be inside theirs). */
+  workspaceRoot: string | undefined;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -231,7 +231,7 @@ export class AcpConnectionState implements LifecycleHost {
   }
 
   checkDirectory(path: string, field: string): string {
-    return checkDirectory(path, field);
+    return checkWorkspaceDirectory(path, field, { principal: this.principal, workspaceRoot: this.#settings.workspaceRoot });
   }
 
   async closeSession(acpSessionId: string, why: string): Promise<void> {
@@ -243,11 +243,12 @@ export class AcpConnectionState implements LifecycleHost {
   /** `signal`: the opening request's; when the client cancels it ($/cancel_request) nothing is left open and -32800 is answered. */
   async #newSession(params: NewSessionRequest, client: AcpClientHandle, restore?: SessionRestore, signal?: AbortSignal): Promise<NewSessionResponse> {
     const { integration, logger } = this.#settings;
-    const cwd = checkDirectory(params.cwd, "cwd");
-    const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => checkDirectory(d, `additionalDirectories[${i}]`));
+    const cwd = this.checkDirectory(params.cwd, "cwd");
+    const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => this.checkDirectory(d, `additionalDirectories[${i}]`));
     // Servers of an unknown type (e.g. unstable `acp`) are refused there with -32602.
     const mcpServers = params.mcpServers as StableMcpServer[];
     const mcpConfigs = mcpServerConfigs(mcpServers, this.#settings.mcpTransports, this.#mcpChannel());
+    await refuseNonPublicMcpUrls(mcpConfigs, this.#settings.mcpTransports);
     if (this.#closing) throw acp.RequestError.invalidRequest(undefined, "the agent is shutting down");
     const refusal = this.#refusal();
     if (refusal !== undefined) throw acp.RequestError.invalidRequest(undefined, refusal);
@@ -302,7 +303,7 @@ export class AcpConnectionState implements LifecycleHost {
     const opened = this.#sessions.get(acpSessionId)!;
     let state: Omit<NewSessionResponse, "sessionId">;
     try {
-      state = await this.#lifecycle.opened(opened, prepared, params, restore);
+      state = await this.#lifecycle.opened(opened, prepared, { ...params, cwd, additionalDirectories }, restore);
     } catch (error) {
       await this.#closeSession(opened, "the session could not be opened");
       logger.error("opening the session failed", { sessionId: acpSessionId, error: errorMessage(error) });
@@ -430,14 +431,6 @@ function stableContext(context: AgentContext): StableAgentContext {
 /** The answer to a request the client cancelled: -32800 (the SDK's reason), never an internal error. */
 function cancelled(signal: AbortSignal): Error {
   return signal.reason instanceof acp.RequestError ? signal.reason : acp.RequestError.requestCancelled({}, "the client cancelled the request");
-}
-
-function checkDirectory(path: string, field: string): string {
-  checkPathField(path, field);
-  if (!isAbsolute(path)) throw acp.RequestError.invalidParams({ [field]: path }, `${field} must be an absolute path, got "${path}"`);
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat?.isDirectory()) throw acp.RequestError.invalidParams({ [field]: path }, `${field} "${path}" is not an existing directory`);
-  return path;
 }
 
 function delay(ms: number): Promise<void> {

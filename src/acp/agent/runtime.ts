@@ -16,6 +16,7 @@ import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.j
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
 import { lifecycleSettings } from "./lifecycle-settings.js";
+import { prepareWorkspaceRoot } from "./path-params.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";
@@ -218,6 +219,7 @@ export class AcpHeadlessRuntimeBuilder {
   #unstable: AcpUnstableFeatures = resolveUnstableFeatures(true);
   #providers: AcpProviders | undefined;
   #protocol: AcpProtocolChoice = "v1";
+  #workspaceRoot: string | undefined;
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -265,8 +267,11 @@ export class AcpHeadlessRuntimeBuilder {
    * starts, e.g. with `startSessionMcpServers`; session/new refuses the others with -32602.
    * `acp` (unstable MCP-over-ACP, `mcp/message`) is advertised only while the unstable feature
    * `mcpAcp` is on; its servers reach the factory as `mcpServerConfigs` with a channel.
+   * `stdio: false` refuses a client's stdio servers (-32602: a client never names a command this
+   * agent runs); `privateAddresses: false` refuses http/sse URLs whose host is or resolves to a
+   * loopback, private, link-local or otherwise non-public address (both default true).
    */
-  mcpTransports(transports: { http?: boolean; sse?: boolean; acp?: boolean }): this {
+  mcpTransports(transports: { http?: boolean; sse?: boolean; acp?: boolean; stdio?: boolean; privateAddresses?: boolean }): this {
     this.#mcpTransports = { ...this.#mcpTransports, ...transports };
     return this;
   }
@@ -345,6 +350,17 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /**
+   * Confine each principal's sessions to `<dir>/<principal>/`: cwd and additionalDirectories of
+   * session/new, load, resume and fork must resolve (after symlinks) inside it, else -32602
+   * naming the field. Made (0700) now; each principal's directory on its first use. Without it,
+   * any existing directory outside /proc, /sys and /dev is accepted.
+   */
+  workspaceRoot(dir: string): this {
+    this.#workspaceRoot = prepareWorkspaceRoot(dir);
+    return this;
+  }
+
   /** ACP versions served (default `v1`; see `AcpProtocolChoice`). */
   protocol(choice: AcpProtocolChoice): this {
     if (!ACP_PROTOCOL_CHOICES.includes(choice)) throw new ConfigError(`protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")}, got ${String(choice)}`);
@@ -376,6 +392,7 @@ export class AcpHeadlessRuntimeBuilder {
       providers: this.#providers,
       protocol: this.#protocol,
       keyPage: this.#keyPage,
+      workspaceRoot: this.#workspaceRoot,
     });
   }
 }

@@ -13,6 +13,7 @@ import { AcpHeadlessRuntime } from "./runtime.js";
 import type { AcpProtocolChoice } from "./protocol.js";
 import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
 import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
+import { modeCeilingFor, type ClientMcpPolicy } from "./serve-bounds.js";
 import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./serve-state.js";
 
 export type { ApproveMode, ServeState, ServeStateOptions } from "./serve-state.js";
@@ -43,7 +44,16 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   protocol?: AcpProtocolChoice;
   /** Further observers of every session's loop (e.g. the `ServiceMetrics` of `serve --listen`). */
   observers?: LoopObserver[];
+  /** Each principal's sessions confined to `<workspaceRoot>/<principal>/` (see the runtime builder's `workspaceRoot`). */
+  workspaceRoot?: string | undefined;
+  /** MCP servers a client may name in session/new: none, http (http, sse, acp: no commands), all (also stdio). Default all. */
+  clientMcp?: ClientMcpPolicy;
+  /** Client http/sse MCP URLs may reach loopback, private or link-local addresses (default true). */
+  clientMcpPrivate?: boolean;
 }
+
+export type { ClientMcpPolicy } from "./serve-bounds.js";
+export { prepareWorkspaceRoot } from "./path-params.js";
 
 /** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
 export interface ServeRuntime {
@@ -66,6 +76,8 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
   const logger = options.logger ?? createStderrLogger("info");
   const models = options.serveModels ?? serveModels(options, env, logger);
   const approve = options.approve ?? "ask";
+  const initialMode = initialModeFor(approve, options.mode);
+  const ceiling = modeCeilingFor(approve, options.mode);
   const state = await serveState(
     {
       stateDir: options.stateDir,
@@ -87,7 +99,6 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     childEnv: options.childEnv ?? childEnvironment(env),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   };
-  const initialMode = initialModeFor(approve, options.mode);
   const integration = AcpIntegration.builder()
     .name("agentkit-acp")
     .approvalResolver(approvalResolverFor(approve, state.offerAlways))
@@ -107,19 +118,25 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })
     // Client-provided services: http/sse MCP servers per session, MCP servers the client serves
     // over the ACP connection itself (unstable `acp`), and the model's key from the environment.
-    .mcpTransports({ http: true, sse: true, acp: true })
+    .mcpTransports({ ...clientMcpTransports(options.clientMcp ?? "all"), privateAddresses: options.clientMcpPrivate ?? true })
     .authentication(models.primary.authentication)
     .keyPage(options.keyPageMs === 0 ? false : { lifetimeMs: options.keyPageMs ?? DEFAULT_KEY_PAGE_LIFETIME_MS })
     // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
     .sessionStore(state.sessions)
     .sessionLeases(state.leases)
-    .modes({ initial: initialMode })
+    .modes({ initial: initialMode, ...(ceiling ? { withheld: { modes: ceiling.withheld, reason: ceiling.reason } } : {}) })
     .models(models.options)
     .slashCommands()
     .protocol(options.protocol ?? "v1");
   if (models.primary.providers) builder.providers(models.primary.providers);
+  if (options.workspaceRoot !== undefined) builder.workspaceRoot(options.workspaceRoot);
   const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? [])).build();
   return { runtime, state, model: models.primary };
+}
+
+function clientMcpTransports(policy: ClientMcpPolicy): { http: boolean; sse: boolean; acp: boolean; stdio: boolean } {
+  const remote = policy !== "none";
+  return { http: remote, sse: remote, acp: remote, stdio: policy === "all" };
 }
 
 function systemPrompt(cwd: string): string {

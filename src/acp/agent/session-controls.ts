@@ -90,6 +90,8 @@ export class SessionControls {
   setMode(modeId: string): boolean {
     const modes = this.#catalog.modes;
     if (!modes) throw RequestError.invalidParams({ modeId }, "this agent offers no session modes");
+    const withheld = modes.withheldReason(modeId);
+    if (withheld !== undefined) throw RequestError.invalidParams({ modeId, withheld: true }, `mode "${modeId}" is not allowed: ${withheld}; the modes are ${modes.ids().join(", ")}`);
     if (!modes.has(modeId)) throw RequestError.invalidParams({ modeId }, `unknown mode "${modeId}"; the modes are ${modes.ids().join(", ")}`);
     if (modeId === this.#modeId) return false;
     this.#modeId = modeId;
