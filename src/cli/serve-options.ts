@@ -51,6 +51,8 @@ export interface ServeOptions {
   maxMessageBytes: number;
   /** --client-timeout: bound on each fs/terminal request to the client (ms). */
   clientTimeoutMs: number;
+  /** --trace-context: whether a client's `_meta.traceparent` parents our spans (default honor; ignore with --listen). */
+  traceContext: "honor" | "ignore";
   /** --key-page-timeout: lifetime of the key page (ms); 0 = no key page (default with --listen). */
   keyPageMs: number;
   /** --listen [HOST:]PORT: serve over HTTP/WebSocket instead of stdio. */
@@ -152,6 +154,11 @@ Options:
                            "auth required"). Off by default with --listen (the human is
                            usually on another machine)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
+  --trace-context honor|ignore  whether a client's _meta.traceparent parents this agent's spans
+                           (default honor over stdio, ignore with --listen: a remote client
+                           cannot then join or steer the operator's traces). Tracing itself is
+                           off unless OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_TRACES_EXPORTER=otlp
+                           is set (docs/tracing.md)
   -h, --help               show this help
 
 Serving over the network (instead of stdio):
@@ -169,6 +176,8 @@ Environment:
   AGENTKIT_BASE_URL        base URL when --base-url is not given
   AGENTKIT_STORE_URL       PostgreSQL store URL when --store, --state-dir and --no-persist are not given
   AGENTKIT_ACP_TOKEN       the bearer token for --listen (when --token-file is not given)
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME,
+  OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER   OpenTelemetry traces over OTLP/HTTP (docs/tracing.md)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, AGENTKIT_API_KEY   provider keys
 
 Testing only: --model scripted:FILE.json plays a fixed JSON script instead of a model
@@ -212,6 +221,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "max-message-bytes": { type: "string" },
         "client-timeout": { type: "string" },
         "key-page-timeout": { type: "string" },
+        "trace-context": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -255,6 +265,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   }
   const tokenFile = values["token-file"] as string | undefined;
   if (tokenFile !== undefined && tokenFile.trim() === "") throw new UsageError("--token-file needs a file");
+  const traceContext = (values["trace-context"] as string | undefined) ?? (listen ? "ignore" : "honor");
+  if (traceContext !== "honor" && traceContext !== "ignore") throw new UsageError(`--trace-context must be honor or ignore (got "${traceContext}")`);
   const protocol = (values.protocol as string | undefined) ?? "v1";
   if (!(ACP_PROTOCOL_CHOICES as readonly string[]).includes(protocol)) throw new UsageError(`--protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")} (got "${protocol}")`);
   return {
@@ -284,6 +296,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     clearApprovalMemory: values["clear-approval-memory"] === true,
     maxMessageBytes,
     clientTimeoutMs,
+    traceContext,
     keyPageMs: ms("key-page-timeout", 0) ?? (listen ? 0 : DEFAULT_KEY_PAGE_LIFETIME_MS),
   };
 }

@@ -10,3 +10,4 @@ export * from "./path-field.js";
 export * from "./package-files.js";
 export * from "./urls.js";
 export { enableOrphanWatchdog, orphanWatchdogPid } from "./orphan-watchdog.js";
+export * from "./tracing.js";
