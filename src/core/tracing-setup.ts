@@ -140,7 +140,8 @@ function sdkProvider(config: TracingEnvConfig, env: NodeJS.ProcessEnv, serviceNa
     config.protocol === "http/json"
       ? load<typeof OtlpHttp>("@opentelemetry/exporter-trace-otlp-http")
       : load<typeof OtlpProto>("@opentelemetry/exporter-trace-otlp-proto");
-  const exporter = new exporterModule.OTLPTraceExporter({ url: config.url, timeoutMillis: 5_000 });
+  // Timeout, headers, compression: the exporter reads OTEL_EXPORTER_OTLP_* itself.
+  const exporter = new exporterModule.OTLPTraceExporter({ url: config.url });
   const resource = resources.resourceFromAttributes({
     "service.name": env.OTEL_SERVICE_NAME?.trim() || serviceName,
     "service.version": packageVersion(),
@@ -150,8 +151,9 @@ function sdkProvider(config: TracingEnvConfig, env: NodeJS.ProcessEnv, serviceNa
   return new sdk.BasicTracerProvider({
     resource,
     sampler: sampler(sdk, env),
-    // Bounded: at most maxQueueSize spans wait for an exporter that is down; more are dropped.
-    spanProcessors: [new sdk.BatchSpanProcessor(exporter, { maxQueueSize: 2048, maxExportBatchSize: 512, scheduledDelayMillis: 1_000, exportTimeoutMillis: 5_000 })],
+    // Bounded: at most OTEL_BSP_MAX_QUEUE_SIZE (default 2048) spans wait for an exporter that is
+    // down; more are dropped. Delay and batch size from OTEL_BSP_* (defaults 5 s, 512).
+    spanProcessors: [new sdk.BatchSpanProcessor(exporter)],
   });
 }
 

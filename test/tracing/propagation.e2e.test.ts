@@ -1,6 +1,8 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { bin, cleanEnv, connectServe, writeScript } from "../acp/agent/serve-support.js";
@@ -90,5 +92,27 @@ describe("trace context over ACP", () => {
     expect(ignored?.traceId).not.toBe(traceId);
     const turn = receiver.spans.find((s) => s.name.startsWith("invoke_agent") && s.traceId === traceId);
     expect(turn?.parentSpanId).toBe(honoured?.spanId);
+  });
+
+  it("a collector that is down: the turns are unaffected, one warning, and serve still exits promptly", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const dir = tempDir();
+    const script = writeScript(dir, [{ text: "one" }, { text: "two" }]);
+    const env = cleanEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: "10", OTEL_EXPORTER_OTLP_TIMEOUT: "300", AGENTKIT_STATE_DIR: join(dir, "state") });
+    const served = connectServe(["--model", `scripted:${script}`, "--log-level", "warn"], { cwd: dir, env });
+    await served.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = await served.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    for (const text of ["a", "b"]) {
+      // The second turn starts after the first export failed (the warning is in): it is unaffected too.
+      if (text === "b") await until(() => served.proc.stderr.includes("spans could not be exported"), 10_000);
+      expect((await served.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] })).stopReason).toBe("end_turn");
+    }
+    const started = Date.now();
+    expect((await served.proc.end()).code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(served.proc.stderr.match(/spans could not be exported/g)).toHaveLength(1);
   });
 });
