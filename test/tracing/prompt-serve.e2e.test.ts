@@ -98,5 +98,5 @@ describe("tracing across prompt and serve", () => {
     }
     // No content captured by default.
     expect(spans.some((s) => Object.keys(s.attributes).some((k) => k.startsWith("gen_ai.input") || k.startsWith("gen_ai.output") || k === "gen_ai.tool.call.arguments"))).toBe(false);
-  });
+  }, 60_000);
 });

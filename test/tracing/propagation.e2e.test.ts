@@ -56,7 +56,7 @@ describe("trace context over ACP", () => {
       "agentkit-acp prompt:session/prompt",
       "agentkit-acp prompt:agentkit-acp prompt",
     ]);
-  });
+  }, 60_000);
 
   it("the official SDK client's _meta.traceparent is honoured; a malformed one is ignored and the request goes on; --trace-context ignore starts a new trace", async () => {
     const receiver = await startOtlpReceiver();
