@@ -22,8 +22,20 @@ await build({
   format: "cjs",
   platform: "node",
   target: "node20",
-  // Optional native add-ons that pg and ws try to require and do without.
-  external: ["pg-native", "bufferutil", "utf-8-validate"],
+  // Optional native add-ons that pg and ws try to require and do without. The OpenTelemetry SDK
+  // (loaded with import() only when tracing is on) stays in node_modules: nothing of it is read
+  // or compiled at start-up; only @opentelemetry/api is bundled.
+  external: [
+    "pg-native",
+    "bufferutil",
+    "utf-8-validate",
+    "@opentelemetry/context-async-hooks",
+    "@opentelemetry/core",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/exporter-trace-otlp-proto",
+    "@opentelemetry/resources",
+    "@opentelemetry/sdk-trace-base",
+  ],
   // import.meta.url (package-files.ts, createRequire) is the bundle's own URL.
   define: { "import.meta.url": "__bundle_url" },
   // The file is the CommonJS wrapper function itself (nothing but the bin's loader runs it).

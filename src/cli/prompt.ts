@@ -12,6 +12,7 @@ import {
 } from "../acp/client/index.js";
 import { createStderrLogger, enableOrphanWatchdog } from "../core/index.js";
 import { routeConsoleToLogger } from "./console-route.js";
+import { withCommandTracing } from "./tracing.js";
 import { AuditTrail } from "./prompt-audit.js";
 import { EXIT, exitCodeFor, parsePromptArgs, promptHelp, type PromptArgs } from "./prompt-args.js";
 import { stripControls } from "./terminal-safe.js";
@@ -64,7 +65,7 @@ export async function runPrompt(argv: string[], io: CliIo = processIo()): Promis
   let text = args.text;
   if (text === "-" || (text === undefined && !io.stdin.isTTY)) text = (await readStdin(io.stdin)).trim();
   if (!text) return usage(io, new UsageError("no prompt text: pass TEXT, or - to read it from stdin"));
-  return runPromptFlow({ args, prompts: [text] }, text === args.text, io);
+  return withCommandTracing("agentkit-acp prompt", io, () => runPromptFlow({ args, prompts: [text] }, text === args.text, io));
 }
 
 function usage(io: CliIo, error: unknown): number {

@@ -53,6 +53,8 @@ export interface ServeOptions {
   maxMessageBytes: number;
   /** --client-timeout: bound on each fs/terminal request to the client (ms). */
   clientTimeoutMs: number;
+  /** --trace-context: whether a client's `_meta.traceparent` parents our spans (default honor; ignore with --listen). */
+  traceContext: "honor" | "ignore";
   /** --key-page-timeout: lifetime of the key page (ms); 0 = no key page (default with --listen). */
   keyPageMs: number;
   /** --listen [HOST:]PORT: serve over HTTP/WebSocket instead of stdio. */
@@ -201,6 +203,11 @@ Options:
                            (refused by default: the host is resolved and any such address
                            refuses it). Always allowed on stdio (the editor is the operator's)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
+  --trace-context honor|ignore  whether a client's _meta.traceparent parents this agent's spans
+                           (default honor over stdio, ignore with --listen: a remote client
+                           cannot then join or steer the operator's traces). Tracing itself is
+                           off unless OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_TRACES_EXPORTER=otlp
+                           is set (docs/tracing.md)
   -h, --help               show this help
 
 Serving over the network (instead of stdio):
@@ -218,6 +225,8 @@ Environment:
   AGENTKIT_BASE_URL        base URL when --base-url is not given
   AGENTKIT_STORE_URL       PostgreSQL store URL when --store, --state-dir and --no-persist are not given
   AGENTKIT_ACP_TOKEN       the bearer token for --listen (when --token-file is not given)
+  OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME,
+  OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER   OpenTelemetry traces over OTLP/HTTP (docs/tracing.md)
   ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, AGENTKIT_API_KEY   provider keys
 
 Testing only: --model scripted:FILE.json plays a fixed JSON script instead of a model
@@ -267,6 +276,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "workspace-root": { type: "string" },
         "client-mcp": { type: "string" },
         "client-mcp-private": { type: "boolean" },
+        "trace-context": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -319,6 +329,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  const traceContext = (values["trace-context"] as string | undefined) ?? (listen ? "ignore" : "honor");
+  if (traceContext !== "honor" && traceContext !== "ignore") throw new UsageError(`--trace-context must be honor or ignore (got "${traceContext}")`);
   const protocol = (values.protocol as string | undefined) ?? "v1";
   if (!(ACP_PROTOCOL_CHOICES as readonly string[]).includes(protocol)) throw new UsageError(`--protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")} (got "${protocol}")`);
   const sandboxMode = (values.sandbox as string | undefined) ?? (listen ? "workspace" : "off");
@@ -355,6 +367,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     clearApprovalMemory: values["clear-approval-memory"] === true,
     maxMessageBytes,
     clientTimeoutMs,
+    traceContext,
     keyPageMs: ms("key-page-timeout", 0) ?? (listen ? 0 : DEFAULT_KEY_PAGE_LIFETIME_MS),
     workspaceRoot: workspaceRoot === undefined ? undefined : resolve(workspaceRoot),
     clientMcp: clientMcp as ClientMcpPolicy,

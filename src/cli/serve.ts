@@ -1,4 +1,5 @@
 import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
+import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
@@ -42,6 +43,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   let token = "";
   let models: ServeModels;
   let sandbox: CommandSandbox | undefined;
+  let tracing: TracingHandle | undefined;
   try {
     // Asked for and not available: exit 2 naming what to install, never a run without it.
     if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits });
@@ -51,6 +53,8 @@ async function serveWith(options: ServeOptions): Promise<number> {
       listening.requireWorkspaceRoot(1, options.workspaceRoot);
     }
     if (options.workspaceRoot !== undefined) prepareWorkspaceRoot(options.workspaceRoot);
+    // Off unless the OTEL_* environment asks for it; only then is the OpenTelemetry SDK loaded.
+    tracing = await startTracing({ env: process.env, logger, serviceName: "agentkit-acp serve", flushTimeoutMs: 1_500 });
     models = serveModels(
       { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
       process.env,
@@ -85,7 +89,9 @@ async function serveWith(options: ServeOptions): Promise<number> {
   const { runtime, state } = served;
   logger.info(state.description);
   if (listening && options.listen && metrics) {
-    return listening.serveListening({ runtime, address: options.listen, token, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
+    const code = await listening.serveListening({ runtime, address: options.listen, token, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
+    await tracing?.shutdown(); // bounded: a collector that is down does not hold the exit
+    return code;
   }
 
   let stopping = false;
@@ -101,6 +107,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   await runtime.serveStdio({ maxMessageBytes: options.maxMessageBytes });
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
   logger.info("the ACP connection closed; exiting");
+  await tracing?.shutdown(); // the turn's spans leave before we do (bounded flush)
   // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.
   setTimeout(() => process.exit(0), 2_000).unref();
   await state.close(); // gives back this instance's session leases at once rather than letting them expire

@@ -14,3 +14,4 @@ export { enableOrphanWatchdog, fenceGroupsWithin, orphanWatchdogPid } from "./or
 export * from "./child-env.js";
 export * from "./sandbox.js";
 export { seatbeltProfile, type SeatbeltPolicy } from "./sandbox-seatbelt.js";
+export * from "./tracing.js";

@@ -1,3 +1,5 @@
+import { activeTraceIds } from "./tracing.js";
+
 /** Library code logs only through this; the default writes to stderr (stdout belongs to ACP). */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -13,6 +15,9 @@ const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 export function createStderrLogger(level: LogLevel = "info", name = "agentkit-acp"): Logger {
   const emit = (at: LogLevel, message: string, data?: Record<string, unknown>): void => {
     if (order[at] < order[level]) return;
+    // Inside a recording span (tracing on) a line names its trace and span, to join it with the trace.
+    const ids = activeTraceIds();
+    if (ids) data = { ...data, ...ids };
     const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : "";
     process.stderr.write(`[${name}] ${at}: ${message}${suffix}\n`);
   };

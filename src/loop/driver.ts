@@ -18,7 +18,7 @@ import { errorResult } from "../tools/index.js";
 import { addUsage, assistantItem, runModelStep } from "./model-step.js";
 import type { ObserverHub } from "./observers.js";
 import type { PendingCall, SessionScope } from "./tool-round.js";
-import { applyDecision, describeCall, evaluatePolicy, executeCall } from "./tool-round.js";
+import { applyDecision, describeCall, endToolSpan, evaluatePolicy, executeCall, notePermission, startToolSpan } from "./tool-round.js";
 import type { LoopSnapshot, LoopStep } from "./types.js";
 
 export interface DriverSettings {
@@ -116,7 +116,11 @@ export class LoopDriver {
     const index = turn?.calls.findIndex((c) => c.callId === callId && c.state === "awaiting_approval") ?? -1;
     const call = turn?.calls[index];
     if (!turn || !call) throw new StateError(`no approval is pending for tool call ${callId}`);
-    const next = applyDecision(this.#settings.tools, this.#scope(), call, decision);
+    notePermission(call, decision.type);
+    const next: PendingCall = applyDecision(this.#settings.tools, this.#scope(), call, decision);
+    // Patched input builds a new call: it keeps the span and the permission outcome.
+    if (call.span) next.span = call.span;
+    if (call.permission) next.permission = call.permission;
     turn.calls[index] = next;
     this.#settings.hub.emit({ type: "approval_resolved", callId, decision });
     if (next.state === "done") this.#emitResult(next);
@@ -191,6 +195,7 @@ export class LoopDriver {
           continue;
         }
         const decision = await evaluatePolicy(this.#settings.permissions, scope, current);
+        if (decision.verdict !== "ask") notePermission(current, `policy_${decision.verdict}`);
         if (decision.verdict === "deny") {
           turn.calls[i] = { ...current, state: "done", result: errorResult(`Not permitted: ${decision.reason}`) };
           this.#emitResult(turn.calls[i]!);
@@ -209,7 +214,7 @@ export class LoopDriver {
             roots: this.roots,
             reason: decision.reason,
           };
-          turn.calls[i] = { ...current, state: "awaiting_approval", approval };
+          turn.calls[i] = { ...current, state: "awaiting_approval", approval, approvalAt: performance.now() };
           this.#settings.hub.emit({ type: "approval_required", request: approval });
           return { type: "interrupt", interrupt: { type: "approval_request", request: approval } };
         }
@@ -252,6 +257,7 @@ export class LoopDriver {
       hub,
       (call) => {
         const pending = describeCall(this.#settings.tools, scope, call.callId, call.toolName, call.input);
+        pending.span = startToolSpan(pending);
         hub.emit({
           type: "tool_call_requested",
           callId: call.callId,
@@ -316,6 +322,7 @@ export class LoopDriver {
   }
 
   #emitResult(call: PendingCall): void {
+    endToolSpan(call);
     this.#settings.hub.emit({ type: "tool_result", callId: call.callId, toolName: call.toolName, result: call.result as ToolResult });
   }
 

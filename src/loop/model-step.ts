@@ -1,5 +1,6 @@
 import type { Item, Part, ToolCallId, Usage } from "../core/index.js";
-import { newId } from "../core/index.js";
+import { SpanKind, contentCaptured, newId, recordSpanError, startSpan } from "../core/index.js";
+import type { Span } from "../core/index.js";
 import type { ModelAdapter, ModelFinishReason, ModelRequest } from "../model/types.js";
 import type { ObserverHub } from "./observers.js";
 
@@ -27,6 +28,8 @@ export async function runModelStep(
   const outcome: ModelStepOutcome = { parts: [], toolCalls: [], finish: undefined, usage: undefined };
   let open: { partId: string; kind: "text" | "reasoning"; text: string } | undefined;
   const inputStarts = new Map<ToolCallId, string>();
+  const span = startChatSpan(model, request);
+  let firstToken = span.isRecording();
 
   const closePart = (): void => {
     if (!open) return;
@@ -47,6 +50,10 @@ export async function runModelStep(
 
   try {
     for await (const event of model.stream(request, signal)) {
+      if (firstToken) {
+        firstToken = false;
+        span.addEvent("gen_ai.first_token");
+      }
       switch (event.type) {
         case "text_delta":
           append("text", event.text);
@@ -82,6 +89,7 @@ export async function runModelStep(
     outcome.error = error;
   }
   closePart();
+  endChatSpan(span, outcome);
   return outcome;
 }
 
@@ -95,6 +103,32 @@ function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", done, { once: true });
     void wait.then(done, done);
   });
+}
+
+/** `chat {model}` (GenAI semantic conventions): one per model call. */
+function startChatSpan(model: ModelAdapter, request: ModelRequest): Span {
+  const colon = model.id.indexOf(":");
+  const modelName = colon === -1 ? model.id : model.id.slice(colon + 1);
+  const span = startSpan(`chat ${modelName}`, { kind: SpanKind.CLIENT });
+  if (!span.isRecording()) return span;
+  span.setAttributes({
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": colon === -1 ? model.id : model.id.slice(0, colon),
+    "gen_ai.request.model": modelName,
+  });
+  if (request.maxOutputTokens !== undefined) span.setAttribute("gen_ai.request.max_tokens", request.maxOutputTokens);
+  if (contentCaptured(span)) span.setAttribute("gen_ai.input.messages", JSON.stringify(request.items.slice(-20)));
+  return span;
+}
+
+function endChatSpan(span: Span, outcome: ModelStepOutcome): void {
+  if (span.isRecording()) {
+    if (outcome.finish) span.setAttribute("gen_ai.response.finish_reasons", [outcome.finish]);
+    if (outcome.usage) span.setAttributes({ "gen_ai.usage.input_tokens": outcome.usage.inputTokens, "gen_ai.usage.output_tokens": outcome.usage.outputTokens });
+    if (outcome.error !== undefined) recordSpanError(span, outcome.error, (outcome.error as { kind?: string } | null)?.kind);
+    if (contentCaptured(span)) span.setAttribute("gen_ai.output.messages", JSON.stringify([{ role: "assistant", parts: outcome.parts }]));
+  }
+  span.end();
 }
 
 export function assistantItem(parts: Part[]): Item | undefined {

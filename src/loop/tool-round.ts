@@ -9,7 +9,8 @@ import type {
   ToolLocation,
   ToolResult,
 } from "../core/index.js";
-import { errorMessage, isAbortError } from "../core/index.js";
+import type { Span } from "../core/index.js";
+import { SpanKind, SpanStatusCode, contentCaptured, errorMessage, isAbortError, startSpan, withSpanActive } from "../core/index.js";
 import type { CommandRunner, FileOperations, PermissionPolicy, Tool, ToolRegistry } from "../tools/index.js";
 import { errorResult } from "../tools/index.js";
 import type { ObserverHub } from "./observers.js";
@@ -28,6 +29,12 @@ export interface PendingCall {
   state: "new" | "awaiting_approval" | "approved" | "done";
   approval?: ApprovalRequest;
   result?: ToolResult;
+  /** `execute_tool {name}`: from the model's request to the result (ended by endToolSpan). */
+  span?: Span;
+  /** When the approval was asked for (performance.now()), for the permission wait time. */
+  approvalAt?: number;
+  /** The permission outcome (policy_allow, policy_deny, approve, deny …), for the span. */
+  permission?: string;
 }
 
 export interface SessionScope {
@@ -120,7 +127,9 @@ export async function executeCall(call: PendingCall, options: ExecuteOptions): P
   }
   hub.emit({ type: "tool_execution_started", callId: call.callId, toolName: call.toolName, input: call.parsed.value });
   try {
-    const result = await call.tool.execute(call.parsed.value, {
+    const tool = call.tool;
+    const input = call.parsed.value;
+    const run = () => tool.execute(input, {
       sessionId: scope.sessionId,
       callId: call.callId,
       cwd: scope.cwd,
@@ -130,6 +139,8 @@ export async function executeCall(call: PendingCall, options: ExecuteOptions): P
       commands: options.commands,
       progress: (progress) => hub.emit({ type: "tool_execution_progress", callId: call.callId, progress }),
     });
+    // Client fs/terminal requests, MCP calls and delegated agents become children of the tool's span.
+    const result = await (call.span ? withSpanActive(call.span, run) : run());
     if (signal.aborted) return { result: withCancelNote(result), cancelled: true };
     return { result, cancelled: false };
   } catch (error) {
@@ -141,4 +152,44 @@ export async function executeCall(call: PendingCall, options: ExecuteOptions): P
 
 function withCancelNote(result: ToolResult): ToolResult {
   return { ...result, isError: true, text: `${result.text}\n[cancelled by the user]`.trim() };
+}
+
+/** Starts the call's `execute_tool {name}` span (GenAI semantic conventions); a child of the active turn. */
+export function startToolSpan(call: PendingCall): Span {
+  const span = startSpan(`execute_tool ${call.toolName}`, { kind: SpanKind.INTERNAL });
+  if (!span.isRecording()) return span;
+  span.setAttributes({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.toolName, "gen_ai.tool.call.id": call.callId, "gen_ai.tool.type": "function" });
+  if (contentCaptured(span)) span.setAttribute("gen_ai.tool.call.arguments", safeJson(call.rawInput));
+  return span;
+}
+
+/** Records the permission outcome and how long the answer took on the call's span. */
+export function notePermission(call: PendingCall, outcome: string): void {
+  call.permission = outcome;
+  const span = call.span;
+  if (!span?.isRecording()) return;
+  span.setAttribute("agentkit.permission.outcome", outcome);
+  if (call.approvalAt !== undefined) span.setAttribute("agentkit.permission.wait_ms", Math.round(performance.now() - call.approvalAt));
+}
+
+/** Ends the call's span with its result (an error result sets `error.type`). */
+export function endToolSpan(call: PendingCall): void {
+  const span = call.span;
+  if (!span) return;
+  if (span.isRecording() && call.result) {
+    if (call.result.isError) {
+      span.setAttribute("error.type", call.permission === "deny" || call.permission === "policy_deny" ? "permission_denied" : "tool_error");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: call.result.text.slice(0, 200) });
+    }
+    if (contentCaptured(span)) span.setAttribute("gen_ai.tool.call.result", call.result.text);
+  }
+  span.end();
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch {
+    return "[unserializable]";
+  }
 }

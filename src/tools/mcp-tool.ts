@@ -1,6 +1,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { ContentBlock, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage, isAbortError } from "../core/index.js";
+import { SpanKind, errorMessage, injectTraceMeta, isAbortError, recordSpanError, startSpan, withSpanActive } from "../core/index.js";
 import type { ToolResult } from "../core/index.js";
 import type { JsonSchema } from "../model/types.js";
 import { ToolInputError } from "./define.js";
@@ -57,8 +57,13 @@ export function wrapMcpTool(options: WrapMcpToolOptions): Tool<Record<string, un
     locations: () => [],
     target: () => ({ paths: [], server }),
     async execute(input, context): Promise<ToolResult> {
+      // MCP `tools/call` span; its trace context rides in the request's `_meta` (MCP's convention).
+      const span = startSpan(`tools/call ${tool.name}`, { kind: SpanKind.CLIENT });
+      if (span.isRecording()) span.setAttributes({ "mcp.method.name": "tools/call", "gen_ai.tool.name": tool.name, "gen_ai.operation.name": "execute_tool", "agentkit.mcp.server": server });
       try {
-        const result = await client.callTool({ name: tool.name, arguments: input }, undefined, {
+        const result = await withSpanActive(span, () => {
+          const meta = injectTraceMeta(undefined);
+          return client.callTool({ name: tool.name, arguments: input, ...(meta ? { _meta: meta } : {}) }, undefined, {
           signal: context.signal,
           timeout: options.callTimeoutMs,
           resetTimeoutOnProgress: true,
@@ -66,7 +71,9 @@ export function wrapMcpTool(options: WrapMcpToolOptions): Tool<Record<string, un
             const total = progress.total === undefined ? "" : `/${progress.total}`;
             context.progress({ message: progress.message ?? `${progress.progress}${total}` });
           },
+          });
         });
+        if (result.isError === true) recordSpanError(span, new Error("the MCP tool returned an error"), "tool_error");
         if (!("content" in result) || !Array.isArray(result.content)) {
           // Pre-2024-11 servers answer with `toolResult`.
           const legacy = (result as { toolResult?: unknown }).toolResult;
@@ -82,10 +89,13 @@ export function wrapMcpTool(options: WrapMcpToolOptions): Tool<Record<string, un
           data: { server, tool: tool.name, content, ...(structured === undefined ? {} : { structuredContent: structured }) },
         };
       } catch (error) {
+        recordSpanError(span, error);
         if (context.signal.aborted || isAbortError(error)) {
           return { text: `${name} was cancelled`, isError: true, data: { server, tool: tool.name, cancelled: true } };
         }
         return { text: `MCP server ${server} failed to run ${tool.name}: ${errorMessage(error)}`, isError: true, data: { server, tool: tool.name } };
+      } finally {
+        span.end();
       }
     },
   };

@@ -14,6 +14,7 @@ import type {
 } from "@agentclientprotocol/sdk";
 import { methods } from "@agentclientprotocol/sdk/unstable";
 import { StateError, formatMs } from "../../core/index.js";
+import { tracedRequest } from "../tracing.js";
 
 /** Default bound on each fs/terminal request to the client (a human is not waited on there). */
 export const DEFAULT_CLIENT_REQUEST_TIMEOUT_MS = 30_000;
@@ -114,7 +115,7 @@ export class AcpClientHandle {
   async elicit(params: CreateElicitationRequest, signal?: AbortSignal): Promise<CreateElicitationResponse> {
     if (params.mode === "form" && !this.canElicitForms) throw new StateError("the ACP client did not advertise elicitation.form");
     if (params.mode === "url" && !this.canElicitUrls) throw new StateError("the ACP client did not advertise elicitation.url");
-    return this.#context.request(methods.client.elicitation.create, params, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined);
+    return tracedRequest(methods.client.elicitation.create, params, (p) => this.#context.request(methods.client.elicitation.create, p, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined));
   }
 
   /** Sends `elicitation/complete`: the out-of-band part of a URL elicitation is done. */
@@ -136,26 +137,24 @@ export class AcpClientHandle {
    * waiting at once (the client is told; no promise is left hanging on its answer).
    */
   requestPermission(params: RequestPermissionRequest, signal?: AbortSignal): Promise<RequestPermissionResponse> {
-    return this.#context.request(
-      methods.client.session.requestPermission,
-      params,
-      signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined,
+    return tracedRequest(methods.client.session.requestPermission, params, (p) =>
+      this.#context.request(methods.client.session.requestPermission, p, signal ? { cancellationSignal: signal, stopWaitingOnCancel: true } : undefined),
     );
   }
 
   async readTextFile(params: ReadTextFileRequest, signal?: AbortSignal): Promise<ReadTextFileResponse> {
     if (!this.canReadFiles) throw new StateError("the ACP client did not advertise fs.readTextFile");
-    return this.bounded(methods.client.fs.readTextFile, (o) => this.#context.request(methods.client.fs.readTextFile, params, o), { signal });
+    return this.bounded(methods.client.fs.readTextFile, (o) => tracedRequest(methods.client.fs.readTextFile, params, (p) => this.#context.request(methods.client.fs.readTextFile, p, o)), { signal });
   }
 
   async writeTextFile(params: WriteTextFileRequest, signal?: AbortSignal): Promise<void> {
     if (!this.canWriteFiles) throw new StateError("the ACP client did not advertise fs.writeTextFile");
-    await this.bounded(methods.client.fs.writeTextFile, (o) => this.#context.request(methods.client.fs.writeTextFile, params, o), { signal });
+    await this.bounded(methods.client.fs.writeTextFile, (o) => tracedRequest(methods.client.fs.writeTextFile, params, (p) => this.#context.request(methods.client.fs.writeTextFile, p, o)), { signal });
   }
 
   /** Runs a command in a client terminal; release the handle when done. */
   async createTerminal(params: CreateTerminalRequest): Promise<TerminalHandle> {
     if (!this.hasTerminal) throw new StateError("the ACP client did not advertise terminal support");
-    return this.#context.createTerminal(params);
+    return tracedRequest(methods.client.terminal.create, params, (p) => this.#context.createTerminal(p));
   }
 }

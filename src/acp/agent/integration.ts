@@ -43,7 +43,7 @@ export class AcpIntegration implements LoopObserver {
     this.name = settings.name;
     this.version = settings.version;
     this.logger = settings.logger;
-    this.#deps = { resolver: settings.resolver, memory: settings.memory, logger: settings.logger };
+    this.#deps = { resolver: settings.resolver, memory: settings.memory, logger: settings.logger, agentName: settings.name };
   }
 
   static builder(): AcpIntegrationBuilder {

@@ -2,6 +2,7 @@ import type { AgentContext as StableAgentContext, McpServer as StableMcpServer }
 import type { AgentApp, AgentContext, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptCapabilities } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
+import { traceIncomingRequests, type InboundTraceContext } from "../tracing.js";
 import type { Logger } from "../../core/index.js";
 import { CancellationController, errorMessage, newId, raceAbort } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
@@ -32,6 +33,8 @@ export interface RuntimeSettings {
   closeTimeoutMs: number;
   /** Bound on each fs/terminal request to the client. */
   clientRequestTimeoutMs: number;
+  /** Whether the client's `_meta` trace context parents our request spans. */
+  inboundTraceContext: InboundTraceContext;
   /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
   mcpTransports: AcpMcpTransports;
   authentication: AcpAuthentication;
@@ -96,8 +99,8 @@ export class AcpConnectionState implements LifecycleHost {
   buildApp(): AgentApp {
     const { integration } = this.#settings;
     const port = integration.inputPort();
-    const app = acp
-      .agent({ name: integration.name })
+    // Every request handled gets a span (the client's trace context as parent, when honoured).
+    const app = traceIncomingRequests(acp.agent({ name: integration.name }), this.#settings.inboundTraceContext)
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
         this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs });
         this.#context = client;

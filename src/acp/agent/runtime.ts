@@ -22,6 +22,7 @@ import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js
 import type { AcpProviders } from "./providers.js";
 
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+import type { InboundTraceContext } from "../tracing.js";
 
 export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
 
@@ -208,6 +209,7 @@ export class AcpHeadlessRuntimeBuilder {
   #logger: Logger | undefined;
   #closeTimeoutMs = 5_000;
   #clientRequestTimeoutMs = DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
+  #inboundTraceContext: InboundTraceContext = "honor";
   #mcpTransports: AcpMcpTransports = { http: false, sse: false, acp: false };
   #authentication: AcpAuthentication = noAuthentication();
   #keyPage: { lifetimeMs: number } | false = { lifetimeMs: DEFAULT_KEY_PAGE_LIFETIME_MS };
@@ -253,6 +255,16 @@ export class AcpHeadlessRuntimeBuilder {
   clientRequestTimeout(ms: number): this {
     if (!Number.isFinite(ms) || ms <= 0) throw new ConfigError("clientRequestTimeout must be a positive number of milliseconds");
     this.#clientRequestTimeoutMs = ms;
+    return this;
+  }
+
+  /**
+   * Whether a client's `_meta.traceparent` parents this agent's spans (`honor`, the default) or is
+   * ignored (`ignore`: each request starts a new trace; for clients you do not trust).
+   */
+  inboundTraceContext(mode: InboundTraceContext): this {
+    if (mode !== "honor" && mode !== "ignore") throw new ConfigError(`inboundTraceContext must be "honor" or "ignore", got ${String(mode)}`);
+    this.#inboundTraceContext = mode;
     return this;
   }
 
@@ -379,6 +391,7 @@ export class AcpHeadlessRuntimeBuilder {
       logger: this.#logger ?? this.#integration.logger,
       closeTimeoutMs: this.#closeTimeoutMs,
       clientRequestTimeoutMs: this.#clientRequestTimeoutMs,
+      inboundTraceContext: this.#inboundTraceContext,
       mcpTransports: { ...this.#mcpTransports, acp: this.#mcpTransports.acp && this.#unstable.mcpAcp },
       authentication: this.#authentication,
       lifecycle: lifecycleSettings({

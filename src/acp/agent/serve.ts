@@ -11,6 +11,7 @@ import { planTool, planToolRule } from "./plan-tool.js";
 import { askUserRule, askUserTool } from "./ask-user-tool.js";
 import { AcpHeadlessRuntime } from "./runtime.js";
 import type { AcpProtocolChoice } from "./protocol.js";
+import type { InboundTraceContext } from "../tracing.js";
 import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
 import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
 import { modeCeilingFor, type ClientMcpPolicy } from "./serve-bounds.js";
@@ -33,6 +34,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   coalesceMs?: number;
   /** Bound on each fs/terminal request to the client, ms (default 30 000). */
   clientTimeoutMs?: number;
+  /** Whether a client's `_meta` trace context parents our spans (default honor). */
+  traceContext?: InboundTraceContext;
   /** Lifetime of the key page (URL elicitation of a missing model key), ms; 0 = off. Default 10 min. */
   keyPageMs?: number;
   /** Models built beforehand with `serveModels` (so configuration errors surface first); else built here. */
@@ -113,6 +116,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .integration(integration)
     .maxSessions(options.maxSessions ?? 32)
     .clientRequestTimeout(options.clientTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS)
+    .inboundTraceContext(options.traceContext ?? "honor")
     .logger(logger)
     // Advertise only what the model takes; embedded text resources always become text.
     .promptCapabilities({ image: probe.capabilities.image, audio: probe.capabilities.audio, embeddedContext: probe.capabilities.embeddedContext })

@@ -2,7 +2,7 @@ import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import type { ApprovalRequest, FinishReason, Logger, TurnResult } from "../../core/index.js";
-import { errorMessage } from "../../core/index.js";
+import { SpanKind, errorMessage, recordSpanError, startSpan, withSpanActive } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
 import type { AcpApprovalDecision, AcpApprovalResolver } from "./approval.js";
 import { isRememberable, toLoopDecision } from "./approval.js";
@@ -17,6 +17,8 @@ export interface ApprovalDeps {
   resolver: AcpApprovalResolver;
   memory: AcpApprovalMemory;
   logger: Logger;
+  /** `gen_ai.agent.name` on the turn's `invoke_agent` span. */
+  agentName?: string;
 }
 
 const stopReasons: Record<Exclude<FinishReason, "error">, StopReason> = {
@@ -105,7 +107,35 @@ export async function decideApproval(
  * the resolver (raced with cancellation), after-tool-result points take queued interjections,
  * and every update is flushed before the response is returned. Input must already be submitted.
  */
-export async function driveTurn(session: AcpSessionHandle, driver: TurnDriver, deps: ApprovalDeps): Promise<PromptResponse> {
+export function driveTurn(session: AcpSessionHandle, driver: TurnDriver, deps: ApprovalDeps): Promise<PromptResponse> {
+  // `invoke_agent {agent}` (GenAI semantic conventions): the turn's span; model calls, tools and
+  // requests to the client are its children. Started synchronously: the turn must reach
+  // driver.next() in this tick (a cancel right after the prompt lands on its generation).
+  const agentName = deps.agentName ?? "agent";
+  const span = startSpan(`invoke_agent ${agentName}`, { kind: SpanKind.INTERNAL });
+  if (span.isRecording()) {
+    span.setAttributes({ "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agentName, "gen_ai.conversation.id": session.acpSessionId });
+  }
+  return withSpanActive(span, () => runTurn(session, driver, deps)).then(
+    (response) => {
+      if (span.isRecording()) {
+        span.setAttribute("agentkit.stop_reason", response.stopReason);
+        const meta = response._meta?.agentkit as { usage?: { inputTokens: number; outputTokens: number }; finishReason?: string } | undefined;
+        if (meta?.finishReason) span.setAttribute("gen_ai.response.finish_reasons", [meta.finishReason]);
+        if (meta?.usage) span.setAttributes({ "gen_ai.usage.input_tokens": meta.usage.inputTokens, "gen_ai.usage.output_tokens": meta.usage.outputTokens });
+      }
+      span.end();
+      return response;
+    },
+    (error: unknown) => {
+      recordSpanError(span, error);
+      span.end();
+      throw error;
+    },
+  );
+}
+
+async function runTurn(session: AcpSessionHandle, driver: TurnDriver, deps: ApprovalDeps): Promise<PromptResponse> {
   // Captured before the first next() (same tick), so it is the generation the turn runs at.
   const generation = session.cancellationHandle().generation();
   try {

@@ -1,5 +1,6 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { createStderrLogger, type Logger } from "../../core/logger.js";
+import { traceIncomingRequests } from "../tracing.js";
 import { requireAdditionalDirectories, requireCapability, validateMcpServers } from "./capabilities.js";
 import { registerElicitation } from "./elicitation.js";
 import { resolveTimeouts, validateConfig, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
@@ -342,7 +343,8 @@ export class AcpClient {
   }
 
   async #connect(): Promise<Link> {
-    const app = acp.client({ name: "agentkit-acp" });
+    // Requests the agent sends us (fs, terminal, permission) get a span, parented by its `_meta`.
+    const app = traceIncomingRequests(acp.client({ name: "agentkit-acp" }), "honor");
     app.onNotification(acp.methods.client.session.update, ({ params }) => this.#route(params));
     app.onNotification(acp.methods.client.auth.statusUpdate, ({ params }) => {
       for (const listener of this.#authListeners) listener(params);

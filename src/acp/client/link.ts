@@ -1,6 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/logger.js";
 import { abortError } from "../../core/cancellation.js";
+import { tracedRequest } from "../tracing.js";
 import type { AcpAgentConfig, ResolvedTimeouts } from "./config.js";
 import { AcpTimeoutError, AuthenticationRequiredError, ClientClosedError, ProtocolVersionError } from "./errors.js";
 import { AgentProcess } from "./process.js";
@@ -60,10 +61,13 @@ export class Link {
     const timer = options.timeoutMs ? setTimeout(() => timeout.abort(), options.timeoutMs) : undefined;
     const signals = [timeout.signal, ...(options.signal ? [options.signal] : [])];
     try {
-      return await this.connection.agent.request(method, params, {
-        cancellationSignal: AbortSignal.any(signals),
-        stopWaitingOnCancel: true,
-      });
+      // A span per request; its trace context goes to the agent in `params._meta`.
+      return await tracedRequest(method, params, (traced) =>
+        this.connection.agent.request(method, traced, {
+          cancellationSignal: AbortSignal.any(signals),
+          stopWaitingOnCancel: true,
+        }),
+      );
     } catch (error) {
       throw this.explain(error, method, timeout.signal.aborted ? options.timeoutMs : undefined, options.signal);
     } finally {

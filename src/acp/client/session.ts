@@ -7,6 +7,7 @@ import { TurnCollector, ClientEventMapper, type AcpSessionEvent, type PromptResu
 import type { HostSessionInfo } from "./host-services.js";
 import type { RequestOptions } from "./link.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
+import { notePermissionDecision } from "../tracing.js";
 
 /** What a session needs from its client (kept narrow so the two stay decoupled). */
 export interface SessionHost {
@@ -237,6 +238,7 @@ export class AcpSession {
             known: known ? { ...known } : undefined,
             signal: AbortSignal.any(signals),
           });
+    notePermissionDecision(resolution.decision, resolution.source, "optionKind" in resolution ? resolution.optionKind : undefined);
     this.#emit({
       type: "permission_answered",
       answer: {

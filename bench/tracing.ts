@@ -1,0 +1,118 @@
+/**
+ * Tracing overhead: the same N-delta prompt turn through `agentkit-acp serve` built from another
+ * checkout (BASE, e.g. the commit before tracing), this build with tracing off, and this build
+ * with tracing on (OTLP/HTTP JSON to a loopback sink that accepts and discards). Interleaved
+ * runs; wall time per turn and the serve process's CPU time (from /proc, Linux) per turn; plus
+ * start-up (spawn → initialize answered) for each.
+ *
+ * Run: npx tsx bench/tracing.ts BASE_CHECKOUT [N=2000] [runs=15]
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import * as acp from "@agentclientprotocol/sdk";
+
+const base = process.argv[2];
+if (!base) throw new Error("usage: npx tsx bench/tracing.ts BASE_CHECKOUT [N] [runs]");
+const count = Number(process.argv[3] ?? "2000");
+const runs = Number(process.argv[4] ?? "15");
+const root = fileURLToPath(new URL("..", import.meta.url));
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+}
+
+async function startAgent(label: string, bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  const spawned = performance.now();
+  const child = spawn(process.execPath, [bin, "serve", ...args], { cwd, env, stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.on("error", () => undefined);
+  let chunks = 0;
+  const client = acp
+    .client({ name: "bench" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      if (params.update.sessionUpdate === "agent_message_chunk") chunks += 1;
+    })
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  const startup = { ms: performance.now() - spawned, cpuMs: cpuMs(child.pid!) };
+  return {
+    label,
+    startup,
+    async run(): Promise<{ seconds: number; cpuMs: number }> {
+      const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+      chunks = 0;
+      const cpuBefore = cpuMs(child.pid!);
+      const started = performance.now();
+      const response = await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuMs(child.pid!) - cpuBefore;
+      if (response.stopReason !== "end_turn" || chunks !== count) throw new Error(`${label}: got ${chunks} chunks and ${response.stopReason}`);
+      await client.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined);
+      return { seconds, cpuMs: cpu };
+    },
+    async stop(): Promise<void> {
+      client.close();
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+
+const sink = createServer((request, response) => {
+  request.resume();
+  request.on("end", () => response.writeHead(200, { "content-type": "application/json" }).end("{}"));
+});
+sink.listen(0, "127.0.0.1");
+await new Promise((resolve) => sink.once("listening", resolve));
+const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+
+const work = mkdtempSync(join(tmpdir(), "agentkit-bench-tracing-"));
+try {
+  const scriptPath = join(work, "deltas.json");
+  writeFileSync(scriptPath, JSON.stringify({ steps: [{ deltas: count, text: "tok " }] }));
+  const args = ["--model", `scripted:${scriptPath}`, "--log-level", "warn", "--no-persist"];
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith("OTEL_")) delete env[key];
+  const agents = [
+    await startAgent("base (before tracing)", join(base, "bin/agentkit-acp.js"), args, env, work),
+    await startAgent("this build, tracing off", join(root, "bin/agentkit-acp.js"), args, env, work),
+    await startAgent("this build, tracing on", join(root, "bin/agentkit-acp.js"), args, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, work),
+    // The SDK and its context manager loaded, but no span sampled: what the context manager alone costs.
+    await startAgent("on, sampler always_off", join(root, "bin/agentkit-acp.js"), args, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_TRACES_SAMPLER: "always_off" }, work),
+  ];
+  try {
+    for (const agent of agents) await agent.run(); // warm-up
+    const results = agents.map(() => ({ seconds: [] as number[], cpu: [] as number[] }));
+    for (let i = 0; i < runs; i++) {
+      for (const [j, agent] of agents.entries()) {
+        const r = await agent.run();
+        results[j]!.seconds.push(r.seconds);
+        results[j]!.cpu.push(r.cpuMs);
+      }
+    }
+    const lines = [`N = ${count} text deltas per prompt, ${runs} interleaved runs after a warm-up (Node ${process.version})`];
+    for (const [j, agent] of agents.entries()) {
+      const r = results[j]!;
+      lines.push(
+        `${agent.label.padEnd(26)} ${Math.round(count / median(r.seconds)).toLocaleString("en-US").padStart(8)} deltas/s (median)   CPU ${(sum(r.cpu) / runs).toFixed(1).padStart(6)} ms/turn (mean)   start-up ${agent.startup.ms.toFixed(0)} ms wall, ${agent.startup.cpuMs} ms CPU`,
+      );
+    }
+    process.stdout.write(`${lines.join("\n")}\n`);
+  } finally {
+    for (const agent of agents) await agent.stop();
+  }
+} finally {
+  sink.close();
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,63 @@
+import { context, propagation, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createStderrLogger, extractTraceMeta, injectTraceMeta, startSpan, withSpanActive } from "../../src/core/index.js";
+import { parseResourceAttributes, tracingEnvConfig } from "../../src/core/tracing-setup.js";
+
+/** An in-memory provider for one test; the globals are reset afterwards (workers share modules). */
+function inMemoryTracing(): InMemorySpanExporter {
+  const exporter = new InMemorySpanExporter();
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  return exporter;
+}
+
+afterEach(() => {
+  trace.disable();
+  context.disable();
+  propagation.disable();
+});
+
+describe("tracing helpers", () => {
+  it("off (no provider): spans do not record, _meta is left alone, log lines carry no ids", () => {
+    const span = startSpan("x");
+    expect(span.isRecording()).toBe(false);
+    const meta = { other: 1 };
+    expect(withSpanActive(span, () => injectTraceMeta(meta))).toBe(meta);
+    const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    withSpanActive(span, () => createStderrLogger("info").info("hello", { a: 1 }));
+    expect(String(write.mock.calls[0]?.[0])).toBe('[agentkit-acp] info: hello {"a":1}\n');
+    write.mockRestore();
+  });
+
+  it("on: _meta gets traceparent, it round-trips, a malformed one gives no parent, log lines carry trace_id and span_id", () => {
+    const exporter = inMemoryTracing();
+    const span = startSpan("parent");
+    const meta = withSpanActive(span, () => injectTraceMeta({ other: 1 })) as Record<string, unknown>;
+    const { traceId, spanId } = span.spanContext();
+    expect(meta).toEqual({ other: 1, traceparent: `00-${traceId}-${spanId}-01` });
+    expect(trace.getSpanContext(extractTraceMeta(meta))).toMatchObject({ traceId, spanId, isRemote: true });
+    expect(trace.getSpanContext(extractTraceMeta({ traceparent: "00-zz-yy-01" }))).toBeUndefined();
+    expect(trace.getSpanContext(extractTraceMeta("nonsense"))).toBeUndefined();
+    const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    withSpanActive(span, () => createStderrLogger("info").warn("inside"));
+    expect(JSON.parse(String(write.mock.calls[0]?.[0]).replace(/^[^{]*/, ""))).toEqual({ trace_id: traceId, span_id: spanId });
+    write.mockRestore();
+    span.end();
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(["parent"]);
+  });
+
+  it("reads the standard environment: off by default, OTLP endpoint and protocol, clear errors for what is not offered", () => {
+    expect(tracingEnvConfig({})).toBeUndefined();
+    expect(tracingEnvConfig({ OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318" })).toBeUndefined();
+    expect(tracingEnvConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://h:4318/" })).toEqual({ url: "http://h:4318/v1/traces", protocol: "http/protobuf" });
+    expect(tracingEnvConfig({ OTEL_TRACES_EXPORTER: "otlp" })).toEqual({ url: "http://localhost:4318/v1/traces", protocol: "http/protobuf" });
+    expect(tracingEnvConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://t/x", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })).toEqual({ url: "http://t/x", protocol: "http/json" });
+    expect(() => tracingEnvConfig({ OTEL_TRACES_EXPORTER: "zipkin" })).toThrow(/not supported: use "otlp" or "none"/);
+    expect(() => tracingEnvConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow(/http\/protobuf/);
+    expect(parseResourceAttributes("deployment.environment=prod, team=a%20b,broken,=x")).toEqual({ "deployment.environment": "prod", team: "a b" });
+  });
+});
