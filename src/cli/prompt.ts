@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import {
   AcpClient,
   ClientClosedError,
@@ -79,7 +80,15 @@ export function agentConfig(agent: string, cwd: string, io: CliIo, env?: Record<
     const token = io.env.AGENTKIT_ACP_TOKEN?.trim();
     return { url: agent, cwd, ...(token ? { token } : {}) };
   }
+  checkLocalCwd(cwd);
   return { ...agentLaunch(agent), cwd, ...agentEnvFor(io, env) };
+}
+
+/** A local agent starts in `cwd`: a missing one would surface as the spawn failing on node (ENOENT). */
+function checkLocalCwd(cwd: string): void {
+  const stat = statSync(cwd, { throwIfNoEntry: false });
+  if (stat === undefined) throw new UsageError(`--cwd ${cwd}: no such directory`);
+  if (!stat.isDirectory()) throw new UsageError(`--cwd ${cwd}: not a directory`);
 }
 
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliIo = processIo()): Promise<number> {

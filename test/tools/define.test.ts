@@ -5,7 +5,7 @@ import { ConfigError } from "../../src/core/index.js";
 import { ToolInputError, defineTool } from "../../src/tools/index.js";
 import type { StandardSchemaV1 } from "../../src/tools/index.js";
 
-const ok = async () => ({ text: "ok" });
+const ok = async () => ({ text: "ok", isError: false });
 
 /** A schema library that is neither zod nor anything we know: only the Standard Schema interface. */
 function customSchema(withJsonSchema: boolean): StandardSchemaV1<unknown, { city: string }> {
