@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
+import { Workspace, bin, serveEnv } from "../acp/agent/services-support.js";
 import { repoRoot } from "../acp/client/helpers.js";
-import { runCli } from "../support/cli.js";
+import { runCli, runCliProcess } from "../support/cli.js";
 
 // The error messages a newcomer meets (docs/errors.md lists each with its exit code): they name
 // the real cause and the flag to fix, once, without class names.
@@ -25,5 +27,41 @@ describe("prompt --cwd", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`agentkit-acp prompt: --cwd ${file}: not a directory\n`);
     expect(run.stdout).toBe("");
+  });
+});
+
+/** A loopback port nobody listens on (bound, then closed): connection refused. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("agent errors are reported once, by their message", () => {
+  it("a provider that cannot be reached: one stderr line, no 'Internal error:', no class name, nothing on stdout", async () => {
+    const ws = new Workspace("agentkit-errors-");
+    try {
+      const base = `http://127.0.0.1:${await closedPort()}/v1`;
+      const agent = `"${process.execPath}" "${bin}" serve --model openai-compatible:m --base-url ${base}`;
+      const run = await runCli(["prompt", "--agent", agent, "--cwd", ws.cwd, "hello"], { cwd: ws.cwd, env: serveEnv(ws) });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe("");
+      const lines = run.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^agentkit-acp prompt: could not connect to ${base.replace(/[.]/g, "\\.")}`));
+      expect(run.stderr).not.toMatch(/Internal error|RequestError|AgentConnectionError/);
+    } finally {
+      ws.cleanup();
+    }
+  });
+
+  it("a command that does not exist (a real process): the exit report only, no EPIPE warning before it", async () => {
+    const run = await runCliProcess(["prompt", "--agent", "no-such-agent-command-xyz --flag", "hello"], { cwd: scratch });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^agentkit-acp prompt: the ACP agent process exited with code 127 \(during initialize\)/);
+    expect(run.stderr).toContain("no-such-agent-command-xyz: not found");
+    expect(run.stderr).not.toMatch(/EPIPE|stopped reading/);
   });
 });
