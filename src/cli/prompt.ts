@@ -207,13 +207,15 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
       result = await stream.result;
       if (result.stopReason !== "end_turn") break;
     }
-    if (!args.json && io.stderr.isTTY) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
+    // On stderr also when piped (stdout stays the answer alone): how to continue is always worth knowing.
+    if (!args.json) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return exitCodeFor(readerGone ? "cancelled" : (result?.stopReason ?? "end_turn"));
   } catch (error) {
     // A bad --provider value found once the agent answered is a usage error; a missing capability is an error (1), as for --add-dir.
     const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
     io.stderr.write(`agentkit-acp prompt: ${safe(describeFailure(error))}\n`);
+    if (!args.json && session && code !== EXIT.usage) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return code;
   } finally {
     process.off("SIGINT", onInterrupt);

@@ -9,7 +9,7 @@ import { parsePostgresUrl } from "../store/postgres/url.js";
 import type { ApproveMode } from "../acp/agent/serve.js";
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
-import { UsageError } from "./usage.js";
+import { UsageError, parseArgsUsageError } from "./usage.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
 const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
@@ -216,7 +216,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
       },
     }));
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error);
   }
   const approve = (values.approve as string | undefined) ?? "ask";
   if (!approveModes.includes(approve as ApproveMode)) throw new UsageError(`--approve must be one of ${approveModes.join(", ")} (got "${approve}")`);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { Workspace, bin, serveEnv } from "../acp/agent/services-support.js";
-import { repoRoot } from "../acp/client/helpers.js";
+import { fixture, repoRoot } from "../acp/client/helpers.js";
 import { runCli, runCliProcess } from "../support/cli.js";
 
 // The error messages a newcomer meets (docs/errors.md lists each with its exit code): they name
@@ -49,7 +49,8 @@ describe("agent errors are reported once, by their message", () => {
       expect(run.code).toBe(1);
       expect(run.stdout).toBe("");
       const lines = run.stderr.trim().split("\n");
-      expect(lines).toHaveLength(1);
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toMatch(/^session: \S+ \(continue with --session \S+\)$/);
       expect(lines[0]).toMatch(new RegExp(`^agentkit-acp prompt: could not connect to ${base.replace(/[.]/g, "\\.")}`));
       expect(run.stderr).not.toMatch(/Internal error|RequestError|AgentConnectionError/);
     } finally {
@@ -63,5 +64,36 @@ describe("agent errors are reported once, by their message", () => {
     expect(run.stderr).toMatch(/^agentkit-acp prompt: the ACP agent process exited with code 127 \(during initialize\)/);
     expect(run.stderr).toContain("no-such-agent-command-xyz: not found");
     expect(run.stderr).not.toMatch(/EPIPE|stopped reading/);
+  });
+});
+
+describe("conventions", () => {
+  it("-V, -v and --version print the version; help CMD is CMD --help", async () => {
+    const version = (await runCli(["--version"], { cwd: repoRoot })).stdout;
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const flag of ["-V", "-v"]) expect(await runCli([flag], { cwd: repoRoot })).toMatchObject({ code: 0, stdout: version });
+    const help = await runCli(["help", "prompt"], { cwd: repoRoot });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe((await runCli(["prompt", "--help"], { cwd: repoRoot })).stdout);
+    expect(help.stdout).toMatch(/^Usage: agentkit-acp prompt/);
+    expect((await runCli(["--help"], { cwd: repoRoot })).stdout).toMatch(/help <command>.*\n.*-V.*\n*.*NO_COLOR/);
+  });
+
+  it("an unknown option gets the same message from every command (exit 2)", async () => {
+    // inspect writes to the process's own streams: a real process.
+    for (const command of ["serve", "prompt", "demo", "inspect", "check"]) {
+      const run = command === "inspect" ? await runCliProcess([command, "--bogus"], { cwd: repoRoot }) : await runCli([command, "--bogus"], { cwd: repoRoot });
+      expect(run.code, command).toBe(2);
+      expect(run.stderr.split("\n")[0], command).toBe(`agentkit-acp ${command}: unknown option --bogus`);
+    }
+    const missing = await runCli(["serve", "--model"], { cwd: repoRoot });
+    expect(missing.stderr.split("\n")[0]).toBe("agentkit-acp serve: --model needs a value");
+  });
+
+  it("the session id is printed at the end also when stderr is not a terminal; stdout keeps only the answer", async () => {
+    const run = await runCli(["prompt", "--agent", `"${process.execPath}" "${fixture}"`, "hello"], { cwd: repoRoot });
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("session:");
+    expect(run.stderr).toMatch(/^session: (\S+) \(continue with --session \1\)\n$/m);
   });
 });
