@@ -84,6 +84,15 @@ export function agentConfig(agent: string, cwd: string, io: CliIo, env?: Record<
   return { ...agentLaunch(agent), cwd, ...agentEnvFor(io, env) };
 }
 
+/** `--model` for another agent: its "model" session option (category model), if it offers one. */
+async function chooseModel(session: AcpSession, model: string): Promise<void> {
+  const option = session.configOptions?.find((o) => o.category === "model" || o.id === "model");
+  if (!option) throw new UsageError(`--model: the agent offers no model choice (no "model" session option)`);
+  const values = option.type === "select" ? option.options.flatMap((o) => ("options" in o ? o.options : [o])).map((o) => o.value) : [];
+  if (!values.includes(model)) throw new UsageError(`--model: the agent has no model "${model}" (it has: ${values.join(", ") || "none"})`);
+  await session.setConfigOption(option.id, model);
+}
+
 /** A local agent starts in `cwd`: a missing one would surface as the spawn failing on node (ENOENT). */
 function checkLocalCwd(cwd: string): void {
   const stat = statSync(cwd, { throwIfNoEntry: false });
@@ -162,6 +171,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   let launch: AcpAgentConfig;
   try {
     launch = agentConfig(args.agent, args.cwd, io, flow.agentEnv);
+    // Our own agent takes the model on its command line (serve's model selection, key checks included).
+    if (args.model !== undefined && args.agent === "self" && "args" in launch && launch.args) launch = { ...launch, args: [...launch.args, "--model", args.model] };
   } catch (error) {
     return usage(io, error);
   }
@@ -186,6 +197,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     client = await AcpClient.start(config, policy);
     await applyProviders(client, args.providers);
     session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await client.continueSession(args.session);
+    if (args.model !== undefined && args.agent !== "self") await chooseModel(session, args.model);
+    if (args.title !== undefined) await session.setTitle(args.title);
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd, protocolVersion: client.protocolVersion });
     } else if (args.fork) {
