@@ -34,6 +34,7 @@ export function toRequestError(error: unknown, context?: string): RequestError {
   const message = context === undefined ? errorMessage(error) : `${context}: ${errorMessage(error)}`;
   if (error instanceof CancelledError) return RequestError.requestCancelled({ reason: error.code }, message);
   if (error instanceof AgentKitError && INVALID_PARAMS_CODES.has(error.code)) return RequestError.invalidParams({ reason: error.code }, message);
-  if (error instanceof AgentKitError) return RequestError.internalError({ reason: error.code, details: errorMessage(error) }, message);
+  // Ours carry a message that says what failed (a provider unreachable, a store down): not "Internal error: …".
+  if (error instanceof AgentKitError) return new RequestError(-32603, message, { reason: error.code, details: errorMessage(error) });
   return RequestError.internalError({ details: errorMessage(error) }, message);
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { agentPresets } from "../acp/client/index.js";
-import { UsageError } from "./usage.js";
+import { UsageError, parseArgsUsageError } from "./usage.js";
 import { agentEnvFor, processIo, type CliIo } from "./io.js";
 import { conformanceChecks, formatConformanceMarkdown, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
@@ -139,7 +139,7 @@ function parseCheckArgs(argv: string[], io: CliIo): CheckArgs {
       },
     }));
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error);
   }
   const str = (name: string): string | undefined => values[name] as string | undefined;
   const only = str("only")?.split(",").map((s) => s.trim()).filter(Boolean);

@@ -45,7 +45,7 @@ function parseDemoArgs(argv: string[]): DemoArgs {
     else if (arg === "--agent") args.agent = value();
     else if (arg === "--prompt") args.prompts.push(value());
     else if (arg === "-h" || arg === "--help") args.help = true;
-    else throw new UsageError(`unknown argument ${arg}`);
+    else throw new UsageError(arg.startsWith("-") ? `unknown option ${arg}` : `unexpected argument ${arg}`);
   }
   return args;
 }

@@ -39,7 +39,8 @@ export function usage(): string {
     "Commands:",
     ...lines,
     "",
-    "Run `agentkit-acp <command> --help` for a command's options.",
+    "Run `agentkit-acp <command> --help` (or `agentkit-acp help <command>`) for a command's options;",
+    "`agentkit-acp --version` (-v, -V) prints the version. NO_COLOR=1 turns colours off.",
     "",
   ].join("\n");
 }
@@ -47,11 +48,12 @@ export function usage(): string {
 /** Runs one command line; `io` defaults to this process's streams and environment (the bin). */
 export async function main(argv: string[], io: CliIo = processIo(), loader: CommandModuleLoader = importDirectly): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "help" && rest[0] !== undefined && commands[rest[0]]) return main([rest[0], "--help"], io, loader);
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout.write(usage());
     return name === undefined ? 2 : 0;
   }
-  if (name === "--version" || name === "-v") {
+  if (name === "--version" || name === "-v" || name === "-V") {
     io.stdout.write(`${packageVersion()}\n`);
     return 0;
   }

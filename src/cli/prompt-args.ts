@@ -43,6 +43,10 @@ export interface PromptArgs {
   auditLog: string | undefined;
   /** --sandbox: the agent process (and hosted terminals) in an OS sandbox. */
   sandbox: boolean;
+  /** --model ID: our own agent (self) is started with `serve --model ID`; another agent gets its "model" config option set. */
+  model: string | undefined;
+  /** --title TEXT: the session's title (session/set_title) before the prompt. */
+  title: string | undefined;
   /** The prompt text; `-` (or none with piped stdin) reads stdin. */
   text: string | undefined;
   /** Options of other areas (host services …) keyed by flag, collected for them. */
@@ -69,6 +73,10 @@ Options:
                          A dropped connection is re-established and the session re-attached;
                          a turn that was running is reported as interrupted (exit 1)
   --cwd DIR              the session's working directory (default: the current directory)
+  --model ID             the model: our own agent (--agent self) is started with serve --model ID
+                         (e.g. anthropic:claude-sonnet-4-5, ollama:qwen3, demo); another agent gets
+                         its "model" session option set to ID (exit 2 if it offers none)
+  --title TEXT           the session's title (session/set_title; the agent must offer it)
   --permissions POLICY   deny | ask | allow-reads | allow-all | FILE.json
                          (default: ask when stdin and stderr are a terminal, else deny)
   --session ID           continue a session (session/resume, else session/load); while
@@ -143,6 +151,8 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
     protocol: "v1",
     auditLog: undefined,
     sandbox: false,
+    model: undefined,
+    title: undefined,
     text: undefined,
     extra: new Map(),
   };
@@ -161,6 +171,12 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
         break;
       case "--permissions":
         args.permissions = value();
+        break;
+      case "--model":
+        args.model = value();
+        break;
+      case "--title":
+        args.title = value();
         break;
       case "--session":
         args.session = value();

@@ -132,7 +132,7 @@ export class TextRenderer {
         this.#block(this.#dim(`[done] ${event.stopReason}${event.result.usage ? ` · context ${event.result.usage.used}/${event.result.usage.size} tokens` : ""}`));
         break;
       case "error":
-        this.#block(this.#red(`[error] ${event.error.message}`));
+        // Every error event ends the turn with a rejection, which the command reports once, on stderr.
         break;
       default:
         break;
@@ -204,6 +204,7 @@ function limit(lines: string[], max: number): string[] {
 /** One line about a failure, for stderr. */
 export function describeFailure(error: unknown): string {
   if (error instanceof AgentExitedError) return error.message;
-  if (error instanceof Error) return `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`;
+  // The message says what happened; class names (RequestError, AgentConnectionError) mean nothing to a user.
+  if (error instanceof Error) return error.message || error.name;
   return String(error);
 }

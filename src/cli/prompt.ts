@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import {
   AcpClient,
   ClientClosedError,
@@ -80,7 +81,24 @@ export function agentConfig(agent: string, cwd: string, io: CliIo, env?: Record<
     const token = io.env.AGENTKIT_ACP_TOKEN?.trim();
     return { url: agent, cwd, ...(token ? { token } : {}) };
   }
+  checkLocalCwd(cwd);
   return { ...agentLaunch(agent), cwd, ...agentEnvFor(io, env) };
+}
+
+/** `--model` for another agent: its "model" session option (category model), if it offers one. */
+async function chooseModel(session: AcpSession, model: string): Promise<void> {
+  const option = session.configOptions?.find((o) => o.category === "model" || o.id === "model");
+  if (!option) throw new UsageError(`--model: the agent offers no model choice (no "model" session option)`);
+  const values = option.type === "select" ? option.options.flatMap((o) => ("options" in o ? o.options : [o])).map((o) => o.value) : [];
+  if (!values.includes(model)) throw new UsageError(`--model: the agent has no model "${model}" (it has: ${values.join(", ") || "none"})`);
+  await session.setConfigOption(option.id, model);
+}
+
+/** A local agent starts in `cwd`: a missing one would surface as the spawn failing on node (ENOENT). */
+function checkLocalCwd(cwd: string): void {
+  const stat = statSync(cwd, { throwIfNoEntry: false });
+  if (stat === undefined) throw new UsageError(`--cwd ${cwd}: no such directory`);
+  if (!stat.isDirectory()) throw new UsageError(`--cwd ${cwd}: not a directory`);
 }
 
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliIo = processIo()): Promise<number> {
@@ -154,6 +172,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   let launch: AcpAgentConfig;
   try {
     launch = agentConfig(args.agent, args.cwd, io, flow.agentEnv);
+    // Our own agent takes the model on its command line (serve's model selection, key checks included).
+    if (args.model !== undefined && args.agent === "self" && "args" in launch && launch.args) launch = { ...launch, args: [...launch.args, "--model", args.model] };
   } catch (error) {
     return usage(io, error);
   }
@@ -183,6 +203,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     await applyProviders(client, args.providers);
     const waiting = (until: string): boolean => io.stderr.write(`(session ${safe(args.session ?? "")} is still leased by another instance until ${until}; waiting for it)\n`);
     session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await continueSessionWhenFree(client, args.session, waiting);
+    if (args.model !== undefined && args.agent !== "self") await chooseModel(session, args.model);
+    if (args.title !== undefined) await session.setTitle(args.title);
     if (args.json && out instanceof JsonRenderer) {
       out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd, protocolVersion: client.protocolVersion });
     } else if (args.fork) {
@@ -204,13 +226,15 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
       result = await stream.result;
       if (result.stopReason !== "end_turn") break;
     }
-    if (!args.json && io.stderr.isTTY) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
+    // On stderr also when piped (stdout stays the answer alone): how to continue is always worth knowing.
+    if (!args.json) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return exitCodeFor(readerGone ? "cancelled" : (result?.stopReason ?? "end_turn"));
   } catch (error) {
     // A bad --provider value found once the agent answered is a usage error; a missing capability is an error (1), as for --add-dir.
     const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
     io.stderr.write(`agentkit-acp prompt: ${safe(describeFailure(error))}\n`);
+    if (!args.json && session && code !== EXIT.usage) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return code;
   } finally {
     process.off("SIGINT", onInterrupt);

@@ -11,7 +11,7 @@ import type { ApproveMode } from "../acp/agent/serve.js";
 import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
-import { UsageError } from "./usage.js";
+import { UsageError, parseArgsUsageError } from "./usage.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
 const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
@@ -281,7 +281,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
       },
     }));
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw parseArgsUsageError(error);
   }
   const approve = (values.approve as string | undefined) ?? "ask";
   if (!approveModes.includes(approve as ApproveMode)) throw new UsageError(`--approve must be one of ${approveModes.join(", ")} (got "${approve}")`);

@@ -266,16 +266,19 @@ export class AiSdkModelAdapter implements ModelAdapter {
     if (!(error instanceof BoundExpired)) return toModelError(error, this.#errorContext());
     const label = this.#label();
     const span = formatMs(error.ms);
-    const { baseUrl } = this.#config;
+    const { baseUrl, timeouts } = this.#config;
+    // A bound cut short by the overall budget says so: "within 461 ms" named neither number configured.
+    const cut = (configured: number, what: string, preposition: string): string =>
+      error.ms < configured ? `before the ${formatMs(timeouts.totalMs)} budget ran out (${what} ${formatMs(configured)})` : `${preposition} ${span} (${what})`;
     switch (error.bound) {
       case "connect":
         return {
-          error: new ModelError("timeout", `${label} at ${baseUrl} did not answer the request within ${span} (connect timeout); is the server overloaded or stuck?`),
+          error: new ModelError("timeout", `${label} at ${baseUrl} did not answer the request ${cut(timeouts.connectMs, "connect timeout", "within")}; is the server overloaded or stuck?`),
           retryable: true,
         };
       case "first_byte":
         return {
-          error: new ModelError("timeout", `${label} answered but then sent nothing for ${span} (first-byte timeout); the server may be stuck — try again`),
+          error: new ModelError("timeout", `${label} answered but then sent nothing ${cut(timeouts.firstByteMs, "first-byte timeout", "for")}; the server may be stuck — try again`),
           retryable: !streamed,
         };
       case "idle":

@@ -30,7 +30,7 @@ export function toModelError(error: unknown, context: ErrorContext): MappedError
     const status = error.statusCode;
     if (status === undefined || error.message.startsWith("Cannot connect to API")) {
       return {
-        error: new ModelError("connection", `could not connect to ${context.baseUrl} — ${connectionHint(context)} (${causeText(error)})`, {
+        error: new ModelError("connection", `could not connect to ${context.baseUrl} — ${connectionHint(context)} (${explainedCause(error, context.baseUrl)})`, {
           cause: error,
         }),
         retryable: true,
@@ -105,7 +105,8 @@ function connectionHint(context: ErrorContext): string {
     case "openai-compatible":
       return "is the server running, and is the base URL right?";
     default:
-      return "check your network connection (and AGENTKIT_BASE_URL if you set it)";
+      // The URL is in the message; it may come from --base-url or AGENTKIT_BASE_URL, so neither is named.
+      return "check your network connection and the base URL";
   }
 }
 
@@ -122,6 +123,19 @@ function retryAfter(error: APICallError): { retryAfterMs?: number } {
   if (header === undefined) return {};
   const seconds = Number(header);
   return Number.isFinite(seconds) && seconds >= 0 ? { retryAfterMs: seconds * 1000 } : {};
+}
+
+/** The cause, with fetch's terse "bad port" explained (it refuses ports browsers block, e.g. 1, 6000, 6665-6669). */
+function explainedCause(error: unknown, baseUrl: string): string {
+  const cause = causeText(error);
+  if (cause !== "bad port") return cause;
+  let port = "";
+  try {
+    port = new URL(baseUrl).port;
+  } catch {
+    // the URL was checked earlier; keep the plain wording
+  }
+  return `bad port: fetch refuses to connect to port ${port || "this port"}, one browsers block; serve the model on another port`;
 }
 
 function causeText(error: unknown): string {

@@ -1,5 +1,6 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Usage } from "../core/index.js";
+import { ModelError } from "../model/types.js";
 import type { ModelAdapter, ModelCapabilities, ModelEvent, ModelRequest } from "../model/types.js";
 
 /** One scripted model step: fixed events, or a function of the request (may be async / wait on the signal). */
@@ -47,7 +48,12 @@ export class ScriptedModel implements ModelAdapter {
     const index = this.requests.length;
     this.requests.push(structuredClone(request));
     const step = this.#steps[index] ?? (this.#onExhausted === "repeat-last" ? this.#steps.at(-1) : undefined);
-    if (step === undefined) throw new Error(`scripted model: no step ${index + 1} in the script (${this.#steps.length} steps)`);
+    if (step === undefined) {
+      throw new ModelError(
+        "config",
+        `scripted model: call ${index + 1} has no step, the script has ${this.#steps.length}; add steps (push()) or pass { onExhausted: "repeat-last" }`,
+      );
+    }
     const events = typeof step === "function" ? step(request, signal) : step;
     for await (const event of events) {
       signal.throwIfAborted();

@@ -1,5 +1,6 @@
 export * from "./types.js";
 export * from "./define.js";
+export type { InferOutput, StandardSchemaV1 } from "./standard-schema.js";
 export * from "./registry.js";
 export * from "./paths.js";
 export * from "./local-ops.js";

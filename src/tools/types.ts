@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import type {
   PermissionTarget,
   SessionId,
@@ -9,6 +8,7 @@ import type {
   ToolResult,
 } from "../core/index.js";
 import type { JsonSchema } from "../model/types.js";
+import type { InferOutput, StandardSchemaV1 } from "./standard-schema.js";
 
 /** Reads and writes text files. Local by default; an ACP client's fs/* can back it. */
 export interface FileOperations {
@@ -89,16 +89,21 @@ export interface ToolTargetContext {
   roots: string[];
 }
 
-/** Defines a tool from a zod input schema; the JSON Schema is derived from it. */
-export interface ToolDefinition<S extends z.ZodType> {
+/**
+ * Defines a tool from any Standard Schema (zod 3 ≥3.24, zod 4, valibot, arktype, …): it validates
+ * the model's input; the JSON Schema the model sees is derived from it, or given as `inputJSONSchema`.
+ */
+export interface ToolDefinition<S extends StandardSchemaV1> {
   name: string;
   description: string;
   kind: ToolKind;
   input: S;
-  title?: (input: z.output<S>, context: ToolTargetContext) => string;
-  locations?: (input: z.output<S>, context: ToolTargetContext) => ToolLocation[];
-  target?: (input: z.output<S>, context: ToolTargetContext) => PermissionTarget;
-  execute: (input: z.output<S>, context: ToolContext) => Promise<ToolResult>;
+  /** The JSON Schema sent to the model, when the schema library cannot produce one. */
+  inputJSONSchema?: JsonSchema;
+  title?: (input: InferOutput<S>, context: ToolTargetContext) => string;
+  locations?: (input: InferOutput<S>, context: ToolTargetContext) => ToolLocation[];
+  target?: (input: InferOutput<S>, context: ToolTargetContext) => PermissionTarget;
+  execute: (input: InferOutput<S>, context: ToolContext) => Promise<ToolResult>;
 }
 
 export type PermissionVerdict = "allow" | "deny" | "ask";

@@ -102,9 +102,11 @@ describe("prompt shows a URL elicitation (the serve key page)", () => {
     const { mock, ws, agent, env } = await setup();
     const run = await runCli(["prompt", "--agent", agent, "--cwd", ws.cwd, "hello"], { cwd: ws.cwd, env });
     expect(run.code).toBe(1);
-    // The turn's outcome goes where the answer would have gone; the reason is said on stderr too.
-    expect(run.stdout).toContain("Authentication required");
-    expect(run.stderr).toContain("declined the key page: agentkit-acp prompt runs without a terminal, so there is nobody to show the URL to");
+    // Said once, on stderr, without blaming a user nobody asked.
+    expect(run.stdout).toBe("");
+    expect(run.stderr.match(/Authentication required/g)).toHaveLength(1);
+    expect(run.stderr).toContain("(the key page was declined: agentkit-acp prompt runs without a terminal, so there is nobody to show the URL to)");
+    expect(run.stderr).not.toContain("the user");
     expect(mock.requests).toHaveLength(0);
   }, 60_000);
 });

@@ -96,8 +96,9 @@ describe("time bounds on the model stream (each expiry names its bound)", () => 
     const error = (await streamError(adapter, request, fresh())) as ModelError;
     expect(error).toBeInstanceOf(ModelError);
     expect(error.kind).toBe("timeout");
+    // The numbers named are the ones configured: the connect bound, or the budget that cut the last attempt short (it said "within 461 ms").
     expect(error.message).toMatch(
-      new RegExp(`^openai-compatible server at ${server.baseUrl.replaceAll(".", "\\.")} did not answer the request within \\d+ ms \\(connect timeout\\)`),
+      new RegExp(`^openai-compatible server at ${server.baseUrl.replaceAll(".", "\\.")} did not answer the request (within 150 ms \\(connect timeout\\)|before the 1000 ms budget ran out \\(connect timeout 150 ms\\));`),
     );
     expect(error.message).not.toContain("could not connect");
     // Twenty retries of 150 ms would need more than the 1 s budget: the error says that it ran out.
@@ -105,6 +106,16 @@ describe("time bounds on the model stream (each expiry names its bound)", () => 
     expect(attempts).toBeGreaterThanOrEqual(2);
     expect(attempts).toBeLessThanOrEqual(7);
     expect(server.requests).toBeGreaterThanOrEqual(attempts);
+  });
+
+  it("a port fetch refuses is explained ('(bad port)' was all it said); the base URL's source is not guessed", async () => {
+    const blocked = createModelAdapter({ spec: "openai-compatible:m", baseUrl: "http://127.0.0.1:1/v1", env: {}, retry: { maxRetries: 0 } });
+    const error = (await streamError(blocked, request, fresh())) as ModelError;
+    expect(error.message).toContain("(bad port: fetch refuses to connect to port 1, one browsers block; serve the model on another port)");
+    const anthropic = createModelAdapter({ spec: "anthropic:claude-x", baseUrl: "http://127.0.0.1:1/v1", env: { ANTHROPIC_API_KEY: "k" }, retry: { maxRetries: 0 } });
+    const other = (await streamError(anthropic, request, fresh())) as ModelError;
+    expect(other.message).toMatch(/^could not connect to http:\/\/127\.0\.0\.1:1\/v1 — check your network connection and the base URL \(bad port/);
+    expect(other.message).not.toContain("AGENTKIT_BASE_URL");
   });
 
   it("without retries the silent server fails after one connect bound", async () => {

@@ -69,5 +69,7 @@ export async function elicitCredential(
 export function credentialRefusal(blocker: string, outcome: Exclude<CredentialOutcome, { kind: "stored" | "cancelled" }>): string {
   if (outcome.kind === "expired") return `${blocker} (the key page expired after ${formatMs(outcome.lifetimeMs)} without a key)`;
   if (outcome.kind === "failed") return `${blocker} (asking for the key through the client failed: ${outcome.reason})`;
-  return `${blocker} (the user ${outcome.action === "decline" ? "declined" : "dismissed"} the key page${outcome.reason ? `: ${outcome.reason}` : ""})`;
+  const how = outcome.action === "decline" ? "declined" : "dismissed";
+  // A client's reason may say nobody was there to ask (no terminal): then no "user" did anything.
+  return outcome.reason ? `${blocker} (the key page was ${how}: ${outcome.reason})` : `${blocker} (the user ${how} the key page)`;
 }

@@ -95,7 +95,8 @@ export class StoredSessions {
     const source = await store.load(params.sessionId).catch(storeError);
     if (!source) throw sessionNotFound(params.sessionId);
     const id = newId("sess");
-    const title = source.header.title;
+    // A fork is told apart from its source in a session list.
+    const title = source.header.title === undefined ? undefined : normalizeTitle(`Fork of ${source.header.title}`);
     await store.create({ sessionId: id, cwd, additionalDirectories, metadata: source.header.metadata, forkedFrom: params.sessionId, ...(title !== undefined ? { title } : {}) }).catch(storeError);
     try {
       // All at once: stores keep the call order and write a burst together (one fdatasync for a JSONL file).

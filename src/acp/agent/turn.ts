@@ -35,7 +35,8 @@ const stopReasons: Record<Exclude<FinishReason, "error">, StopReason> = {
 export function promptResponseFor(result: TurnResult): PromptResponse {
   if (result.finishReason === "error") {
     const message = result.error ?? "the agent run failed";
-    throw RequestError.internalError({ details: message }, message);
+    // The run's own message says what failed (e.g. the provider cannot be reached): no "Internal error:" label.
+    throw new RequestError(-32603, message, { details: message });
   }
   const response: PromptResponse = { stopReason: stopReasons[result.finishReason] };
   if (result.usage) response._meta = { agentkit: { usage: result.usage, finishReason: result.finishReason } };

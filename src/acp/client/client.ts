@@ -456,6 +456,7 @@ export class AcpClient {
       forkSession: (sessionId, options) => this.forkSession(sessionId, options),
       setSessionTitle: (sessionId, title, options) => this.setSessionTitle(sessionId, title, options),
       sessionStatus: (sessionId, options) => this.sessionStatus(sessionId, options),
+      client: this,
     };
   }
 

@@ -30,12 +30,15 @@ export function choiceToOutcome(choice: PermissionChoice, options: acp.Permissio
 
 /** Normalizes a handler's answer; an `optionId` the agent did not offer becomes a rejection. */
 export function answerToChoice(
-  answer: PermissionChoice | "allow" | "deny" | "cancel" | { optionId: string },
+  answer: PermissionChoice | "allow" | "deny" | "cancel" | { optionId: string } | (string & {}),
   options: acp.PermissionOption[],
 ): { choice: PermissionChoice | "cancel"; option?: acp.PermissionOption; note?: string } {
   if (answer === "allow") return { choice: "allow_once" };
   if (answer === "deny") return { choice: "reject_once" };
-  if (typeof answer === "string") return { choice: answer };
+  if (answer === "cancel" || (typeof answer === "string" && Object.hasOwn(PREFERENCE, answer))) return { choice: answer as PermissionChoice | "cancel" };
+  if (typeof answer !== "object" || answer === null || typeof answer.optionId !== "string") {
+    return { choice: "reject_once", note: `the handler answered ${JSON.stringify(answer) ?? String(answer)}, which is no permission answer (allow_once, allow_always, reject_once, reject_always, allow, deny, cancel or { optionId }); rejected` };
+  }
   const offered = options.find((o) => o.optionId === answer.optionId);
   if (offered) return { choice: offered.kind, option: offered };
   return { choice: "reject_once", note: `the handler chose option id "${answer.optionId}", which the agent did not offer; rejected` };

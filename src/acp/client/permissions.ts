@@ -32,7 +32,12 @@ export interface PermissionQuestion extends PermissionSubject {
  */
 export type PermissionAnswer = PermissionChoice | "allow" | "deny" | "cancel" | { optionId: string };
 
-export type PermissionHandler = (question: PermissionQuestion, signal: AbortSignal) => PermissionAnswer | Promise<PermissionAnswer>;
+/**
+ * The answer type is widened by `string & {}` (editors still offer the literals): TypeScript widens
+ * the literal of an expression-bodied async arrow, so `async () => "allow_once"` would otherwise
+ * need `as const`. A string that is no answer is a denial, with the reason.
+ */
+export type PermissionHandler = (question: PermissionQuestion, signal: AbortSignal) => PermissionAnswer | (string & {}) | Promise<PermissionAnswer | (string & {})>;
 
 /** Client-side memory of "always" answers, keyed by kind and target (never by call id). */
 export interface PermissionMemory {
@@ -285,7 +290,7 @@ export class ClientPermissionPolicy {
       return { choice: "reject_once", source: "fallback", reason: `${reason}, but nobody can be asked (fallback: deny)` };
     }
     if (signal.aborted) return { choice: "cancel", source: "cancel", reason: "cancelled", cancelled: true };
-    let answer: RaceAbortOutcome<PermissionAnswer>;
+    let answer: RaceAbortOutcome<PermissionAnswer | (string & {})>;
     try {
       answer = await raceAbort(Promise.resolve().then(() => this.#ask?.({ ...subject, options, reason }, signal) ?? "deny"), signal);
     } catch (e) {

@@ -163,15 +163,22 @@ export class AgentProcess {
           if (!stdin || stdin.destroyed || stdin.writableEnded || this.#exit) return resolve();
           this.#observe?.("client", chunk);
           stdin.write(chunk, (error) => {
-            if (error) {
-              // EPIPE: the agent can no longer hear us. End it, so pending calls settle.
-              if (this.#spawnError === undefined) this.#logger.warn("the agent stopped reading its stdin; ending it", { error: String(error) });
-              void this.close();
-            }
+            if (error) void this.#stdinClosed(error);
             resolve();
           });
         }),
     });
+  }
+
+  /**
+   * EPIPE: the agent can no longer hear us. End it, so pending calls settle. An agent that is
+   * exiting anyway (a command not found, a crash at start) closed its stdin first: its exit is
+   * the report, so the warning is only for one still running.
+   */
+  async #stdinClosed(error: Error): Promise<void> {
+    const exiting = await within(this.#exited, 500);
+    if (!exiting && this.#spawnError === undefined) this.#logger.warn("the agent stopped reading its stdin; ending it", { error: String(error) });
+    await this.close();
   }
 
   #handleStderr(config: AcpAgentConfig): void {

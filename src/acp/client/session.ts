@@ -4,6 +4,7 @@ import { validatePromptBlocks } from "./capabilities.js";
 import { AgentConnectionError, CapabilityError, TurnInterruptedError } from "./errors.js";
 import { EventQueue } from "./event-queue.js";
 import { TurnCollector, ClientEventMapper, type AcpSessionEvent, type PromptResult } from "./events.js";
+import type { AcpClient } from "./client.js";
 import type { HostSessionInfo } from "./host-services.js";
 import type { RequestOptions } from "./link.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
@@ -20,6 +21,8 @@ export interface SessionHost {
   forkSession(sessionId: string, options?: ForkOptions): Promise<AcpSession>;
   setSessionTitle(sessionId: string, title: string, options?: RequestOptions): Promise<string>;
   sessionStatus(sessionId: string, options?: RequestOptions): Promise<acp.SessionStatusResponse>;
+  /** The client that owns the session (a type-only link: no import cycle at run time). */
+  readonly client: AcpClient;
 }
 
 /** Where a fork opens (defaults: the source's cwd and directories) — `AcpClient`'s `SessionOptions`. */
@@ -86,6 +89,11 @@ export class AcpSession {
   onClose: (() => Promise<void>) | undefined;
 
   /** @internal Sessions come from `AcpClient` (`startSession`, `newSession`, `loadSession`, `resumeSession`). */
+  /** The client this session runs on (its agent process or connection): for `close()`, other sessions, `agentInfo`. */
+  get client(): AcpClient {
+    return this.#host.client;
+  }
+
   constructor(host: SessionHost, info: HostSessionInfo, state: SessionState) {
     this.#host = host;
     this.sessionId = info.sessionId;

@@ -89,7 +89,7 @@ describe("agentkit-acp serve command line", () => {
     [["--approve", "sometimes"], "--approve must be one of ask, auto-reads, auto-all, deny"],
     [["--max-sessions", "zero"], "--max-sessions must be a positive integer"],
     [["--log-level", "loud"], "--log-level must be one of"],
-    [["--frobnicate"], "Unknown option '--frobnicate'"],
+    [["--frobnicate"], "unknown option --frobnicate"],
     [["--base-url", "not a url"], "--base-url must be a URL"],
   ])("%j → a message on stderr, exit 2, stdout untouched", async (args, message) => {
     const r = await check(args);

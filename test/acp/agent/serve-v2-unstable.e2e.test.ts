@@ -152,7 +152,7 @@ describe("serve --protocol v2: the unstable session methods with the official SD
     await turn(sessionId, "first question");
     const fork = await client.agent.request(V2.methods.agent.session.fork, { sessionId, cwd: dir.path });
     expect(fork.sessionId).not.toBe(sessionId);
-    expect(await titleOf(fork.sessionId)).toBe("first question");
+    expect(await titleOf(fork.sessionId)).toBe("Fork of first question");
     const answer = await turn(fork.sessionId, "in the fork");
     expect(answer).toContain("first question");
     expect(answer).toContain("in the fork");

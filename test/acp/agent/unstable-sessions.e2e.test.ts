@@ -73,7 +73,7 @@ describe("unstable session methods: the official SDK client (/unstable) against 
 
     // Durable with lineage; the source's file does not mention the fork's prompt.
     const forkFile = readFileSync(join(env.state, "sessions", `${fork.sessionId}.jsonl`), "utf8");
-    expect(JSON.parse(forkFile.split("\n")[0]!)).toMatchObject({ type: "header", forkedFrom: a.sessionId, title: "alpha question" });
+    expect(JSON.parse(forkFile.split("\n")[0]!)).toMatchObject({ type: "header", forkedFrom: a.sessionId, title: "Fork of alpha question" });
     expect(readFileSync(join(env.state, "sessions", `${a.sessionId}.jsonl`), "utf8")).not.toContain("beta in fork");
     const seen = env.of(a.sessionId).length;
     await env.agent.request(acp.methods.agent.session.prompt, { sessionId: a.sessionId, prompt: [{ type: "text", text: "gamma" }] });

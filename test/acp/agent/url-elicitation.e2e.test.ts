@@ -94,7 +94,7 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
     answer = () => ({ action: "decline", _meta: { reason: "not now" } });
     await expect(agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("two") })).rejects.toMatchObject({
       code: -32000,
-      message: expect.stringContaining("declined the key page: not now"),
+      message: expect.stringContaining("the key page was declined: not now"),
     });
     expect(requests).toHaveLength(2);
     expect(mock.requests).toHaveLength(1);

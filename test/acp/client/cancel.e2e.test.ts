@@ -105,6 +105,7 @@ describe("cancellation", () => {
     await expect(client.request("session/list", {}, { timeoutMs: 100 })).rejects.toBeInstanceOf(AcpTimeoutError);
     // The agent saw the cancellation and is still usable.
     const session = await client.newSession();
+    expect(session.client).toBe(client); // a session reaches its client
     const stats = JSON.parse((await session.prompt("stats")).text) as { listCancelled: boolean };
     expect(stats.listCancelled).toBe(true);
   });

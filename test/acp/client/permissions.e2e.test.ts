@@ -72,6 +72,15 @@ describe("ClientPermissionPolicy (decisions by option kind)", () => {
     expect((await policy.resolveToolPermission(request({ title: "exact" }), ctx())).outcome).toEqual({ outcome: "selected", optionId: "r2" });
   });
 
+  it("takes an expression-bodied async handler without `as const`; a string that is no answer is a rejection saying so", async () => {
+    // Type-checked by `npm run typecheck`: before, this line needed `"allow_once" as const`.
+    const policy = ClientPermissionPolicy.custom(async () => "allow_once");
+    expect(await policy.resolveToolPermission(request({ title: "Edit" }), ctx())).toMatchObject({ outcome: { outcome: "selected", optionId: "a1" }, decision: "allow" });
+    const odd = await ClientPermissionPolicy.custom(async () => "yes please").resolveToolPermission(request({ title: "Edit" }), ctx());
+    expect(odd).toMatchObject({ decision: "deny", outcome: { outcome: "selected", optionId: "r1" } });
+    expect(odd.reason).toMatch(/answered "yes please", which is no permission answer/);
+  });
+
   it("treats a failing handler as a rejection", async () => {
     const policy = ClientPermissionPolicy.custom(() => {
       throw new Error("dialog crashed");

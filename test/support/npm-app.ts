@@ -1,0 +1,67 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * Tests that install from the npm registry take minutes on a busy machine: they run when
+ * AGENTKIT_TEST_NPM=1 (CI sets it, `.ci/run`), and are skipped, saying so, otherwise.
+ */
+export const npmTests = process.env.AGENTKIT_TEST_NPM === "1";
+
+/**
+ * Tests that install from the npm registry (the packed package in an app, a real client such as
+ * acpx) keep their installs under one directory that outlives the run, so a second run installs
+ * from npm's cache or reuses the tree: `$TMPDIR/agentkit-acp-test-npm/NAME`.
+ */
+export function cachedDir(name: string): string {
+  const dir = join(tmpdir(), "agentkit-acp-test-npm", name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** `npm ARGS` in `cwd`, bounded; throws with npm's last output lines when it fails. */
+export async function npm(args: string[], cwd: string, timeoutMs = 300_000): Promise<string> {
+  try {
+    const { stdout } = await run("npm", args, { cwd, timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 << 20 });
+    return stdout;
+  } catch (error) {
+    const detail = error as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`npm ${args.join(" ")} failed in ${cwd}: ${(detail.stderr ?? detail.message).trim().split("\n").slice(-8).join("\n")}`);
+  }
+}
+
+/** `npm install` of exact specs, preferring the local cache (fast, and offline once cached). */
+export async function npmInstall(cwd: string, specs: string[]): Promise<void> {
+  await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--no-package-lock", ...specs], cwd);
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
+    else if (entry.name.endsWith(".ts")) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * This checkout packed as users get it (`npm pack`), into `dir`. The test setup transpiles only
+ * JavaScript, so the declarations are rebuilt first (`tsc`) when a source is newer than them.
+ */
+export async function packThisPackage(dir: string): Promise<string> {
+  const buildInfo = join(repoRoot, "dist", ".tsbuildinfo"); // written by every tsc build
+  const built = existsSync(buildInfo) ? statSync(buildInfo).mtimeMs : 0;
+  if (newestSource(join(repoRoot, "src")) > built) {
+    await run(process.execPath, [join(repoRoot, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: repoRoot, timeout: 600_000 });
+  }
+  const out = await npm(["pack", "--ignore-scripts", "--silent", "--pack-destination", dir], repoRoot);
+  const name = out.trim().split("\n").at(-1) ?? "";
+  return join(dir, name);
+}
