@@ -1,5 +1,6 @@
 import { createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
+import type { ListenIdentities } from "./serve-listen.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
 import { routeConsoleToLogger } from "./console-route.js";
@@ -39,10 +40,10 @@ async function serveWith(options: ServeOptions): Promise<number> {
   const logger = createStderrLogger(options.logLevel);
   // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
   const listening = options.listen ? await import("./serve-listen.js") : undefined;
-  let token = "";
+  let identities: ListenIdentities | undefined;
   let models: ServeModels;
   try {
-    if (listening) token = listening.listenToken(options, process.env);
+    if (listening) identities = await listening.listenIdentities(options, process.env, logger);
     models = serveModels(
       { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
       process.env,
@@ -74,8 +75,8 @@ async function serveWith(options: ServeOptions): Promise<number> {
   }
   const { runtime, state } = served;
   logger.info(state.description);
-  if (listening && options.listen && metrics) {
-    return listening.serveListening({ runtime, address: options.listen, token, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
+  if (listening && options.listen && metrics && identities) {
+    return listening.serveListening({ runtime, address: options.listen, identities, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
   }
 
   let stopping = false;

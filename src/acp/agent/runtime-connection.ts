@@ -295,6 +295,7 @@ export class AcpConnectionState implements LifecycleHost {
       client,
       accepts: this.#accepted(started.driver),
       cancellation: controller,
+      principal: this.principal,
     });
     const warnings = new SessionWarnings(client, acpSessionId, logger);
     this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false, warnings });

@@ -19,6 +19,7 @@ import { lifecycleSettings } from "./lifecycle-settings.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";
+import { DEFAULT_PRINCIPAL } from "./principal.js";
 
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
 
@@ -36,8 +37,7 @@ export interface AcpServeOptions {
   principal?: string;
 }
 
-/** The principal of a connection served without one (stdio, a single bearer token). */
-export const DEFAULT_PRINCIPAL = "default";
+export { DEFAULT_PRINCIPAL };
 
 /** One served connection. */
 export interface AcpServedConnection {

@@ -6,6 +6,7 @@ import type { AcceptedContent } from "./input.js";
 import { TEXT_ONLY, TurnGate } from "./input.js";
 import { AgentUpdateMapper } from "./mapping.js";
 import { UpdateQueue } from "./update-queue.js";
+import { DEFAULT_PRINCIPAL } from "./principal.js";
 
 /** What `AcpIntegration.bindSession` needs to route one loop session to one ACP session. */
 export interface AcpSessionBinding {
@@ -17,6 +18,8 @@ export interface AcpSessionBinding {
   accepts?: AcceptedContent;
   /** The session's cancellation controller (default: a new one). */
   cancellation?: CancellationController;
+  /** Who the session belongs to: remembered approvals are this principal's (default `"default"`). */
+  principal?: string;
 }
 
 /**
@@ -28,6 +31,8 @@ export class AcpSessionHandle {
   readonly agentSessionId: string;
   readonly client: AcpClientHandle;
   readonly accepts: AcceptedContent;
+  /** The principal the session belongs to (its remembered approvals are this principal's). */
+  readonly principal: string;
   /** At most one turn at a time; see `AcpInputPort.beginTurn`. */
   readonly gate = new TurnGate();
   readonly #controller: CancellationController;
@@ -42,6 +47,7 @@ export class AcpSessionHandle {
     this.agentSessionId = binding.agentSessionId;
     this.client = binding.client;
     this.accepts = binding.accepts ?? TEXT_ONLY;
+    this.principal = binding.principal ?? DEFAULT_PRINCIPAL;
     this.#controller = binding.cancellation ?? new CancellationController();
     this.#queue = new UpdateQueue((update) => this.client.sessionUpdate(this.acpSessionId, update), logger, options);
   }
