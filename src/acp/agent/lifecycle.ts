@@ -132,7 +132,7 @@ export class ConnectionLifecycle {
   /** Called while opening, before the agent factory: controls, store observer, snapshot. */
   prepare(acpSessionId: string, agentSessionId: string, restore: SessionRestore | undefined): PreparedSession {
     const { store, modes, models } = this.#settings;
-    const controls = new SessionControls({ modes, models }, restore?.loaded.header.metadata ?? {}, this.#logger);
+    const controls = new SessionControls({ modes, models, principal: this.#host.principal }, restore?.loaded.header.metadata ?? {}, this.#logger);
     return {
       controls,
       transcriptObservers: store ? [storeTranscriptObserver(store, { sessionId: acpSessionId })] : [],

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startMockAnthropic } from "../../../src/testing/index.js";
 import { ListeningServe, connectOver } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { select, tempDir } from "./support.js";
@@ -156,4 +157,45 @@ describe("serve --listen with a token file: two principals", () => {
     const mine = await fetch(url, { method: "DELETE", headers: { ...headers(ALICE), "Acp-Connection-Id": id } });
     expect(mine.status).toBe(202);
   });
+});
+
+describe("serve --listen with a token file: provider routes and logout are per principal", () => {
+  for (const transport of ["http", "ws"] as const) {
+    it(`${transport}: bob's providers/set reroutes only bob's sessions, never with the server's key; bob's logout leaves alice logged in`, async () => {
+      const dir = tempDir("agentkit-principals-");
+      const operator = await startMockAnthropic({ whenEmpty: { text: "from the operator's provider" } });
+      const evil = await startMockAnthropic({ whenEmpty: { text: "from bob's server" } });
+      const proc = new ListeningServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", operator.baseUrl, "--token-file", tokenFile(dir.path), "--no-persist"], {
+        cwd: dir.path,
+        env: cleanEnv({ ANTHROPIC_API_KEY: "sk-server-secret" }),
+      });
+      cleanups.push(() => dir.remove(), () => operator.close(), () => evil.close(), () => proc.kill());
+      const url = await proc.url;
+      const alice = connectOver(transport, url, ALICE);
+      const bob = connectOver(transport, url, BOB);
+      cleanups.push(() => alice.connection.close(), () => bob.connection.close());
+      await initialize(alice.agent);
+      await initialize(bob.agent);
+
+      await bob.agent.request(acp.methods.agent.providers.set, { providerId: "main", apiType: "anthropic", baseUrl: evil.baseUrl, headers: { "x-bob": "1" } });
+      const listed = (await alice.agent.request(acp.methods.agent.providers.list, {})) as { providers: Array<{ current: { baseUrl: string } | null }> };
+      expect(listed.providers[0]?.current?.baseUrl).toBe(operator.baseUrl);
+      const a = await alice.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+      expect((await alice.agent.request(acp.methods.agent.session.prompt, { sessionId: a.sessionId, prompt: text("alice asks") })).stopReason).toBe("end_turn");
+      expect(operator.requests).toHaveLength(1);
+      expect(operator.requests[0]?.headers["x-api-key"]).toBe("sk-server-secret");
+      expect(evil.requests).toHaveLength(0);
+
+      const b = await bob.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+      await bob.agent.request(acp.methods.agent.session.prompt, { sessionId: b.sessionId, prompt: text("bob asks") });
+      expect(evil.requests).toHaveLength(1);
+      expect(JSON.stringify(evil.requests[0])).not.toContain("sk-server-secret");
+      expect(JSON.stringify(evil.requests[0])).not.toContain("alice asks");
+
+      await bob.agent.request(acp.methods.agent.logout, {});
+      await expect(bob.agent.request(acp.methods.agent.session.prompt, { sessionId: b.sessionId, prompt: text("again") })).rejects.toMatchObject({ code: -32000 });
+      expect((await alice.agent.request(acp.methods.agent.session.prompt, { sessionId: a.sessionId, prompt: text("alice again") })).stopReason).toBe("end_turn");
+      expect(operator.requests).toHaveLength(2);
+    });
+  }
 });
