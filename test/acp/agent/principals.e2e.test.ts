@@ -1,17 +1,16 @@
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { ListeningServe, connectOver } from "./http-support.js";
+import { ALICE, BOB, tokenFile } from "./principals-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { select, tempDir } from "./support.js";
 
 // Two principals from one token file, through the real CLI over HTTP and WebSocket: every
 // ownership attack of issue 22 fails for the other principal and keeps working for the owner.
 
-export const ALICE = "alice-token-0123456789abcdef";
-export const BOB = "bob-token-0123456789abcdef01";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -20,14 +19,6 @@ afterEach(async () => {
 
 const text = (t: string): acp.ContentBlock[] => [{ type: "text", text: t }];
 const UNKNOWN = "sess_does_not_exist_anywhere";
-
-/** A token file for alice and bob (mode 600). */
-export function tokenFile(dir: string, lines = `# team\nalice ${ALICE}\n\nbob ${BOB}\n`): string {
-  const path = join(dir, "tokens");
-  writeFileSync(path, lines);
-  chmodSync(path, 0o600);
-  return path;
-}
 
 /** Every turn: write_file a.txt (asks permission under --approve ask), then "done". */
 export function toolScript(dir: string): string {
