@@ -3,6 +3,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
+import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
 import { ListeningServe, connectOver } from "./http-support.js";
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
 import { cleanEnv } from "./serve-support.js";
@@ -189,4 +190,38 @@ describe("serve --listen with a token file: provider routes and logout are per p
       expect(operator.requests).toHaveLength(2);
     });
   }
+});
+
+const pg = await postgresOrSkip("the two-instance ownership test");
+describe.skipIf(!pg.url)("two serve --listen instances sharing PostgreSQL: ownership holds whichever instance is asked", () => {
+  it("alice's session (opened on A) is not listed, loaded or deleted by bob on B; alice lists and loads it on B", async () => {
+    const dir = tempDir("agentkit-principals-pg-");
+    const db = await createTestDatabase(pg.url!, "principals");
+    cleanups.push(() => dir.remove(), () => db.drop());
+    const args = ["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--store", db.url, "--approve", "ask"];
+    const [a, b] = [new ListeningServe(args, { cwd: dir.path, env: cleanEnv() }), new ListeningServe(args, { cwd: dir.path, env: cleanEnv() })];
+    cleanups.push(() => a.kill(), () => b.kill());
+    const alice = connectOver("http", await a.url, ALICE);
+    const bob = connectOver("ws", await b.url, BOB);
+    cleanups.push(() => alice.connection.close(), () => bob.connection.close());
+    await initialize(alice.agent);
+    await initialize(bob.agent);
+    const { sessionId } = await alice.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+    await alice.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("alice's secret plan") });
+
+    expect((await bob.agent.request(acp.methods.agent.session.list, {})).sessions.map((s) => s.sessionId)).not.toContain(sessionId);
+    const attacks = sessionAttacks(bob.agent, dir.path);
+    for (const name of ["load", "prompt", "status", "delete"] as const) {
+      expect(await outcome(() => attacks[name]!(sessionId), sessionId), name).toBe(await outcome(() => attacks[name]!(UNKNOWN), UNKNOWN));
+    }
+    // Still alice's, still open on A; after she closes it there she loads it on B.
+    expect((await alice.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("still mine") })).stopReason).toBe("end_turn");
+    await alice.agent.request(acp.methods.agent.session.close, { sessionId });
+    const aliceOnB = connectOver("ws", await b.url, ALICE);
+    cleanups.push(() => aliceOnB.connection.close());
+    await initialize(aliceOnB.agent);
+    expect((await aliceOnB.agent.request(acp.methods.agent.session.list, {})).sessions.map((s) => s.sessionId)).toContain(sessionId);
+    await aliceOnB.agent.request(acp.methods.agent.session.load, { sessionId, cwd: dir.path, mcpServers: [] });
+    expect(JSON.stringify(aliceOnB.client.updates(sessionId))).toContain("alice's secret plan");
+  });
 });
