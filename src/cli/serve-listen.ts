@@ -52,7 +52,7 @@ export async function listenIdentities(options: Pick<ServeOptions, "tokenFile" |
   const token = env.AGENTKIT_ACP_TOKEN?.trim();
   if (token) return { tokens: new BearerTokens([{ principal: DEFAULT_PRINCIPAL, token }]), ...(jwt ? { jwt } : {}) };
   if (jwt) return { tokens: new BearerTokens([]), jwt };
-  throw new UsageError("--listen needs a bearer token: set AGENTKIT_ACP_TOKEN, pass --token-file FILE or --jwks");
+  throw new UsageError("--listen needs a bearer token: set AGENTKIT_ACP_TOKEN or pass --token-file FILE (or --jwks with --jwt-issuer and --jwt-audience)");
 }
 
 function readTokenFile(file: string, logger: Logger): BearerToken[] {

@@ -24,7 +24,7 @@ export function isPrincipalName(name: string): boolean {
 export function parseTokenFile(text: string, source: string): BearerToken[] {
   const lines = text.split(/\r?\n/).map((line, i) => ({ n: i + 1, fields: line.trim().split(/\s+/).filter((f) => f !== "") }));
   const entries = lines.filter((l) => l.fields.length > 0 && !l.fields[0]!.startsWith("#"));
-  if (entries.length === 0) throw new ConfigError(`${source} holds no token; put "NAME TOKEN" pairs (or one bare token) in it`);
+  if (entries.length === 0) throw new ConfigError(`${source} is empty (no token in it); put "NAME TOKEN" pairs, one per line, or one bare token in it`);
   if (entries.length === 1 && entries[0]!.fields.length === 1) return [{ principal: DEFAULT_PRINCIPAL, token: entries[0]!.fields[0]! }];
   const tokens: BearerToken[] = [];
   const seen = new Set<string>();
