@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import type { AcpHeadlessRuntime } from "../acp/agent/index.js";
 import { AcpHttpService, ListenError, ServiceMetrics } from "../acp/agent/http.js";
+import { jwtVerifier, type JwtVerifier } from "../acp/agent/jwt.js";
+import { DEFAULT_PRINCIPAL } from "../acp/agent/principal.js";
+import { BearerTokens, parseTokenFile, type BearerToken } from "../acp/agent/principals.js";
 import type { Logger } from "../core/index.js";
 import { errorMessage } from "../core/index.js";
 import type { ListenAddress, ServeOptions } from "./serve-options.js";
@@ -11,22 +14,69 @@ export function newServiceMetrics(): ServiceMetrics {
   return new ServiceMetrics();
 }
 
-/** The bearer token for `--listen`: the first line of `--token-file`, else AGENTKIT_ACP_TOKEN. */
-export function listenToken(options: Pick<ServeOptions, "tokenFile">, env: NodeJS.ProcessEnv): string {
-  if (options.tokenFile !== undefined) {
-    let text: string;
+/** Who may call a `--listen` service: static tokens (rotated on SIGHUP) and/or a JWT verifier. */
+export interface ListenIdentities {
+  tokens: BearerTokens;
+  jwt?: JwtVerifier;
+  /** Re-reads `--token-file` (SIGHUP); undefined without one. */
+  reload?: (logger: Logger) => void;
+}
+
+/**
+ * The identities for `--listen`: `--token-file` (principal per line), else AGENTKIT_ACP_TOKEN
+ * (principal `default`) unless only `--jwks` is given; plus `--jwks`. A file or key set that
+ * cannot be used is a UsageError naming the line or key (exit 2).
+ */
+export async function listenIdentities(options: Pick<ServeOptions, "tokenFile" | "jwt" | "workspaceRoot">, env: NodeJS.ProcessEnv, logger: Logger): Promise<ListenIdentities> {
+  let jwt: JwtVerifier | undefined;
+  if (options.jwt !== undefined) {
     try {
-      text = readFileSync(options.tokenFile, "utf8");
+      jwt = await jwtVerifier(options.jwt);
     } catch (error) {
-      throw new UsageError(`--token-file ${options.tokenFile}: ${errorMessage(error)}`);
+      throw new UsageError(errorMessage(error));
     }
-    const token = (text.split(/\r?\n/, 1)[0] ?? "").trim();
-    if (token === "") throw new UsageError(`--token-file ${options.tokenFile} is empty; put the bearer token on its first line`);
-    return token;
+  }
+  const file = options.tokenFile;
+  if (file !== undefined) {
+    const tokens = new BearerTokens(readTokenFile(file, logger));
+    const reload = (log: Logger): void => {
+      try {
+        const next = readTokenFile(file, log);
+        // A rotation must not add principals to an instance without workspaces (see requireWorkspaceRoot).
+        requireWorkspaceRoot(jwt ? Infinity : new Set(next.map((t) => t.principal)).size, options.workspaceRoot);
+        tokens.replace(next);
+        log.info(`--token-file re-read: ${tokens.size} token(s) for ${tokens.principals().length} principal(s)`);
+      } catch (error) {
+        log.warn(`--token-file not re-read; the previous tokens stay in use: ${errorMessage(error)}`);
+      }
+    };
+    return { tokens, ...(jwt ? { jwt } : {}), reload };
   }
   const token = env.AGENTKIT_ACP_TOKEN?.trim();
-  if (!token) throw new UsageError("--listen needs a bearer token: set AGENTKIT_ACP_TOKEN or pass --token-file FILE");
-  return token;
+  if (token) return { tokens: new BearerTokens([{ principal: DEFAULT_PRINCIPAL, token }]), ...(jwt ? { jwt } : {}) };
+  if (jwt) return { tokens: new BearerTokens([]), jwt };
+  throw new UsageError("--listen needs a bearer token: set AGENTKIT_ACP_TOKEN or pass --token-file FILE (or --jwks with --jwt-issuer and --jwt-audience)");
+}
+
+function readTokenFile(file: string, logger: Logger): BearerToken[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+    // Tokens are secrets: a file others can read is worth a warning (not an error: the operator decides).
+    if ((statSync(file).mode & 0o077) !== 0) logger.warn(`--token-file ${file} can be read by group or others; chmod 600 it`);
+  } catch (error) {
+    throw new UsageError(`--token-file ${file}: ${errorMessage(error)}`);
+  }
+  try {
+    return parseTokenFile(text, `--token-file ${file}`);
+  } catch (error) {
+    throw new UsageError(errorMessage(error));
+  }
+}
+
+/** How many principals may connect: the token file's names, or unbounded with JWTs. */
+export function principalCount(identities: ListenIdentities): number {
+  return identities.jwt ? Infinity : identities.tokens.principals().length;
 }
 
 /**
@@ -44,7 +94,7 @@ export function requireWorkspaceRoot(principals: number, workspaceRoot: string |
 export interface ListenContext {
   runtime: AcpHeadlessRuntime;
   address: ListenAddress;
-  token: string;
+  identities: ListenIdentities;
   options: Pick<ServeOptions, "maxConnections" | "maxMessageBytes" | "drainTimeoutMs">;
   metrics: ServiceMetrics;
   /** The store can be used right now (`/readyz`). */
@@ -65,7 +115,8 @@ export async function serveListening(context: ListenContext): Promise<number> {
   try {
     service = await AcpHttpService.listen({
       runtime: context.runtime,
-      token: context.token,
+      tokens: context.identities.tokens,
+      ...(context.identities.jwt ? { jwt: context.identities.jwt } : {}),
       host: address.host,
       port: address.port,
       maxConnections: options.maxConnections,
@@ -104,6 +155,9 @@ export async function serveListening(context: ListenContext): Promise<number> {
         void service.close().finally(resolve);
       }
     };
+    const reload = context.identities.reload;
+    // Rotation without restart: new requests use the new tokens; open connections and turns go on.
+    if (reload) process.on("SIGHUP", () => reload(logger));
     process.on("SIGTERM", () => stop("SIGTERM"));
     process.on("SIGINT", () => stop("SIGINT"));
   });

@@ -59,8 +59,10 @@ export interface ServeOptions {
   keyPageMs: number;
   /** --listen [HOST:]PORT: serve over HTTP/WebSocket instead of stdio. */
   listen: ListenAddress | undefined;
-  /** --token-file: where the bearer token is (else AGENTKIT_ACP_TOKEN). */
+  /** --token-file: the bearer tokens, `NAME TOKEN` per line or one bare token (else AGENTKIT_ACP_TOKEN). */
   tokenFile: string | undefined;
+  /** --jwks FILE|URL with --jwt-issuer, --jwt-audience, --jwt-principal-claim: bearer JWTs. */
+  jwt: { jwks: string; issuer: string; audience: string; principalClaim: string } | undefined;
   /** --max-connections (with --listen). */
   maxConnections: number;
   /** --drain-timeout: on SIGTERM, how long running turns may go on (ms, with --listen). */
@@ -215,7 +217,15 @@ Serving over the network (instead of stdio):
                            (HOST default 127.0.0.1; 0.0.0.0 for every interface; PORT 0 picks
                            a free one, logged at start-up). Every request to /acp and /metrics
                            needs "Authorization: Bearer TOKEN"; GET /healthz and /readyz do not.
-  --token-file FILE        the bearer token (first line of FILE; default: AGENTKIT_ACP_TOKEN)
+  --token-file FILE        bearer tokens: one "NAME TOKEN" pair per line (# comments), each
+                           NAME a principal owning its sessions, approvals, provider routes;
+                           a file with one bare token acts for principal "default". Re-read on
+                           SIGHUP (default: AGENTKIT_ACP_TOKEN, principal "default")
+  --jwks FILE|URL          also accept bearer JWTs (RS256, ES256, EdDSA) signed by these keys
+                           (a URL is cached and refetched on an unknown kid); needs:
+  --jwt-issuer ISS         the required "iss"
+  --jwt-audience AUD       the required "aud"
+  --jwt-principal-claim C  the claim naming the principal (default sub)
   --max-connections N      open ACP connections allowed at once; more get HTTP 503 (default 256)
   --drain-timeout MS       on SIGTERM: no new connections or sessions, running turns may finish
                            for this long, then they are cancelled and serve exits (default 30000)
@@ -265,6 +275,10 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         listen: { type: "string" },
         protocol: { type: "string" },
         "token-file": { type: "string" },
+        jwks: { type: "string" },
+        "jwt-issuer": { type: "string" },
+        "jwt-audience": { type: "string" },
+        "jwt-principal-claim": { type: "string" },
         "max-connections": { type: "string" },
         "drain-timeout": { type: "string" },
         "max-message-bytes": { type: "string" },
@@ -314,7 +328,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const listenText = values.listen as string | undefined;
   const listen = listenText === undefined ? undefined : parseListen(listenText);
   if (listen === undefined) {
-    for (const flag of ["token-file", "max-connections", "drain-timeout"]) {
+    for (const flag of ["token-file", "jwks", "max-connections", "drain-timeout"]) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} only applies with --listen`);
     }
   }
@@ -331,6 +345,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   }
   const traceContext = (values["trace-context"] as string | undefined) ?? (listen ? "ignore" : "honor");
   if (traceContext !== "honor" && traceContext !== "ignore") throw new UsageError(`--trace-context must be honor or ignore (got "${traceContext}")`);
+  const jwt = jwtOptions(values);
   const protocol = (values.protocol as string | undefined) ?? "v1";
   if (!(ACP_PROTOCOL_CHOICES as readonly string[]).includes(protocol)) throw new UsageError(`--protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")} (got "${protocol}")`);
   const sandboxMode = (values.sandbox as string | undefined) ?? (listen ? "workspace" : "off");
@@ -344,6 +359,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     protocol: protocol as AcpProtocolChoice,
     listen,
     tokenFile: tokenFile === undefined ? undefined : resolve(tokenFile),
+    jwt,
     maxConnections: number("max-connections", 1) ?? 256,
     drainTimeoutMs: number("drain-timeout", 1) ?? 30_000,
     help: values.help === true,
@@ -400,6 +416,22 @@ export function parseSandboxLimits(values: readonly string[]): Partial<SandboxLi
     limits[unit.key] = Number(text) * unit.scale;
   }
   return limits;
+}
+
+/** `--jwks` and its companions: all three of jwks, issuer and audience, or none. */
+function jwtOptions(values: Record<string, unknown>): ServeOptions["jwt"] {
+  const get = (flag: string): string | undefined => nonEmpty(values[flag] as string | undefined);
+  const jwks = get("jwks");
+  const companions = ["jwt-issuer", "jwt-audience", "jwt-principal-claim"];
+  if (jwks === undefined) {
+    const stray = companions.find((f) => values[f] !== undefined);
+    if (stray !== undefined || values.jwks !== undefined) throw new UsageError(stray ? `--${stray} only applies with --jwks` : "--jwks needs a file or an http(s) URL");
+    return undefined;
+  }
+  const issuer = get("jwt-issuer");
+  const audience = get("jwt-audience");
+  if (issuer === undefined || audience === undefined) throw new UsageError("--jwks needs --jwt-issuer ISS and --jwt-audience AUD (tokens are checked against both)");
+  return { jwks: /^https?:\/\//i.test(jwks) ? jwks : resolve(jwks), issuer, audience, principalClaim: get("jwt-principal-claim") ?? "sub" };
 }
 
 /** `--listen PORT`, `HOST:PORT` or `[IPv6]:PORT`. */

@@ -1,6 +1,7 @@
 import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
 import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
+import type { ListenIdentities } from "./serve-listen.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
 import { routeConsoleToLogger } from "./console-route.js";
@@ -40,7 +41,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   const logger = createStderrLogger(options.logLevel);
   // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
   const listening = options.listen ? await import("./serve-listen.js") : undefined;
-  let token = "";
+  let identities: ListenIdentities | undefined;
   let models: ServeModels;
   let sandbox: CommandSandbox | undefined;
   let tracing: TracingHandle | undefined;
@@ -48,9 +49,9 @@ async function serveWith(options: ServeOptions): Promise<number> {
     // Asked for and not available: exit 2 naming what to install, never a run without it.
     if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits });
     if (listening) {
-      token = listening.listenToken(options, process.env);
-      // One bearer token is one principal; the identities (token-file names, JWT) raise this count.
-      listening.requireWorkspaceRoot(1, options.workspaceRoot);
+      identities = await listening.listenIdentities(options, process.env, logger);
+      // More than one principal (token-file names, JWT subjects): each needs a workspace of its own.
+      listening.requireWorkspaceRoot(listening.principalCount(identities), options.workspaceRoot);
     }
     if (options.workspaceRoot !== undefined) prepareWorkspaceRoot(options.workspaceRoot);
     // Off unless the OTEL_* environment asks for it; only then is the OpenTelemetry SDK loaded.
@@ -88,8 +89,8 @@ async function serveWith(options: ServeOptions): Promise<number> {
   }
   const { runtime, state } = served;
   logger.info(state.description);
-  if (listening && options.listen && metrics) {
-    const code = await listening.serveListening({ runtime, address: options.listen, token, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
+  if (listening && options.listen && metrics && identities) {
+    const code = await listening.serveListening({ runtime, address: options.listen, identities, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
     await tracing?.shutdown(); // bounded: a collector that is down does not hold the exit
     return code;
   }

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { Item } from "../core/index.js";
 import type { CreateSessionInput, SessionHeader, SessionHeaderPatch, SessionSummary } from "./types.js";
-import { SESSION_FORMAT_VERSION, SessionStoreError } from "./types.js";
+import { DEFAULT_OWNER, SESSION_FORMAT_VERSION, SessionStoreError } from "./types.js";
 import { assertValidSessionId } from "./session-ids.js";
 
 /** Rules both stores share, so the in-memory store behaves exactly like the file store. */
@@ -53,6 +53,7 @@ export function newHeader(input: CreateSessionInput, now: Date): SessionHeader {
   const header: SessionHeader = {
     version: SESSION_FORMAT_VERSION,
     sessionId: input.sessionId,
+    owner: ownerName(input.owner ?? DEFAULT_OWNER),
     cwd,
     additionalDirectories: directories(input.additionalDirectories ?? [], cwd),
     createdAt,
@@ -65,6 +66,11 @@ export function newHeader(input: CreateSessionInput, now: Date): SessionHeader {
     header.forkedFrom = input.forkedFrom;
   }
   return header;
+}
+
+function ownerName(value: string): string {
+  if (typeof value !== "string" || value.length === 0) throw new SessionStoreError("invalid_argument", `owner must be a non-empty string, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 /** Validates and normalizes a patch before it is written, so a stored patch always applies cleanly. */
@@ -98,6 +104,7 @@ export function applyPatch(header: SessionHeader, patch: SessionHeaderPatch, at:
 export function summaryOf(header: SessionHeader): SessionSummary {
   const summary: SessionSummary = {
     sessionId: header.sessionId,
+    owner: header.owner,
     cwd: header.cwd,
     additionalDirectories: [...header.additionalDirectories],
     createdAt: header.createdAt,

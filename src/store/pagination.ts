@@ -37,6 +37,8 @@ export interface PageQuery {
   limit: number;
   /** Normalized absolute cwd filter. */
   cwd?: string;
+  /** Only this principal's sessions. */
+  owner?: string;
   /** Return only entries strictly after this position (in list order). */
   after?: CursorPosition;
   /** Archived sessions: `exclude` (default), `include` or `only`. */
@@ -57,6 +59,7 @@ export function pageQuery(options: ListSessionsOptions = {}): PageQuery {
     if (!isAbsolute(options.cwd)) throw new SessionStoreError("invalid_argument", "cwd filter must be an absolute path");
     query.cwd = resolve(options.cwd);
   }
+  if (options.owner !== undefined) query.owner = options.owner;
   if (options.cursor !== undefined) query.after = decodeCursor(options.cursor);
   return query;
 }
@@ -78,6 +81,7 @@ export function paginate(all: SessionSummary[], options: ListSessionsOptions = {
   const query = pageQuery(options);
   let rows = all;
   if (query.cwd !== undefined) rows = rows.filter((s) => s.cwd === query.cwd);
+  if (query.owner !== undefined) rows = rows.filter((s) => s.owner === query.owner);
   if (query.archived !== "include") rows = rows.filter((s) => (s.archived === true) === (query.archived === "only"));
   rows = [...rows].sort(comparePosition);
   const after = query.after;

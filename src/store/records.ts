@@ -1,7 +1,7 @@
 import type { Item } from "../core/index.js";
 import { errorMessage } from "../core/index.js";
 import type { SessionHeader, SessionHeaderPatch } from "./types.js";
-import { SESSION_FORMAT_VERSION, SessionStoreError } from "./types.js";
+import { DEFAULT_OWNER, SESSION_FORMAT_VERSION, SessionStoreError } from "./types.js";
 import { applyPatch, isItem, normalizePatch } from "./header.js";
 
 /**
@@ -62,6 +62,7 @@ export function parseHeader(line: string, source: string): SessionHeader {
   const header: SessionHeader = {
     version,
     sessionId: v.sessionId as string,
+    owner: typeof v.owner === "string" && v.owner !== "" ? v.owner : DEFAULT_OWNER,
     cwd: v.cwd as string,
     additionalDirectories: dirs,
     createdAt: v.createdAt as string,

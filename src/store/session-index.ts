@@ -177,6 +177,8 @@ function isEntry(value: IndexEntry): boolean {
     typeof summary === "object" &&
     summary !== null &&
     typeof summary.sessionId === "string" &&
+    // Summaries cached before owners existed have none: rescanned.
+    typeof summary.owner === "string" &&
     typeof summary.cwd === "string" &&
     Array.isArray(summary.additionalDirectories) &&
     typeof summary.createdAt === "string" &&

@@ -51,6 +51,7 @@ export class SortedSessions {
     for (let i = start; i < this.#ordered.length; i++) {
       const summary = this.#ordered[i]!;
       if (query.cwd !== undefined && summary.cwd !== query.cwd) continue;
+      if (query.owner !== undefined && summary.owner !== query.owner) continue;
       if (query.archived !== "include" && (summary.archived === true) !== (query.archived === "only")) continue;
       yield summary;
     }

@@ -4,11 +4,16 @@ import { AgentKitError } from "../core/index.js";
 /** The newest session file format this build writes and reads. Older versions stay readable. */
 export const SESSION_FORMAT_VERSION = 1;
 
+/** The owner of sessions created without one (and of every session stored before owners existed). */
+export const DEFAULT_OWNER = "default";
+
 /** The durable description of a session: the header record with every update applied. */
 export interface SessionHeader {
   /** Format version of the file the session was written in. */
   version: number;
   sessionId: SessionId;
+  /** The principal that created the session (never changes); `DEFAULT_OWNER` for older sessions. */
+  owner: string;
   /** Absolute working directory. */
   cwd: string;
   additionalDirectories: string[];
@@ -29,6 +34,8 @@ export interface SessionHeader {
 
 export interface CreateSessionInput {
   sessionId: SessionId;
+  /** Default `DEFAULT_OWNER`. */
+  owner?: string;
   cwd: string;
   additionalDirectories?: string[];
   title?: string;
@@ -64,6 +71,7 @@ export interface LoadedSession {
 /** What `list` returns per session (cheap: no transcript). */
 export interface SessionSummary {
   sessionId: SessionId;
+  owner: string;
   cwd: string;
   additionalDirectories: string[];
   title?: string;
@@ -77,6 +85,8 @@ export interface SessionSummary {
 export interface ListSessionsOptions {
   /** Only sessions whose cwd equals this (both sides path-normalized). */
   cwd?: string;
+  /** Only sessions this principal owns. */
+  owner?: string;
   /** Opaque cursor from a previous page's `nextCursor`. */
   cursor?: string;
   /** Page size; default 50, at most 1000. */

@@ -35,7 +35,7 @@ describe("JsonlSessionStore on disk", () => {
     const path = join(stateDir, "sessions", "s1.jsonl");
     expect(store.pathFor("s1")).toBe(path);
     expect(await lines(path)).toEqual([
-      { type: "header", version: 1, sessionId: "s1", cwd: "/w", additionalDirectories: [], createdAt: "2025-01-01T00:00:01.000Z", updatedAt: "2025-01-01T00:00:01.000Z", metadata: {}, title: "T" },
+      { type: "header", version: 1, sessionId: "s1", owner: "default", cwd: "/w", additionalDirectories: [], createdAt: "2025-01-01T00:00:01.000Z", updatedAt: "2025-01-01T00:00:01.000Z", metadata: {}, title: "T" },
       { type: "item", at: "2025-01-01T00:00:02.000Z", item: item("u1") },
       { type: "header_update", at: "2025-01-01T00:00:03.000Z", patch: { title: "T2", metadata: { modeId: "ask" } } },
     ]);

@@ -229,6 +229,7 @@ export function sessionStoreContract(name: string, make: (clock: () => Date) => 
       expect(listed.nextCursor).toBeUndefined();
       expect(listed.sessions[2]).toEqual({
         sessionId: "a",
+        owner: "default",
         cwd: "/proj/one",
         additionalDirectories: [],
         title: "Alpha",
@@ -369,6 +370,40 @@ export function sessionStoreContract(name: string, make: (clock: () => Date) => 
       expect((await store.list()).sessions.find((s) => s.sessionId === "copy")?.forkedFrom).toBe("src");
       const reopened = await h.reopen();
       expect((await reopened.load("copy"))!.header.forkedFrom).toBe("src");
+    });
+
+    it("records each session's owner (default \"default\"), keeps it across header updates and a reopen, lists by owner", async () => {
+      await store.create({ sessionId: "mine", cwd: "/w", owner: "alice", title: "alice's" });
+      await store.create({ sessionId: "theirs", cwd: "/w", owner: "bob" });
+      await store.create({ sessionId: "old", cwd: "/w" });
+      await store.updateHeader("mine", { title: "renamed", metadata: { owner: "bob" } });
+      await store.append("mine", item("u1"));
+      expect((await store.load("mine"))!.header.owner).toBe("alice");
+      expect((await store.load("old"))!.header.owner).toBe("default");
+      expect(ids((await store.list({ owner: "alice" })).sessions)).toEqual(["mine"]);
+      expect(ids((await store.list({ owner: "bob" })).sessions)).toEqual(["theirs"]);
+      expect(ids((await store.list({ owner: "default" })).sessions)).toEqual(["old"]);
+      expect((await store.list({ owner: "carol" })).sessions).toEqual([]);
+      expect((await store.list({ owner: "alice", cwd: "/w" })).sessions.map((s) => s.owner)).toEqual(["alice"]);
+      const reopened = await h.reopen();
+      expect((await reopened.load("mine"))!.header.owner).toBe("alice");
+      expect(ids((await reopened.list({ owner: "alice" })).sessions)).toEqual(["mine"]);
+      expect((await reopened.list()).sessions.map((s) => s.owner).sort()).toEqual(["alice", "bob", "default"]);
+    });
+
+    it("pages one owner's sessions without another owner's in between", async () => {
+      for (let i = 0; i < 5; i++) {
+        await store.create({ sessionId: `a${i}`, cwd: "/w", owner: "alice" });
+        await store.create({ sessionId: `b${i}`, cwd: "/w", owner: "bob" });
+      }
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.list({ owner: "alice", limit: 2, ...(cursor ? { cursor } : {}) });
+        seen.push(...ids(page.sessions));
+        cursor = page.nextCursor;
+      } while (cursor);
+      expect(seen.sort()).toEqual(["a0", "a1", "a2", "a3", "a4"]);
     });
   });
 }

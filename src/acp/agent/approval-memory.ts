@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { ApprovalRequest } from "../../core/index.js";
 import type { AcpApprovalDecision } from "./approval.js";
 import { isRememberable } from "./approval.js";
+import { DEFAULT_PRINCIPAL, principalApprovalKey } from "./principal.js";
 
 /** A remembered answer: only "always" answers are ever stored. */
 export type RememberedDecision = { type: "allow_always" } | { type: "reject_always"; reason?: string };
@@ -35,9 +36,10 @@ export const defaultApprovalKeyer: ApprovalKeyer = {
  * (file-backed) memory can implement it.
  */
 export interface AcpApprovalMemory {
-  lookup(request: ApprovalRequest): RememberedDecision | undefined | Promise<RememberedDecision | undefined>;
+  /** `principal`: whose answers to consult (default `"default"`); another principal's never match. */
+  lookup(request: ApprovalRequest, principal?: string): RememberedDecision | undefined | Promise<RememberedDecision | undefined>;
   /** Called only with allow_always / reject_always; anything else must be ignored. */
-  remember(request: ApprovalRequest, decision: AcpApprovalDecision): void | Promise<void>;
+  remember(request: ApprovalRequest, decision: AcpApprovalDecision, principal?: string): void | Promise<void>;
 }
 
 /** Remembers nothing ("always" behaves like "once"). */
@@ -61,16 +63,16 @@ export class InMemoryApprovalMemory implements AcpApprovalMemory {
     return this.#entries.size;
   }
 
-  lookup(request: ApprovalRequest): RememberedDecision | undefined {
+  lookup(request: ApprovalRequest, principal = DEFAULT_PRINCIPAL): RememberedDecision | undefined {
     const key = this.#keyer.key(request);
-    return key === undefined ? undefined : this.#entries.get(key);
+    return key === undefined ? undefined : this.#entries.get(principalApprovalKey(key, principal));
   }
 
-  remember(request: ApprovalRequest, decision: AcpApprovalDecision): void {
+  remember(request: ApprovalRequest, decision: AcpApprovalDecision, principal = DEFAULT_PRINCIPAL): void {
     if (!isRememberable(decision)) return;
     const key = this.#keyer.key(request);
     if (key === undefined) return;
-    this.#entries.set(key, decision.type === "allow_always" ? { type: "allow_always" } : { ...decision });
+    this.#entries.set(principalApprovalKey(key, principal), decision.type === "allow_always" ? { type: "allow_always" } : { ...decision });
   }
 
   clear(): void {

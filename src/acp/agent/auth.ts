@@ -2,22 +2,24 @@ import type { AuthMethod } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Env } from "../../model/index.js";
 import { credentialStatus, parseModelSpec } from "../../model/index.js";
+import { DEFAULT_PRINCIPAL } from "./principal.js";
 
 /**
  * How an agent handles ACP authentication: the methods it advertises in `initialize`, the
- * `authenticate` request, and whether prompts may run (else they answer `-32000`).
+ * `authenticate` request, and whether prompts may run (else they answer `-32000`). Each call
+ * names the calling connection's principal: one principal's logout or key is never another's.
  */
 export interface AcpAuthentication {
   /** Advertised as `authMethods`. */
   readonly methods: readonly AuthMethod[];
   /** Answers `authenticate`: resolve to accept; throw a `RequestError` to refuse. */
-  authenticate(methodId: string): void | Promise<void>;
+  authenticate(methodId: string, principal?: string): void | Promise<void>;
   /** Why a prompt cannot run yet (sent with `-32000`), or `undefined` when it can. */
-  promptBlocker(): string | undefined;
+  promptBlocker(principal?: string): string | undefined;
   /** Answers `logout` (advertised as `auth.logout` when present): stop using the credential. */
-  logout?(): void | Promise<void>;
+  logout?(principal?: string): void | Promise<void>;
   /** Answers the unstable `auth/status` (advertised as `auth.status` when present); no side effects. */
-  status?(): AcpAuthStatus;
+  status?(principal?: string): AcpAuthStatus;
   /**
    * Takes the missing credential from the human on the agent's own loopback page (URL-mode
    * elicitation), so the secret never passes through the editor or the model. Used when a prompt
@@ -31,7 +33,7 @@ export interface AcpCredentialEntry {
   /** What is asked for, shown in the elicitation message and on the page. */
   label: string;
   /** Keeps the secret (in memory) and lifts the prompt block; `logout` forgets it. */
-  store(secret: string): void | Promise<void>;
+  store(secret: string, principal?: string): void | Promise<void>;
 }
 
 /** Where a key typed on the key page is kept: memory only, never the environment or disk. */
@@ -56,9 +58,9 @@ export interface EnvApiKeyAuthOptions {
   /**
    * Holds a key typed on the key page (offered as `credentialEntry`); it wins over the
    * environment, and `logout` clears it. Share it with the model (`createModelAdapter`'s
-   * `apiKey`) so calls use it. Default: a slot of its own.
+   * `apiKey`) so calls use it; a function gives each principal its own. Default: a slot per principal.
    */
-  keySlot?: ApiKeySlot;
+  keySlot?: ApiKeySlot | ((principal: string) => ApiKeySlot);
 }
 
 /**
@@ -72,8 +74,11 @@ export interface EnvApiKeyAuthOptions {
 export function envApiKeyAuthentication(spec: string, options: EnvApiKeyAuthOptions = {}): AcpAuthentication {
   const parsed = parseModelSpec(spec);
   const readEnv = options.env ?? ((): Env => process.env);
-  const slot = options.keySlot ?? { value: undefined };
-  const status = () => credentialStatus(parsed, { env: readEnv(), apiKey: slot.value, ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}) });
+  const own = new Map<string, ApiKeySlot>();
+  const given = options.keySlot;
+  const slot = (principal = DEFAULT_PRINCIPAL): ApiKeySlot =>
+    typeof given === "function" ? given(principal) : (given ?? own.get(principal) ?? own.set(principal, { value: undefined }).get(principal)!);
+  const status = (principal?: string) => credentialStatus(parsed, { env: readEnv(), apiKey: slot(principal).value, ...(options.apiKeyEnv ? { apiKeyEnv: options.apiKeyEnv } : {}) });
   const first = status();
   if (!first.needsKey) return noAuthentication();
   const envVar = first.envVar ?? "AGENTKIT_API_KEY";
@@ -84,36 +89,36 @@ export function envApiKeyAuthentication(spec: string, options: EnvApiKeyAuthOpti
     name: `${envVar} from the environment`,
     description: `The model ${parsed.spec} needs an API key. ${howTo}`,
   };
-  // After `logout` the key is not used (prompts answer -32000) until `authenticate` succeeds again.
-  let loggedOut = false;
-  const missing = (): string | undefined => {
-    const now = status();
+  // After `logout` the key is not used by that principal (prompts answer -32000) until it authenticates again.
+  const loggedOut = new Set<string>();
+  const missing = (principal?: string): string | undefined => {
+    const now = status(principal);
     return now.problem === undefined ? undefined : `${parsed.spec} needs an API key and ${envVar}${alternatives} is not set. ${howTo}`;
   };
-  const blocker = (): string | undefined =>
-    loggedOut ? `logged out: ${parsed.spec}'s key (${envVar}) is not used until the client authenticates again with method "${ENV_API_KEY_METHOD_ID}".` : missing();
+  const blocker = (principal = DEFAULT_PRINCIPAL): string | undefined =>
+    loggedOut.has(principal) ? `logged out: ${parsed.spec}'s key (${envVar}) is not used until the client authenticates again with method "${ENV_API_KEY_METHOD_ID}".` : missing(principal);
   return {
     methods: [method],
-    authenticate(methodId: string): void {
+    authenticate(methodId: string, principal = DEFAULT_PRINCIPAL): void {
       if (methodId !== ENV_API_KEY_METHOD_ID) throw unknownMethod(methodId, [ENV_API_KEY_METHOD_ID]);
-      const problem = missing();
+      const problem = missing(principal);
       if (problem !== undefined) throw RequestError.authRequired({ authMethods: [ENV_API_KEY_METHOD_ID], envVar }, problem);
-      loggedOut = false;
+      loggedOut.delete(principal);
     },
     promptBlocker: blocker,
-    logout(): void {
-      loggedOut = true;
-      slot.value = undefined;
+    logout(principal = DEFAULT_PRINCIPAL): void {
+      loggedOut.add(principal);
+      slot(principal).value = undefined;
     },
-    status(): AcpAuthStatus {
-      const ok = blocker() === undefined;
+    status(principal?: string): AcpAuthStatus {
+      const ok = blocker(principal) === undefined;
       return { state: ok ? "authenticated" : "unauthenticated", accounts: [{ label: `${envVar} (${parsed.spec})`, active: ok }] };
     },
     credentialEntry: {
       label: `${envVar} for ${parsed.spec}`,
-      store(secret: string): void {
-        slot.value = secret;
-        loggedOut = false;
+      store(secret: string, principal = DEFAULT_PRINCIPAL): void {
+        slot(principal).value = secret;
+        loggedOut.delete(principal);
       },
     },
   };

@@ -9,7 +9,8 @@ export interface AcpModelChoice {
   name: string;
   description?: string;
   /** The adapter for one session (called at most once per session; may return a shared adapter). */
-  create(): ModelAdapter;
+  /** `principal`: whose session the model is for (its provider route). */
+  create(principal?: string): ModelAdapter;
 }
 
 export interface AcpModelOptions {

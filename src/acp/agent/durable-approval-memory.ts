@@ -4,6 +4,7 @@ import type { AcpApprovalDecision } from "./approval.js";
 import { isRememberable } from "./approval.js";
 import type { ApprovalKeyer, AcpApprovalMemory, RememberedDecision } from "./approval-memory.js";
 import { defaultApprovalKeyer } from "./approval-memory.js";
+import { DEFAULT_PRINCIPAL, principalApprovalKey } from "./principal.js";
 
 /**
  * "Always allow" / "always reject" answers kept in an `ApprovalMemoryStore` (a file per workspace
@@ -21,8 +22,8 @@ export class DurableApprovalMemory implements AcpApprovalMemory {
     this.#keyer = keyer;
   }
 
-  async lookup(request: ApprovalRequest): Promise<RememberedDecision | undefined> {
-    const scope = this.#scope(request);
+  async lookup(request: ApprovalRequest, principal = DEFAULT_PRINCIPAL): Promise<RememberedDecision | undefined> {
+    const scope = this.#scope(request, principal);
     if (!scope) return undefined;
     const entry = await this.#store.get(scope.root, scope.key);
     if (!entry) return undefined;
@@ -30,9 +31,9 @@ export class DurableApprovalMemory implements AcpApprovalMemory {
     return entry.reason === undefined ? { type: "reject_always" } : { type: "reject_always", reason: entry.reason };
   }
 
-  async remember(request: ApprovalRequest, decision: AcpApprovalDecision): Promise<void> {
+  async remember(request: ApprovalRequest, decision: AcpApprovalDecision, principal = DEFAULT_PRINCIPAL): Promise<void> {
     if (!isRememberable(decision)) return;
-    const scope = this.#scope(request);
+    const scope = this.#scope(request, principal);
     if (!scope) return;
     const entry: ApprovalMemoryEntry = { decision: decision.type === "allow_always" ? "allow" : "reject", createdAt: new Date().toISOString(), toolName: request.toolName };
     const target = describeTarget(request);
@@ -41,10 +42,11 @@ export class DurableApprovalMemory implements AcpApprovalMemory {
     await this.#store.set(scope.root, scope.key, entry);
   }
 
-  #scope(request: ApprovalRequest): { root: string; key: string } | undefined {
+  /** The key is scoped to the principal (see `principalApprovalKey`): stores need no owner column. */
+  #scope(request: ApprovalRequest, principal: string): { root: string; key: string } | undefined {
     const root = request.roots[0];
     const key = this.#keyer.key(request);
-    return root === undefined || key === undefined ? undefined : { root, key };
+    return root === undefined || key === undefined ? undefined : { root, key: principalApprovalKey(key, principal) };
   }
 }
 

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -8,6 +7,10 @@ import { AcpServer } from "@agentclientprotocol/sdk/experimental/server";
 import { WebSocketServer } from "ws";
 import type { Logger } from "../../core/index.js";
 import { ConfigError, errorMessage } from "../../core/index.js";
+import type { JwtVerifier } from "./jwt.js";
+import { looksLikeJwt } from "./jwt.js";
+import { DEFAULT_PRINCIPAL } from "./principal.js";
+import { BearerTokens } from "./principals.js";
 import type { AcpHeadlessRuntime } from "./runtime.js";
 import { SOCKET_OUTPUT_BYTES } from "./output-budget.js";
 import { ServiceMetrics } from "./service-metrics.js";
@@ -23,8 +26,12 @@ const READY_PROBE_TIMEOUT_MS = 2_000;
 
 export interface AcpHttpServiceOptions {
   runtime: AcpHeadlessRuntime;
-  /** The bearer token every `/acp` and `/metrics` request must carry. */
-  token: string;
+  /** A single bearer token (principal `default`); or `tokens` / `jwt`. */
+  token?: string;
+  /** Named static bearer tokens (e.g. a token file); `tokens.replace` rotates them at once. */
+  tokens?: BearerTokens;
+  /** Verifies bearer JWTs (`--jwks`); a verified token acts for the principal it names. */
+  jwt?: JwtVerifier;
   /** Interface to bind (default 127.0.0.1). */
   host?: string;
   /** 0 picks a free port (read it from `address`). */
@@ -69,7 +76,9 @@ export class AcpHttpService {
   readonly #server: Server;
   readonly #acp: AcpServer;
   readonly #ws: WebSocketServer;
-  readonly #tokenDigest: Buffer;
+  readonly #tokens: BearerTokens;
+  /** The principal of each open ACP connection: a request naming it is accepted only from that principal. */
+  readonly #owners = new Map<string, string>();
   readonly #maxConnections: number;
   readonly #sockets: SocketGuard;
   #connections = 0;
@@ -79,22 +88,24 @@ export class AcpHttpService {
   #closing: Promise<void> | undefined;
 
   private constructor(options: AcpHttpServiceOptions) {
-    if (options.token.length === 0) throw new ConfigError("AcpHttpService needs a non-empty token");
+    if (options.token === "") throw new ConfigError("AcpHttpService needs a non-empty token");
+    this.#tokens = options.tokens ?? new BearerTokens(options.token === undefined ? [] : [{ principal: DEFAULT_PRINCIPAL, token: options.token }]);
+    if (this.#tokens.size === 0 && options.jwt === undefined) throw new ConfigError("AcpHttpService needs a token, tokens or a JWT verifier");
     this.#options = options;
     this.metrics = options.metrics ?? new ServiceMetrics();
-    this.#tokenDigest = digest(options.token);
     this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     // Output held per connection, whatever --max-message-bytes is (a client that stops reading
-    // must not grow the instance); see output-budget.ts for what else it bounds.
-    this.#acp = new AcpServer({ agent: { connect: (stream: Stream) => this.#serve(stream) }, maxBufferedBytes: SOCKET_OUTPUT_BYTES });
+    // must not grow the instance); see output-budget.ts for what else it bounds. Every connection
+    // is opened through #scoped with its principal; this default connector is never used.
+    this.#acp = new AcpServer({ agent: { connect: () => Promise.reject(new Error("no principal")) }, maxBufferedBytes: SOCKET_OUTPUT_BYTES });
     this.#ws = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
-    const handleAcp = createNodeHttpHandler(this.#acp, { maxRequestBodyBytes: maxMessageBytes });
-    const upgradeAcp = createNodeWebSocketUpgradeHandler(this.#acp, this.#ws);
+    const handleAcp = (principal: string): ((req: IncomingMessage, res: ServerResponse) => void) => createNodeHttpHandler(this.#scoped(principal), { maxRequestBodyBytes: maxMessageBytes });
+    const upgradeAcp = (principal: string): ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) => createNodeWebSocketUpgradeHandler(this.#scoped(principal), this.#ws);
     this.#sockets = new SocketGuard(options.maxSockets ?? 4 * this.#maxConnections);
-    this.#server = createServer(guardedServerOptions(), (req, res) => this.#route(req, res, handleAcp));
+    this.#server = createServer(guardedServerOptions(), (req, res) => void this.#route(req, res, handleAcp));
     this.#server.on("connection", (socket: Socket) => this.#sockets.admit(socket));
-    this.#server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head, upgradeAcp));
+    this.#server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#upgrade(req, socket, head, upgradeAcp));
     this.#server.on("clientError", answerClientError);
   }
 
@@ -166,18 +177,60 @@ export class AcpHttpService {
     return this.#closing;
   }
 
-  #serve(stream: Stream): { closed: Promise<void> } {
+  /** The bearer tokens (rotate with `tokens.replace`). */
+  get tokens(): BearerTokens {
+    return this.#tokens;
+  }
+
+  /**
+   * The SDK server as one request's principal uses it (the node adapters call only these two
+   * methods): a connection it opens is served for that principal and remembered as its own.
+   */
+  #scoped(principal: string): AcpServer {
+    const owners = this.#owners;
+    const acp = this.#acp;
+    const holder: { id?: string } = {};
+    const agent = { connect: (stream: Stream) => this.#serve(stream, principal, holder) };
+    const scoped: Pick<AcpServer, "handleRequest" | "prepareWebSocketUpgrade"> = {
+      async handleRequest(request) {
+        const response = await acp.handleRequest(request, { agent });
+        const opened = request.headers.get("acp-connection-id") === null ? response.headers.get("acp-connection-id") : null;
+        if (opened !== null) {
+          holder.id = opened;
+          owners.set(opened, principal);
+        }
+        return response;
+      },
+      prepareWebSocketUpgrade() {
+        const upgrade = acp.prepareWebSocketUpgrade({ agent });
+        holder.id = upgrade.connectionId;
+        owners.set(upgrade.connectionId, principal);
+        return {
+          connectionId: upgrade.connectionId,
+          accept: (socket) => upgrade.accept(socket),
+          reject: () => {
+            owners.delete(upgrade.connectionId);
+            upgrade.reject();
+          },
+        };
+      },
+    };
+    return scoped as AcpServer;
+  }
+
+  #serve(stream: Stream, principal: string, holder: { id?: string }): { closed: Promise<void> } {
     this.#connections += 1;
     const tapped = this.metrics.tap(stream);
-    const served = this.#options.runtime.serve(tapped.stream);
+    const served = this.#options.runtime.serve(tapped.stream, { principal });
     void served.closed.finally(() => {
       this.#connections -= 1;
+      if (holder.id !== undefined) this.#owners.delete(holder.id);
       tapped.end();
     });
     return served;
   }
 
-  #route(req: IncomingMessage, res: ServerResponse, handleAcp: (req: IncomingMessage, res: ServerResponse) => void): void {
+  async #route(req: IncomingMessage, res: ServerResponse, handleAcp: (principal: string) => (req: IncomingMessage, res: ServerResponse) => void): Promise<void> {
     const path = pathOf(req);
     if (path === "/healthz" && isRead(req)) return plain(res, 200, "ok\n");
     if (path === "/readyz" && isRead(req)) {
@@ -185,7 +238,7 @@ export class AcpHttpService {
       return;
     }
     if (path === "/metrics" && isRead(req)) {
-      if (!this.#authorized(req)) return unauthorized(res);
+      if ((await this.#principal(req)) === undefined) return unauthorized(res);
       void this.#ready().then((problem) => {
         const { runtime } = this.#options;
         const body = this.metrics.render({ openSessions: runtime.sessionCount, connections: this.#connections, ready: problem === undefined });
@@ -194,15 +247,19 @@ export class AcpHttpService {
       return;
     }
     if (path !== ACP_PATH) return plain(res, 404, "not found\n");
-    if (!this.#authorized(req)) return unauthorized(res);
+    const principal = await this.#principal(req);
+    if (principal === undefined) return unauthorized(res);
     this.#sockets.trust(req.socket);
+    const given = req.headers["acp-connection-id"];
     // A POST without a connection id opens a new connection (initialize); the rest belong to open ones.
-    if (req.method === "POST" && req.headers["acp-connection-id"] === undefined) {
+    if (req.method === "POST" && given === undefined) {
       const refusal = this.#admission();
       if (refusal !== undefined) return plain(res, 503, `${refusal}\n`, undefined, { "Retry-After": "1" });
     }
+    // Another principal's connection id answers exactly as an unknown one (the SDK's own 404).
+    if (given !== undefined && this.#owners.get(String(given)) !== principal) return plain(res, 404, "Unknown Acp-Connection-Id", "text/plain", {}, false);
     this.#trackHttpConnection(req, res);
-    handleAcp(req, res);
+    handleAcp(principal)(req, res);
   }
 
   /** Follows each HTTP connection's event streams, so that an abandoned connection is closed. */
@@ -246,14 +303,15 @@ export class AcpHttpService {
     this.#httpConnections.delete(id);
   }
 
-  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, upgradeAcp: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): void {
+  async #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, upgradeAcp: (principal: string) => (req: IncomingMessage, socket: Duplex, head: Buffer) => void): Promise<void> {
     socket.on("error", () => socket.destroy());
     if (pathOf(req) !== ACP_PATH) return rejectUpgrade(socket, 404, "Not Found");
-    if (!this.#authorized(req)) return rejectUpgrade(socket, 401, "Unauthorized", { "WWW-Authenticate": 'Bearer realm="agentkit-acp"' });
+    const principal = await this.#principal(req);
+    if (principal === undefined) return rejectUpgrade(socket, 401, "Unauthorized", { "WWW-Authenticate": 'Bearer realm="agentkit-acp"' });
     const refusal = this.#admission();
     if (refusal !== undefined) return rejectUpgrade(socket, 503, "Service Unavailable", { "Retry-After": "1" });
     this.#sockets.trust(socket);
-    upgradeAcp(req, socket, head);
+    upgradeAcp(principal)(req, socket, head);
   }
 
   /** Why a new connection is refused now, if it is. */
@@ -263,12 +321,19 @@ export class AcpHttpService {
     return undefined;
   }
 
-  /** Constant-time comparison of SHA-256 digests (equal lengths whatever was sent). */
-  #authorized(req: IncomingMessage): boolean {
+  /**
+   * Who the request is from: a static token (compared in constant time with every entry, also
+   * when the header is missing or malformed), else a verified JWT; undefined → 401.
+   */
+  async #principal(req: IncomingMessage): Promise<string | undefined> {
     const header = req.headers.authorization;
     const match = typeof header === "string" ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    const given = digest(match?.[1] ?? "");
-    return timingSafeEqual(given, this.#tokenDigest) && match !== null;
+    const token = match?.[1] ?? "";
+    const listed = this.#tokens.principalOf(token);
+    if (match === null) return undefined;
+    if (listed !== undefined) return listed;
+    const jwt = this.#options.jwt;
+    return jwt !== undefined && looksLikeJwt(token) ? jwt(token) : undefined;
   }
 
   /** undefined when ready, else what is wrong (bounded: a hung store counts as not ready). */
@@ -292,10 +357,6 @@ export class AcpHttpService {
   }
 }
 
-function digest(text: string): Buffer {
-  return createHash("sha256").update(text, "utf8").digest();
-}
-
 function pathOf(req: IncomingMessage): string {
   const url = req.url ?? "/";
   const end = url.search(/[?#]/);
@@ -306,8 +367,8 @@ function isRead(req: IncomingMessage): boolean {
   return req.method === "GET" || req.method === "HEAD";
 }
 
-function plain(res: ServerResponse, status: number, body: string, type = "text/plain; charset=utf-8", headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "Content-Type": type, "Cache-Control": "no-store", ...headers });
+function plain(res: ServerResponse, status: number, body: string, type = "text/plain; charset=utf-8", headers: Record<string, string> = {}, noStore = true): void {
+  res.writeHead(status, { "Content-Type": type, ...(noStore ? { "Cache-Control": "no-store" } : {}), ...headers });
   res.end(body);
 }
 

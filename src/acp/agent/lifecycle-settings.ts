@@ -14,15 +14,24 @@ export interface LifecycleSettings {
   slashCommands: boolean;
   unstable: AcpUnstableFeatures;
   /** Sessions open in any connection, by ACP id: load / resume / delete / archive close them there first. */
-  open: Map<string, OpenSession>;
+  open: OpenSessions;
   /** Per-session-id serialization of load / resume / delete. */
   locks: Map<string, Promise<unknown>>;
 }
 
 export interface OpenSession {
+  /** The principal whose connection opened it (see ownership.ts). */
+  owner?: string;
   close(why: string): Promise<void>;
   /** A prompt is running. */
   busy(): boolean;
+}
+
+/** The part of a Map the lifecycle uses (a principal's view is one too: ownership.ts). */
+export interface OpenSessions {
+  get(id: string): OpenSession | undefined;
+  set(id: string, session: OpenSession): unknown;
+  delete(id: string): boolean;
 }
 
 export function lifecycleSettings(options: Partial<Omit<LifecycleSettings, "open" | "locks">> = {}): LifecycleSettings {

@@ -17,6 +17,7 @@ import type { LoadedSession, SessionLease } from "../../store/index.js";
 import { snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
 import { availableCommands, parseSlashCommand, runSlashCommand } from "./commands.js";
 import { sessionNotFound } from "./integration.js";
+import { ownedOpenSessions, ownedSessionStore } from "./ownership.js";
 import type { DescribeCall } from "./replay.js";
 import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
@@ -53,6 +54,8 @@ export interface LifecycleSessionView {
 
 /** What the connection offers the lifecycle handlers. */
 export interface LifecycleHost {
+  /** Who the connection acts for: it sees only its own sessions (ownership.ts). */
+  readonly principal: string;
   openSession(params: OpenSessionParams, restore: SessionRestore, signal?: AbortSignal): Promise<LifecycleSessionView>;
   /** The open session or -32002. */
   session(acpSessionId: string): LifecycleSessionView;
@@ -83,10 +86,11 @@ export class ConnectionLifecycle {
   readonly #stored: StoredSessions;
 
   constructor(settings: LifecycleSettings, host: LifecycleHost, logger: Logger) {
-    this.#settings = settings;
+    // Another principal's sessions, stored or open, are not there for this connection.
+    this.#settings = { ...settings, store: settings.store && ownedSessionStore(settings.store, host.principal), open: ownedOpenSessions(settings.open, host.principal) };
     this.#host = host;
     this.#logger = logger;
-    this.#stored = new StoredSessions(settings, {
+    this.#stored = new StoredSessions(this.#settings, {
       checkDirectory: (path, field) => host.checkDirectory(path, field),
       resume: (params, signal) => this.#restore(params, false, signal),
       locked: (id, run) => this.#locked(id, run),
@@ -132,7 +136,7 @@ export class ConnectionLifecycle {
   /** Called while opening, before the agent factory: controls, store observer, snapshot. */
   prepare(acpSessionId: string, agentSessionId: string, restore: SessionRestore | undefined): PreparedSession {
     const { store, modes, models } = this.#settings;
-    const controls = new SessionControls({ modes, models }, restore?.loaded.header.metadata ?? {}, this.#logger);
+    const controls = new SessionControls({ modes, models, principal: this.#host.principal }, restore?.loaded.header.metadata ?? {}, this.#logger);
     return {
       controls,
       transcriptObservers: store ? [storeTranscriptObserver(store, { sessionId: acpSessionId })] : [],
@@ -286,6 +290,8 @@ export class ConnectionLifecycle {
     this.#host.checkDirectory(params.cwd, "cwd");
     (params.additionalDirectories ?? []).forEach((d, i) => this.#host.checkDirectory(d, `additionalDirectories[${i}]`));
     return this.#locked(id, async () => {
+      // Another principal's session is answered as unknown before anything of it is touched.
+      if (!(await this.#settings.store!.exists(id).catch(storeError))) throw sessionNotFound(id);
       // One process owns a session at a time: an open copy (any connection) is closed first.
       await this.#settings.open.get(id)?.close(replay ? "session/load of an open session" : "session/resume of an open session");
       // Another instance running it answers "active elsewhere"; the lease is ours from here until close.
@@ -344,6 +350,9 @@ export class ConnectionLifecycle {
 
   /** For a request about a session that is not open on this connection: -32600 if its lease was lost here or another instance runs it. */
   async refuseIfActiveElsewhere(acpSessionId: string): Promise<void> {
+    // Not this principal's (or unknown): "not found", never "active elsewhere".
+    const store = this.#settings.store;
+    if (store && !(await store.exists(acpSessionId).catch(storeError))) throw sessionNotFound(acpSessionId);
     if (this.#lost.has(acpSessionId)) throw sessionLeaseLost(acpSessionId);
     await refuseIfLeasedElsewhere(this.#settings.leases, acpSessionId);
   }

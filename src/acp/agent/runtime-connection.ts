@@ -116,7 +116,7 @@ export class AcpConnectionState implements LifecycleHost {
         ),
       )
       .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
-        await this.#settings.authentication.authenticate(params.methodId);
+        await this.#settings.authentication.authenticate(params.methodId, this.principal);
         await this.#authChanged();
         return {};
       })
@@ -148,7 +148,7 @@ export class AcpConnectionState implements LifecycleHost {
     const { authentication } = this.#settings;
     if (authentication.logout) {
       app.onRequest(acp.methods.agent.logout, async () => {
-        await authentication.logout?.();
+        await authentication.logout?.(this.principal);
         await this.#authChanged();
         return {};
       });
@@ -156,14 +156,14 @@ export class AcpConnectionState implements LifecycleHost {
     const providers = this.#providers();
     if (providers) {
       app
-        .onRequest(acp.methods.agent.providers.list, () => ({ providers: providers.list() }))
+        .onRequest(acp.methods.agent.providers.list, () => ({ providers: providers.list(this.principal) }))
         .onRequest(acp.methods.agent.providers.set, async ({ params }) => {
-          await providers.set(params.providerId, { apiType: params.apiType, baseUrl: params.baseUrl, headers: params.headers ?? {} });
+          await providers.set(params.providerId, { apiType: params.apiType, baseUrl: params.baseUrl, headers: params.headers ?? {} }, this.principal);
           this.#settings.logger.info("provider configured", { providerId: params.providerId, apiType: params.apiType, baseUrl: params.baseUrl });
           return {};
         })
         .onRequest(acp.methods.agent.providers.disable, async ({ params }) => {
-          await providers.disable(params.providerId);
+          await providers.disable(params.providerId, this.principal);
           return {};
         });
     }
@@ -180,7 +180,7 @@ export class AcpConnectionState implements LifecycleHost {
   /** The unstable auth status, when the authentication reports one and the feature is on. */
   #authStatus(): ReturnType<NonNullable<RuntimeSettings["authentication"]["status"]>> | undefined {
     const { authentication, lifecycle } = this.#settings;
-    return lifecycle.unstable.authStatus ? authentication.status?.() : undefined;
+    return lifecycle.unstable.authStatus ? authentication.status?.(this.principal) : undefined;
   }
 
   /** auth/status_update after logout / authenticate, when the status differs from the last one. */
@@ -300,6 +300,7 @@ export class AcpConnectionState implements LifecycleHost {
       client,
       accepts: this.#accepted(started.driver),
       cancellation: controller,
+      principal: this.principal,
     });
     const warnings = new SessionWarnings(client, acpSessionId, logger);
     this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false, warnings });
@@ -350,12 +351,13 @@ export class AcpConnectionState implements LifecycleHost {
    */
   async #unblock(session: RuntimeSession, requestSignal: AbortSignal): Promise<"ok" | "cancelled"> {
     const { authentication, keyPage, logger } = this.#settings;
-    const blocker = authentication.promptBlocker();
+    const blocker = authentication.promptBlocker(this.principal);
     if (blocker === undefined) return "ok";
     const refuse = (message: string): never => {
       throw acp.RequestError.authRequired({ authMethods: authentication.methods.map((m) => m.id) }, message);
     };
-    const entry = authentication.credentialEntry;
+    const shared = authentication.credentialEntry;
+    const entry = shared && { label: shared.label, store: (secret: string) => shared.store(secret, this.principal) };
     if (!entry || keyPage === false || !session.handle.client.canElicitUrls) return refuse(blocker);
     if (this.#askingForKey) return refuse(`${blocker} (the key is being asked for on the key page already; wait for that prompt)`);
     this.#askingForKey = true;
@@ -369,7 +371,7 @@ export class AcpConnectionState implements LifecycleHost {
       this.#askingForKey = false;
     }
     await this.#authChanged();
-    const still = authentication.promptBlocker();
+    const still = authentication.promptBlocker(this.principal);
     return still === undefined ? "ok" : refuse(still);
   }
 

@@ -20,6 +20,7 @@ import { prepareWorkspaceRoot } from "./path-params.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";
+import { DEFAULT_PRINCIPAL } from "./principal.js";
 
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
 import type { InboundTraceContext } from "../tracing.js";
@@ -38,8 +39,7 @@ export interface AcpServeOptions {
   principal?: string;
 }
 
-/** The principal of a connection served without one (stdio, a single bearer token). */
-export const DEFAULT_PRINCIPAL = "default";
+export { DEFAULT_PRINCIPAL };
 
 /** One served connection. */
 export interface AcpServedConnection {

@@ -3,7 +3,11 @@ import type { Logger } from "../../core/index.js";
 import type { ModelAdapter, ModelTimeouts } from "../../model/index.js";
 import { createModelAdapter, credentialStatus, parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../../model/index.js";
 import { envApiKeyAuthentication, type AcpAuthentication, type ApiKeySlot } from "./auth.js";
-import { modelSpecProviders, type AcpProviders } from "./providers.js";
+import { DEFAULT_PRINCIPAL } from "./principal.js";
+import { modelSpecProviders, type AcpProviders, type ProviderRoute } from "./providers.js";
+
+/** The API key placeholder on a client-set route (never a server credential). */
+const CLIENT_ROUTE_KEY = "client-route";
 import type { AcpModelChoice, AcpModelOptions } from "./config-options.js";
 
 /** Where the models of a served session come from. */
@@ -12,8 +16,8 @@ export interface ServeModelSource {
   label: string;
   /** Shown beside the choice in the `model` config option. */
   description?: string;
-  /** A model for one session (a scripted model restarts per session; real adapters are shared). */
-  create(): ModelAdapter;
+  /** A model for one of `principal`'s sessions (its provider route; a scripted model restarts per session). */
+  create(principal?: string): ModelAdapter;
   /** `env-api-key` for providers that need a key; nothing for demo, local and scripted models. */
   authentication: AcpAuthentication;
   /** providers/* routing of the model's provider (base URL, headers); none for demo and scripted. */
@@ -50,7 +54,7 @@ export interface ServeModels {
 export function serveModels(inputs: ServeModelInputs, env: NodeJS.ProcessEnv, logger: Logger): ServeModels {
   const primary = primarySource(inputs, env, logger);
   const primarySpec = inputs.model ?? pickDefaultModelSpec(env).spec;
-  const choices: AcpModelChoice[] = [{ id: primarySpec, name: nameFor(primarySpec), create: () => primary.create() }];
+  const choices: AcpModelChoice[] = [{ id: primarySpec, name: nameFor(primarySpec), create: (principal) => primary.create(principal) }];
   for (const spec of inputs.models ?? []) {
     if (choices.some((c) => c.id === spec)) continue;
     const choice = extraChoice(spec, inputs, env, logger);
@@ -65,23 +69,30 @@ function primarySource(inputs: ServeModelInputs, env: NodeJS.ProcessEnv, logger:
   const choice = inputs.model === undefined ? pickDefaultModelSpec(env) : { spec: inputs.model, reason: "--model / AGENTKIT_MODEL" };
   const parsed = parseModelSpec(choice.spec);
   const providers = parsed.provider === "demo" ? undefined : modelSpecProviders(choice.spec, resolveBaseUrl(parsed, inputs.baseUrl, env));
-  const routing = (): string => JSON.stringify(providers?.current() ?? null);
-  // A key typed on the key page (URL elicitation) lives here, in memory; logout clears it.
-  const slot: ApiKeySlot = { value: undefined };
-  const key = (): string | undefined => credentialStatus(parsed, { env, apiKey: slot.value }).apiKey;
-  const make = (apiKey: string | undefined, route = providers?.current()): ModelAdapter => {
+  // A key typed on the key page (URL elicitation) lives here, in memory, per principal; logout clears it.
+  const slots = new Map<string, ApiKeySlot>();
+  const slot = (principal = DEFAULT_PRINCIPAL): ApiKeySlot => slots.get(principal) ?? slots.set(principal, { value: undefined }).get(principal)!;
+  const key = (principal?: string): string | undefined => credentialStatus(parsed, { env, apiKey: slot(principal).value }).apiKey;
+  const make = (apiKey: string | undefined, route: ProviderRoute | undefined): ModelAdapter => {
     const baseUrl = route?.baseUrl ?? inputs.baseUrl;
-    return createModelAdapter({ spec: choice.spec, ...(baseUrl ? { baseUrl } : {}), ...(route ? { headers: route.headers } : {}), ...(apiKey ? { apiKey } : {}), timeouts: inputs.timeouts, env, logger });
+    const common = { spec: choice.spec, ...(baseUrl ? { baseUrl } : {}), ...(route ? { headers: route.headers } : {}), timeouts: inputs.timeouts, logger };
+    // A route a client set never receives the server's credentials (neither the environment's key
+    // nor one typed on the key page): the client authenticates through its own headers.
+    if (route && !route.operator) return createModelAdapter({ ...common, apiKey: CLIENT_ROUTE_KEY, env: {} });
+    return createModelAdapter({ ...common, ...(apiKey ? { apiKey } : {}), env });
   };
-  let adapter = make(key());
-  let routed = routing();
+  const adapters = new Map<string, { adapter: ModelAdapter; routed: string }>();
+  const label = make(key(), providers?.current()).id;
   return {
-    label: `${adapter.id} (${choice.reason})`,
-    create: () => {
-      // After providers/set changed the route, sessions opened from now on use it.
-      if (routing() !== routed) [adapter, routed] = [make(key()), routing()];
-      const route = providers?.current();
-      return followKey(adapter, key, (apiKey) => make(apiKey, route));
+    label: `${label} (${choice.reason})`,
+    create: (principal = DEFAULT_PRINCIPAL) => {
+      const route = providers?.current(principal);
+      const routed = JSON.stringify(route ?? null);
+      // After providers/set changed the principal's route, its sessions opened from now on use it.
+      let entry = adapters.get(principal);
+      if (entry?.routed !== routed) adapters.set(principal, (entry = { adapter: make(key(principal), route), routed }));
+      if (route && !route.operator) return entry.adapter;
+      return followKey(entry.adapter, () => key(principal), (apiKey) => make(apiKey, route));
     },
     authentication: envApiKeyAuthentication(choice.spec, { env: () => env, keySlot: slot }),
     ...(providers ? { providers } : {}),

@@ -166,7 +166,7 @@ async function sessionAgent(
   const ask = context.client.canElicitForms ? [askUserTool(context.client, context.acpSessionId)] : [];
   const tools = new ToolRegistry([...builtinTools(), planTool(), ...ask]).with(mcp.tools);
   const builder = Agent.builder()
-    .model(model.create())
+    .model(model.create(context.principal))
     .tools(tools)
     .permissions(policy)
     .observer(context.integration)

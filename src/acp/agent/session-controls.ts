@@ -9,6 +9,8 @@ import type { AcpModes } from "./modes.js";
 
 /** What the runtime offers every session: modes and/or model choices (each optional). */
 export interface SessionControlCatalog {
+  /** Whose session it is: models are built on that principal's provider route. */
+  principal?: string;
   modes: AcpModes | undefined;
   models: AcpModelCatalog | undefined;
 }
@@ -128,7 +130,7 @@ export class SessionControls {
     const id = this.#values!.model;
     let adapter = this.#adapters.get(id);
     if (!adapter) {
-      adapter = this.#catalog.models!.get(id)!.create();
+      adapter = this.#catalog.models!.get(id)!.create(this.#catalog.principal);
       this.#adapters.set(id, adapter);
     }
     return adapter;

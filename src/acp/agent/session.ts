@@ -7,6 +7,7 @@ import { TEXT_ONLY, TurnGate } from "./input.js";
 import { AgentUpdateMapper } from "./mapping.js";
 import type { OutputAccount } from "./output-budget.js";
 import { UpdateQueue } from "./update-queue.js";
+import { DEFAULT_PRINCIPAL } from "./principal.js";
 
 /** What `AcpIntegration.bindSession` needs to route one loop session to one ACP session. */
 export interface AcpSessionBinding {
@@ -18,6 +19,8 @@ export interface AcpSessionBinding {
   accepts?: AcceptedContent;
   /** The session's cancellation controller (default: a new one). */
   cancellation?: CancellationController;
+  /** Who the session belongs to: remembered approvals are this principal's (default `"default"`). */
+  principal?: string;
 }
 
 /**
@@ -29,6 +32,8 @@ export class AcpSessionHandle {
   readonly agentSessionId: string;
   readonly client: AcpClientHandle;
   readonly accepts: AcceptedContent;
+  /** The principal the session belongs to (its remembered approvals are this principal's). */
+  readonly principal: string;
   /** At most one turn at a time; see `AcpInputPort.beginTurn`. */
   readonly gate = new TurnGate();
   readonly #controller: CancellationController;
@@ -43,6 +48,7 @@ export class AcpSessionHandle {
     this.agentSessionId = binding.agentSessionId;
     this.client = binding.client;
     this.accepts = binding.accepts ?? TEXT_ONLY;
+    this.principal = binding.principal ?? DEFAULT_PRINCIPAL;
     this.#controller = binding.cancellation ?? new CancellationController();
     this.#queue = new UpdateQueue((update) => this.client.sessionUpdate(this.acpSessionId, update), logger, options);
   }

@@ -149,6 +149,8 @@ export class StoredSessions {
 
   async #delete(store: SessionStore, id: string): Promise<void> {
     await this.#host.locked(id, async () => {
+      // Another principal's session (the store is this principal's view) is unknown: nothing closed.
+      if (!(await store.exists(id).catch(storeError))) throw sessionNotFound(id);
       await this.#settings.open.get(id)?.close("session/delete");
       // Never delete a session another instance is running.
       const lease = this.#settings.leases && (await takeSessionLease(this.#settings.leases, id, this.#logger));

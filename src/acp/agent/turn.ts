@@ -79,7 +79,7 @@ export async function decideApproval(
   try {
     // The client must have seen the tool_call before it is asked about it.
     await session.flush();
-    const remembered = await raceCancel(deps.memory.lookup(request), signal);
+    const remembered = await raceCancel(deps.memory.lookup(request, session.principal), signal);
     if (remembered === CANCELLED) return { type: "cancelled" };
     if (remembered) {
       if (remembered.type === "reject_always" && !remembered.reason) return { ...remembered, reason: "the user chose “always reject” for this earlier" };
@@ -94,7 +94,7 @@ export async function decideApproval(
     };
     const decision = await raceCancel(deps.resolver.resolve(context, session.client), signal);
     if (decision === CANCELLED) return { type: "cancelled" };
-    if (isRememberable(decision)) await deps.memory.remember(request, decision);
+    if (isRememberable(decision)) await deps.memory.remember(request, decision, session.principal);
     return decision;
   } catch (error) {
     if (signal.aborted) return { type: "cancelled" };

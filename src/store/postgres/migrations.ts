@@ -43,6 +43,12 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [
   // session/archive: the flag is also in the header, but list filters on a column (a header
   // holding \u0000 cannot be read with ->>, and the flag wants no JSON parse per row).
   (s) => `ALTER TABLE "${s}".agentkit_sessions ADD COLUMN archived boolean NOT NULL DEFAULT false;`,
+  // Ownership: the principal that created a session (also in the header); sessions stored
+  // before owners existed belong to the single-token principal "default". (Remembered approvals
+  // need no column: their keys name the principal, and the old keys are "default"'s.)
+  (s) => `
+    ALTER TABLE "${s}".agentkit_sessions ADD COLUMN owner text NOT NULL DEFAULT 'default';
+    CREATE INDEX agentkit_sessions_owner ON "${s}".agentkit_sessions (owner, updated_at DESC, id);`,
 ];
 
 /** The newest schema version this build knows. */

@@ -10,7 +10,7 @@ import type {
   SessionStore,
   SessionSummary,
 } from "../types.js";
-import { SessionStoreError } from "../types.js";
+import { DEFAULT_OWNER, SessionStoreError } from "../types.js";
 import { applyPatch, assertItem, newHeader, normalizePatch, summaryOf } from "../header.js";
 import { pageOf, pageQuery } from "../pagination.js";
 import { isValidSessionId } from "../session-ids.js";
@@ -82,8 +82,8 @@ export class PostgresSessionStore implements SessionStore {
     const { cwd, updatedAt, ...stored } = header;
     const result = await this.#db
       .query(
-        `INSERT INTO ${this.#sessions} (id, cwd, updated_at, header) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`,
-        [sessionKey(header.sessionId), cwd, updatedAt, json(stored)],
+        `INSERT INTO ${this.#sessions} (id, cwd, updated_at, header, owner) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+        [sessionKey(header.sessionId), cwd, updatedAt, json(stored), header.owner],
         true,
       )
       .catch(translate);
@@ -128,9 +128,10 @@ export class PostgresSessionStore implements SessionStore {
           WHERE ($1::text IS NULL OR cwd = $1)
             AND ($2::timestamptz IS NULL OR updated_at < $2 OR (updated_at = $2 AND id > $3))
             AND ($5::text = 'include' OR archived = ($5::text = 'only'))
+            AND ($6::text IS NULL OR owner = $6)
           ORDER BY updated_at DESC, id ASC
           LIMIT $4`,
-        [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived],
+        [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived, query.owner ?? null],
       )
       .catch(translate);
     const summaries: SessionSummary[] = rows.map((row) => summaryOf(headerOf(row)));
@@ -249,6 +250,7 @@ function headerOf(row: HeaderRow): SessionHeader {
   const out: SessionHeader = {
     version: header.version,
     sessionId: header.sessionId,
+    owner: typeof header.owner === "string" && header.owner !== "" ? header.owner : DEFAULT_OWNER,
     cwd: row.cwd,
     additionalDirectories: header.additionalDirectories,
     createdAt: header.createdAt,
