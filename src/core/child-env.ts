@@ -3,7 +3,11 @@
  * MCP servers): a short allow-list, never the server's secrets (its bearer token, store URL,
  * provider keys) unless the operator names them (`serve --child-env NAME,…`).
  */
-const baseNames = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "COLORTERM", "NO_COLOR", "FORCE_COLOR"];
+const baseNames = [
+  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR", "COLORTERM", "NO_COLOR", "FORCE_COLOR",
+  // The delegation recursion guard (acp/delegation/guard.ts): an agent a command starts must see how deep it is.
+  "AGENTKIT_DELEGATION_DEPTH", "AGENTKIT_DELEGATION_CHAIN",
+];
 
 export function childEnvironment(env: Readonly<Record<string, string | undefined>>, extraNames: readonly string[] = []): Record<string, string> {
   const allowed = new Set([...baseNames, ...extraNames]);

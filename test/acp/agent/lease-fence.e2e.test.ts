@@ -22,7 +22,8 @@ const init = { protocolVersion: 1, clientCapabilities: {} };
 const write = 'echo "$WHO $(date +%s%N)" >> writes.log; sleep 0.05';
 
 function instance(script: string, storeUrl: string, cwd: string, who: string): ListeningServe {
-  const args = ["--model", `scripted:${script}`, "--store", storeUrl, "--lease-ttl", String(TTL_MS), "--approve", "auto-all"];
+  // WHO reaches the shell tool only when named: children get a minimal environment.
+  const args = ["--model", `scripted:${script}`, "--store", storeUrl, "--lease-ttl", String(TTL_MS), "--approve", "auto-all", "--child-env", "WHO"];
   const proc = new ListeningServe(args, { cwd, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN, WHO: who }) });
   cleanups.push(async () => {
     proc.signal("SIGCONT");

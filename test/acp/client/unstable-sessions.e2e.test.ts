@@ -57,7 +57,7 @@ describe("AcpClient / AcpSession unstable session methods", () => {
     const fork = await session.fork();
     expect(fork.sessionId).not.toBe(session.sessionId);
     // The agent reports a restored session's title (session_info_update) just after its answer.
-    expect(await titleOf(fork)).toBe("first question");
+    expect(await titleOf(fork)).toBe("Fork of first question");
     const answer = await fork.prompt("in the fork");
     expect(answer.text).toContain("first question");
     expect(answer.text).toContain("in the fork");

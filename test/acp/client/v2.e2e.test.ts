@@ -167,7 +167,7 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
 
     const fork = await session.fork();
     expect(fork.sessionId).not.toBe(session.sessionId);
-    expect(await titleOf(fork)).toBe("first question");
+    expect(await titleOf(fork)).toBe("Fork of first question");
     const answer = await fork.prompt("in the fork");
     expect(answer.text).toContain("first question");
     expect(answer.text).toContain("in the fork");
