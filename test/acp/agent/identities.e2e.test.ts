@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { realpathSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -12,7 +12,8 @@ import { deferred, tempDir } from "./support.js";
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
 
 // Identities of serve --listen through the real CLI: JWTs (JWKS from a file and from loopback),
-// token-file errors, and SIGHUP rotation while a turn runs.
+// token-file errors, and SIGHUP rotation while a turn runs. More than one principal (JWT subjects,
+// several token-file names) needs --workspace-root: every instance here that can have them gets one.
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -34,6 +35,9 @@ function workspace(): string {
   cleanups.push(() => dir.remove());
   return dir.path;
 }
+
+/** The --workspace-root of an instance in `dir` (a real path: serve compares real paths). */
+const workspaceRoot = (dir: string): string => join(realpathSync(dir), "ws");
 
 function listen(args: string[], cwd: string): ListeningServe {
   const proc = new ListeningServe(args, { cwd, env: cleanEnv() });
@@ -69,7 +73,7 @@ describe("serve --listen: JWT bearer tokens", () => {
         cleanups.push(() => new Promise((resolve) => server.close(resolve)));
         jwks = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
       }
-      const proc = listen(["--model", "demo", "--no-persist", "--token-file", tokenFile(dir), "--jwks", jwks, "--jwt-issuer", ISS, "--jwt-audience", AUD], dir);
+      const proc = listen(["--model", "demo", "--no-persist", "--token-file", tokenFile(dir), "--jwks", jwks, "--jwt-issuer", ISS, "--jwt-audience", AUD, "--workspace-root", workspaceRoot(dir)], dir);
       const url = await proc.url;
       const now = Math.floor(Date.now() / 1000);
       const bad = {
@@ -98,13 +102,14 @@ describe("serve --listen: JWT bearer tokens", () => {
     const dir = workspace();
     const jwks = join(dir, "jwks.json");
     writeFileSync(jwks, JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: "AAAA", y: "AAAA", kid: "broken" }] }));
-    const badJwks = listen(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", ISS, "--jwt-audience", AUD], dir);
+    // With --workspace-root, so that the unusable key is the only reason to stop.
+    const badJwks = listen(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", ISS, "--jwt-audience", AUD, "--workspace-root", workspaceRoot(dir)], dir);
     badJwks.url.catch(() => undefined); // it never listens
     expect((await exitWithin(badJwks)).code).toBe(2);
     expect(badJwks.stderr).toContain('kid "broken"');
 
     const file = tokenFile(dir, `alice ${ALICE}\nbob\n`);
-    const badFile = listen(["--model", "demo", "--no-persist", "--token-file", file], dir);
+    const badFile = listen(["--model", "demo", "--no-persist", "--token-file", file, "--workspace-root", workspaceRoot(dir)], dir);
     badFile.url.catch(() => undefined);
     expect((await exitWithin(badFile)).code).toBe(2);
     expect(badFile.stderr).toContain("line 2");
@@ -126,13 +131,15 @@ describe("serve --listen: token rotation (SIGHUP)", () => {
     });
     cleanups.push(() => mock.close());
     const file = tokenFile(dir, `alice ${ALICE}\n`);
-    const proc = new ListeningServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", mock.baseUrl, "--no-persist", "--token-file", file], { cwd: dir, env: cleanEnv({ ANTHROPIC_API_KEY: "sk-test" }) });
+    // --workspace-root: without it the reload below (which adds bob) would be refused.
+    const ws = workspaceRoot(dir);
+    const proc = new ListeningServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", mock.baseUrl, "--no-persist", "--token-file", file, "--workspace-root", ws], { cwd: dir, env: cleanEnv({ ANTHROPIC_API_KEY: "sk-test" }) });
     cleanups.push(() => proc.kill());
     const url = await proc.url;
     const alice = connectOver("http", url, ALICE);
     cleanups.push(() => alice.connection.close());
     await alice.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-    const { sessionId } = await alice.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    const { sessionId } = await alice.agent.request(acp.methods.agent.session.new, { cwd: join(ws, "alice"), mcpServers: [] });
     const turn = alice.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "long task" }] });
     await asked.promise;
 

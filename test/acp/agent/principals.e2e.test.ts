@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +11,9 @@ import { select, tempDir } from "./support.js";
 
 // Two principals from one token file, through the real CLI over HTTP and WebSocket: every
 // ownership attack of issue 22 fails for the other principal and keeps working for the owner.
+// With two principals serve --listen needs --workspace-root (each works in <root>/<principal>/),
+// so every attack by bob is made from a cwd inside his own workspace: what answers it is the
+// ownership rule (as for an unknown session), never the workspace check.
 
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -57,16 +60,20 @@ export function sessionAttacks(agent: Agent, cwd: string): Record<string, (id: s
   };
 }
 
+/** `<root>/<principal>` for a workspace root (a real path, as serve compares real paths); serve makes it (0700) on first use. */
+const home = (root: string, principal: "alice" | "bob"): string => join(root, principal);
+
 async function initialize(agent: Agent): Promise<void> {
   await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
 }
 
 describe("serve --listen with a token file: two principals", () => {
   const dir = tempDir("agentkit-principals-");
+  const ws = join(realpathSync(dir.path), "ws");
   let proc: ListeningServe;
   let url: string;
   beforeAll(async () => {
-    proc = new ListeningServe(["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--state-dir", join(dir.path, "state"), "--approve", "ask"], { cwd: dir.path, env: cleanEnv() });
+    proc = new ListeningServe(["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--state-dir", join(dir.path, "state"), "--approve", "ask"], { cwd: dir.path, env: cleanEnv() });
     url = await proc.url;
   });
   afterAll(async () => {
@@ -82,7 +89,7 @@ describe("serve --listen with a token file: two principals", () => {
       await initialize(alice.agent);
       await initialize(bob.agent);
       alice.client.answer = () => select("allow_once");
-      const { sessionId } = await alice.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+      const { sessionId } = await alice.agent.request(acp.methods.agent.session.new, { cwd: home(ws, "alice"), mcpServers: [] });
       expect((await alice.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("alice's secret plan") })).stopReason).toBe("end_turn");
 
       const listed = await bob.agent.request(acp.methods.agent.session.list, {});
@@ -90,7 +97,8 @@ describe("serve --listen with a token file: two principals", () => {
       expect(JSON.stringify(listed)).not.toContain("secret plan");
       expect((await alice.agent.request(acp.methods.agent.session.list, {})).sessions.map((s) => s.sessionId)).toContain(sessionId);
 
-      for (const [name, attack] of Object.entries(sessionAttacks(bob.agent, dir.path))) {
+      // bob's cwd is his own workspace: valid for him, so only ownership can refuse him.
+      for (const [name, attack] of Object.entries(sessionAttacks(bob.agent, home(ws, "bob")))) {
         const unknown = await outcome(() => attack(UNKNOWN), UNKNOWN);
         // close and delete of an unknown id answer success (idempotent); the rest -32002.
         if (name !== "close" && name !== "delete") expect(unknown, name).toMatch(/^-32002 /);
@@ -106,14 +114,18 @@ describe("serve --listen with a token file: two principals", () => {
     });
   }
 
-  it("alice's \"always allow\" is hers: bob, in the same directory, is still asked", async () => {
+  // With workspaces two principals can no longer share a directory, and the remembered answer's
+  // key holds the session cwd: here bob's own project already keys apart from alice's. That the
+  // key is also scoped by principal (same cwd, same tool call) is tested in principals.test.ts.
+  it("alice's \"always allow\" is hers: bob, in his own workspace, is still asked", async () => {
     const alice = connectOver("http", url, ALICE);
     const bob = connectOver("ws", url, BOB);
     cleanups.push(() => alice.connection.close(), () => bob.connection.close());
     await initialize(alice.agent);
     await initialize(bob.agent);
-    const cwd = join(dir.path, "shared");
-    mkdirSync(cwd, { recursive: true });
+    const cwd = join(home(ws, "alice"), "project");
+    const bobCwd = join(home(ws, "bob"), "project");
+    for (const d of [cwd, bobCwd]) mkdirSync(d, { recursive: true, mode: 0o700 });
     alice.client.answer = () => select("allow_always");
     const a = await alice.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
     await alice.agent.request(acp.methods.agent.session.prompt, { sessionId: a.sessionId, prompt: text("write it") });
@@ -124,10 +136,11 @@ describe("serve --listen with a token file: two principals", () => {
     expect(alice.client.permissionRequests).toHaveLength(1);
 
     bob.client.answer = () => select("reject_once");
-    const b = await bob.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+    const b = await bob.agent.request(acp.methods.agent.session.new, { cwd: bobCwd, mcpServers: [] });
     await bob.agent.request(acp.methods.agent.session.prompt, { sessionId: b.sessionId, prompt: text("write it too") });
     expect(bob.client.permissionRequests).toHaveLength(1);
     expect(existsSync(join(cwd, "a.txt"))).toBe(true);
+    expect(existsSync(join(bobCwd, "a.txt"))).toBe(false);
   });
 
   it("a request carrying alice's connection id with bob's token is answered as an unknown connection (404), over POST, GET and DELETE", async () => {
@@ -137,7 +150,8 @@ describe("serve --listen with a token file: two principals", () => {
     expect(opened.status).toBe(200);
     const id = opened.headers.get("acp-connection-id")!;
     expect(id).toBeTruthy();
-    const newSession = { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: dir.path, mcpServers: [] } };
+    // A request bob could make on a connection of his own (his workspace): only the connection id is wrong.
+    const newSession = { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: home(ws, "bob"), mcpServers: [] } };
     const unknownId = "00000000-0000-4000-8000-000000000000";
     for (const connectionId of [id, unknownId]) {
       const post = await fetch(url, { method: "POST", headers: { ...headers(BOB), "Acp-Connection-Id": connectionId }, body: JSON.stringify(newSession) });
@@ -157,7 +171,8 @@ describe("serve --listen with a token file: provider routes and logout are per p
       const dir = tempDir("agentkit-principals-");
       const operator = await startMockAnthropic({ whenEmpty: { text: "from the operator's provider" } });
       const evil = await startMockAnthropic({ whenEmpty: { text: "from bob's server" } });
-      const proc = new ListeningServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", operator.baseUrl, "--token-file", tokenFile(dir.path), "--no-persist"], {
+      const ws = join(realpathSync(dir.path), "ws");
+      const proc = new ListeningServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", operator.baseUrl, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--no-persist"], {
         cwd: dir.path,
         env: cleanEnv({ ANTHROPIC_API_KEY: "sk-server-secret" }),
       });
@@ -172,13 +187,13 @@ describe("serve --listen with a token file: provider routes and logout are per p
       await bob.agent.request(acp.methods.agent.providers.set, { providerId: "main", apiType: "anthropic", baseUrl: evil.baseUrl, headers: { "x-bob": "1" } });
       const listed = (await alice.agent.request(acp.methods.agent.providers.list, {})) as { providers: Array<{ current: { baseUrl: string } | null }> };
       expect(listed.providers[0]?.current?.baseUrl).toBe(operator.baseUrl);
-      const a = await alice.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+      const a = await alice.agent.request(acp.methods.agent.session.new, { cwd: home(ws, "alice"), mcpServers: [] });
       expect((await alice.agent.request(acp.methods.agent.session.prompt, { sessionId: a.sessionId, prompt: text("alice asks") })).stopReason).toBe("end_turn");
       expect(operator.requests).toHaveLength(1);
       expect(operator.requests[0]?.headers["x-api-key"]).toBe("sk-server-secret");
       expect(evil.requests).toHaveLength(0);
 
-      const b = await bob.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+      const b = await bob.agent.request(acp.methods.agent.session.new, { cwd: home(ws, "bob"), mcpServers: [] });
       await bob.agent.request(acp.methods.agent.session.prompt, { sessionId: b.sessionId, prompt: text("bob asks") });
       expect(evil.requests).toHaveLength(1);
       expect(JSON.stringify(evil.requests[0])).not.toContain("sk-server-secret");
@@ -198,7 +213,9 @@ describe.skipIf(!pg.url)("two serve --listen instances sharing PostgreSQL: owner
     const dir = tempDir("agentkit-principals-pg-");
     const db = await createTestDatabase(pg.url!, "principals");
     cleanups.push(() => dir.remove(), () => db.drop());
-    const args = ["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--store", db.url, "--approve", "ask"];
+    // One workspace root for both instances (same machine): alice's cwd means the same on A and B.
+    const ws = join(realpathSync(dir.path), "ws");
+    const args = ["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--store", db.url, "--approve", "ask"];
     const [a, b] = [new ListeningServe(args, { cwd: dir.path, env: cleanEnv() }), new ListeningServe(args, { cwd: dir.path, env: cleanEnv() })];
     cleanups.push(() => a.kill(), () => b.kill());
     const alice = connectOver("http", await a.url, ALICE);
@@ -206,11 +223,11 @@ describe.skipIf(!pg.url)("two serve --listen instances sharing PostgreSQL: owner
     cleanups.push(() => alice.connection.close(), () => bob.connection.close());
     await initialize(alice.agent);
     await initialize(bob.agent);
-    const { sessionId } = await alice.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
+    const { sessionId } = await alice.agent.request(acp.methods.agent.session.new, { cwd: home(ws, "alice"), mcpServers: [] });
     await alice.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: text("alice's secret plan") });
 
     expect((await bob.agent.request(acp.methods.agent.session.list, {})).sessions.map((s) => s.sessionId)).not.toContain(sessionId);
-    const attacks = sessionAttacks(bob.agent, dir.path);
+    const attacks = sessionAttacks(bob.agent, home(ws, "bob"));
     for (const name of ["load", "prompt", "status", "delete"] as const) {
       expect(await outcome(() => attacks[name]!(sessionId), sessionId), name).toBe(await outcome(() => attacks[name]!(UNKNOWN), UNKNOWN));
     }
@@ -221,7 +238,7 @@ describe.skipIf(!pg.url)("two serve --listen instances sharing PostgreSQL: owner
     cleanups.push(() => aliceOnB.connection.close());
     await initialize(aliceOnB.agent);
     expect((await aliceOnB.agent.request(acp.methods.agent.session.list, {})).sessions.map((s) => s.sessionId)).toContain(sessionId);
-    await aliceOnB.agent.request(acp.methods.agent.session.load, { sessionId, cwd: dir.path, mcpServers: [] });
+    await aliceOnB.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home(ws, "alice"), mcpServers: [] });
     expect(JSON.stringify(aliceOnB.client.updates(sessionId))).toContain("alice's secret plan");
   });
 });
