@@ -185,10 +185,11 @@ export function bubblewrapArgs(options: { writable: readonly string[]; cwd: stri
   // Secrets in /etc are masked (an empty file / directory in their place).
   for (const file of etcSecretFiles()) args.push("--ro-bind", "/dev/null", file);
   for (const dir of ["/etc/ssl/private"]) if (entryKind(dir) === "dir") args.push("--tmpfs", dir);
-  if (options.extraReadOnly && !isUnder(options.extraReadOnly, ["/usr", "/bin", "/lib"])) args.push("--ro-bind", options.extraReadOnly, options.extraReadOnly);
   if (options.shareNet && entryKind("/run/systemd/resolve") === "dir") args.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   args.push("--dev", "/dev", "--proc", "/proc", "--size", String(options.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
-  // After /tmp's tmpfs, so a directory under /tmp is not hidden by it; writable roots last.
+  // After /tmp's tmpfs, so a directory under /tmp (a Node installed there, as CI's Node 24 is) is
+  // not hidden by it; writable roots last.
+  if (options.extraReadOnly && !isUnder(options.extraReadOnly, ["/usr", "/bin", "/lib"])) args.push("--ro-bind", options.extraReadOnly, options.extraReadOnly);
   for (const dir of options.readOnly ?? []) args.push("--ro-bind", dir, dir);
   for (const dir of options.writable) args.push("--bind", dir, dir);
   args.push("--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);

