@@ -12,6 +12,11 @@ import { SortedSessions } from "./sorted-sessions.js";
 
 /** Page rows are checked for their file in batches of this many (a session deleted by a crashed writer). */
 const VERIFY_BATCH = 64;
+/**
+ * A listed session whose file stays absent this long is forgotten. Shorter would race a create in
+ * another process: its record is written before its file, and the file starts empty.
+ */
+const ABSENT_GRACE_MS = 60_000;
 
 /**
  * The JSONL store's `list`: the summaries in list order in memory, built once by a scan of
@@ -32,6 +37,8 @@ export class LiveSessionIndex {
   /** While a background rescan runs: the records applied meanwhile, replayed onto its result. */
   #sinceRescan: JournalRecord[] | undefined;
   #stale = false;
+  /** Sessions seen without a file (or with an empty one), and since when. */
+  readonly #absentSince = new Map<string, number>();
 
   constructor(scan: SessionListIndex, journal: SessionJournal, fileOf: (sessionId: string) => string | undefined, logger: Logger) {
     this.#scan = scan;
@@ -57,7 +64,7 @@ export class LiveSessionIndex {
         batch.push(next.value);
       }
       const present = await Promise.all(batch.map((s) => this.#hasFile(s.sessionId)));
-      batch.forEach((summary, i) => (present[i] ? rows.push(summary) : sorted.delete(summary.sessionId)));
+      batch.forEach((summary, i) => (present[i] ? rows.push(summary) : this.#absent(sorted, summary.sessionId)));
     }
     return pageOf(rows, query.limit);
   }
@@ -119,6 +126,7 @@ export class LiveSessionIndex {
     const unknown = new Set<string>();
     for (const record of read.records) {
       applyRecord(this.#sorted!, record, unknown);
+      if ("d" in record) this.#absentSince.delete(record.d);
       this.#sinceRescan?.push(record);
     }
     for (const sessionId of unknown) await this.#adopt(sessionId);
@@ -164,11 +172,23 @@ export class LiveSessionIndex {
     if (summary !== undefined) this.#sorted!.put(summary);
   }
 
+  /** Not listed now; forgotten once absent past the grace (a crashed create, a lost delete record). */
+  #absent(sorted: SortedSessions, sessionId: string): void {
+    const since = this.#absentSince.get(sessionId);
+    if (since === undefined) this.#absentSince.set(sessionId, Date.now());
+    else if (Date.now() - since > ABSENT_GRACE_MS) {
+      sorted.delete(sessionId);
+      this.#absentSince.delete(sessionId);
+    }
+  }
+
   async #hasFile(sessionId: string): Promise<boolean> {
     const path = this.#fileOf(sessionId);
     if (path === undefined) return false;
     try {
-      return (await stat(path)).size > 0;
+      const present = (await stat(path)).size > 0;
+      if (present && this.#absentSince.size > 0) this.#absentSince.delete(sessionId);
+      return present;
     } catch (error) {
       if (isErrnoCode(error, "ENOENT")) return false;
       throw error;

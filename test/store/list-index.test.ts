@@ -64,6 +64,19 @@ describe("the JSONL store's list index (journal + snapshot)", () => {
     expect(await allIds(open())).toEqual(["c", "a"]);
   });
 
+  it("a create seen in the journal before its file exists (another process between the two writes) is listed once the file is there", async () => {
+    const store = open();
+    await store.create({ sessionId: "a", cwd: "/w" });
+    expect(await allIds(store)).toEqual(["a"]);
+    const header = { type: "header", version: 1, sessionId: "late", owner: "default", cwd: "/w", additionalDirectories: [], createdAt: "2030-01-01T00:00:00.000Z", updatedAt: "2030-01-01T00:00:00.000Z", metadata: {} };
+    const { type: _type, version: _version, metadata: _metadata, ...summary } = header;
+    await appendFile(join(stateDir, "sessions", "journal.log"), `\n${JSON.stringify({ c: summary })}\n`);
+    await writeFile(store.pathFor("late")!, ""); // opened, header not yet written
+    expect(await allIds(store)).toEqual(["a"]);
+    await writeFile(store.pathFor("late")!, `${JSON.stringify(header)}\n`);
+    expect(await allIds(store)).toEqual(["late", "a"]);
+  });
+
   it("adopts a session it never heard created once it is touched, and survives torn and foreign journal lines", async () => {
     const store = open();
     await store.create({ sessionId: "known", cwd: "/w" });
