@@ -9,7 +9,8 @@ import { killGroup, pidAlive } from "../support/processes.js";
 
 // pid_max is 32768 on this VM and a busy machine goes through that many pids in a minute: a
 // group id we tracked can come to lead someone else's group. Provoked here by asking the kernel
-// for the pid (ns_last_pid, root only; the write and the fork race other processes, so a few tries).
+// for the pid (ns_last_pid, root only; the write and the fork race every other fork on the machine —
+// the suite's other workers spawn all the time — so it is tried until a deadline, not a count).
 
 const canChoosePid = ((): boolean => {
   try {
@@ -20,12 +21,16 @@ const canChoosePid = ((): boolean => {
   }
 })();
 
+const STRANGER_DEADLINE_MS = 20_000;
+const TRIES_PER_PID = 20;
+
 /**
  * A detached `sleep` that got exactly `pid`, started in a later clock tick than `startedAt` (as
- * any real reuse is: the pids wrap around first); undefined when other forks kept winning it.
+ * any real reuse is: the pids wrap around first); undefined when other forks kept winning it —
+ * or one of them kept it, so that no try can have it: the caller frees another pid.
  */
 async function strangerWithPid(pid: number, startedAt: string | undefined): Promise<ChildProcess | undefined> {
-  for (let attempt = 0; attempt < 100; attempt++) {
+  for (let attempt = 0; attempt < TRIES_PER_PID; attempt++) {
     writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
     const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
     await once(child, "spawn");
@@ -47,15 +52,28 @@ async function endedTrackedGroup(): Promise<{ pid: number; startedAt: string | u
   return { pid, startedAt };
 }
 
+/** Frees pids (`freePid`) until a stranger gets one, within the deadline. */
+async function reusedPid(freePid: () => Promise<{ pid: number; startedAt: string | undefined }>): Promise<{ pid: number; stranger: ChildProcess | undefined }> {
+  let freed = await freePid();
+  for (const deadline = Date.now() + STRANGER_DEADLINE_MS; ; freed = await freePid()) {
+    const stranger = await strangerWithPid(freed.pid, freed.startedAt);
+    if (stranger || Date.now() > deadline) return { pid: freed.pid, stranger };
+  }
+}
+
 describe.skipIf(!canChoosePid)("process groups: an id reused by another process's group", () => {
   it("is neither signalled nor reported alive, and the stranger lives on", async () => {
-    const { pid, startedAt } = await endedTrackedGroup();
-    const stranger = await strangerWithPid(pid, startedAt);
+    const freed: number[] = [];
+    const { pid, stranger } = await reusedPid(async () => {
+      const ended = await endedTrackedGroup();
+      freed.push(ended.pid);
+      return ended;
+    });
     afterEachTest(() => {
       stranger?.kill("SIGKILL");
-      untrackProcessGroup(pid);
+      for (const id of freed) untrackProcessGroup(id);
     });
-    expect(stranger, "no process got the freed pid in 100 tries").toBeDefined();
+    expect(stranger, `no process got the freed pid within ${STRANGER_DEADLINE_MS} ms`).toBeDefined();
     expect(processGroupAlive(pid)).toBe(false);
     expect(signalProcessGroup(pid, "SIGKILL")).toBe(false);
     expect(pidAlive(pid)).toBe(true);
@@ -63,16 +81,21 @@ describe.skipIf(!canChoosePid)("process groups: an id reused by another process'
 
   it("is left alone by the orphan watchdog of a process that dies", async () => {
     // A node process with the watchdog on tracks a group, which ends; its id goes to a stranger;
-    // then the process is SIGKILLed and its watchdog ends what it still lists.
+    // then the process is SIGKILLed and its watchdog ends what it still lists. Each stdin line asks
+    // for one more group (when another process kept the pid freed before).
     const script = `
       const { enableOrphanWatchdog, orphanWatchdogPid } = await import(${JSON.stringify(new URL("../../dist/core/orphan-watchdog.js", import.meta.url).href)});
       const { spawnProcessGroup } = await import(${JSON.stringify(new URL("../../dist/core/process-group.js", import.meta.url).href)});
       enableOrphanWatchdog({ graceMs: 200 });
-      const child = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
-      child.once("exit", () => process.stdout.write("ended\\n"));
-      process.stdout.write(child.pid + " " + orphanWatchdogPid() + "\\n");
+      const group = () => {
+        const child = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
+        child.once("exit", () => process.stdout.write("ended\\n"));
+        process.stdout.write(child.pid + " " + orphanWatchdogPid() + "\\n");
+      };
+      group();
+      process.stdin.on("data", group);
       setInterval(() => undefined, 1000);`;
-    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "inherit"] });
     const started: { stranger?: ChildProcess | undefined } = {};
     afterEachTest(() => {
       owner.kill("SIGKILL");
@@ -83,17 +106,27 @@ describe.skipIf(!canChoosePid)("process groups: an id reused by another process'
       new Promise((resolve) => {
         const check = (): void => {
           const match = pattern.exec(out);
-          if (match) resolve(match[0]);
+          if (match) {
+            out = out.slice(match.index + match[0].length); // consumed: the next group's lines come after
+            resolve(match[0]);
+          }
           else owner.stdout!.once("data", (chunk: Buffer) => ((out += chunk.toString()), check()));
         };
         check();
       });
-    const [pid, watchdog] = (await line(/^\d+ \d+\n/)).trim().split(" ").map(Number) as [number, number];
-    const startedAt = processStartTime(pid);
-    killGroup(pid);
-    await line(/ended\n/);
-    const stranger = (started.stranger = await strangerWithPid(pid, startedAt));
-    expect(stranger, "no process got the freed pid in 100 tries").toBeDefined();
+    let watchdog = 0;
+    let asked = 0;
+    const { pid, stranger } = await reusedPid(async () => {
+      if (asked++ > 0) owner.stdin!.write("again\n");
+      const [groupPid, watchdogPid] = (await line(/\d+ \d+\n/)).trim().split(" ").map(Number) as [number, number];
+      watchdog = watchdogPid;
+      const startedAt = processStartTime(groupPid);
+      killGroup(groupPid);
+      await line(/ended\n/);
+      return { pid: groupPid, startedAt };
+    });
+    started.stranger = stranger;
+    expect(stranger, `no process got the freed pid within ${STRANGER_DEADLINE_MS} ms`).toBeDefined();
     owner.kill("SIGKILL");
     await once(owner, "exit");
     // The watchdog has done all it would do once it exits (it SIGTERMs at once, SIGKILLs after the grace).
