@@ -19,7 +19,7 @@
  * before/after figures taken under the same machine load.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -28,6 +28,7 @@ import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { anthropicChunks, openAIChunks } from "../src/testing/mock-provider-formats.js";
+import { cpuMs, currentRssKb, median, peakRssMb, spread } from "./support.js";
 
 // Loopback only: a machine-wide extra CA bundle (this sandbox sets one) costs every Node start
 // ~50 ms of CPU, the same for each side, and hides start-up differences; measured without it.
@@ -81,24 +82,6 @@ interface Sample {
   cpuWarm: number;
 }
 
-/** CPU time of every thread of a process so far, in ms (schedstat: ns resolution, unlike getrusage's ticks). */
-function cpuMs(pid: number): number {
-  let ns = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return ns / 1e6;
-}
-
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
 async function measure(label: string, command: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Sample> {
   const started = performance.now();
   const child = spawn(process.execPath, command, { cwd: root, env, stdio: ["pipe", "pipe", "inherit"] });
@@ -150,11 +133,6 @@ async function measure(label: string, command: string[], env: NodeJS.ProcessEnv,
   }
 }
 
-function currentRssKb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) : NaN;
-}
-
 /** RSS growth per idle session: `sessions` session/new calls in one serve process (after one warm-up session). */
 async function idleSessions(command: string[], env: NodeJS.ProcessEnv, cwd: string, sessions: number): Promise<number> {
   const child = spawn(process.execPath, command, { cwd: root, env, stdio: ["pipe", "pipe", "inherit"] });
@@ -174,16 +152,6 @@ async function idleSessions(command: string[], env: NodeJS.ProcessEnv, cwd: stri
     child.stdin.end();
     await exited;
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-/** The median, and the lowest and highest value. */
-function spread(values: number[]): { median: number; low: number; high: number } {
-  return { median: median(values), low: Math.min(...values), high: Math.max(...values) };
 }
 
 const work = mkdtempSync(join(tmpdir(), "agentkit-agents-"));
