@@ -1,5 +1,8 @@
-/** What the benchmarks read off a process and how they summarise runs (Linux: /proc). */
+/** What the benchmarks read off a process, how they summarise runs (Linux: /proc), and the mock model they share. */
 import { readFileSync, readdirSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { anthropicChunks, openAIChunks } from "../src/testing/mock-provider-formats.js";
 
 /** CPU time of every thread of a process so far, in ms (schedstat: ns resolution, unlike getrusage's ticks). */
 export function cpuMs(pid: number): number {
@@ -43,4 +46,45 @@ export function percentile(values: number[], p: number): number {
 /** The median, and the lowest and highest value. */
 export function spread(values: number[]): { median: number; low: number; high: number } {
   return { median: median(values), low: Math.min(...values), high: Math.max(...values) };
+}
+
+/**
+ * The loopback mock model every side of a benchmark reads: `count` six-character text deltas as a
+ * pre-built SSE body in the request's wire format (`/messages`: Anthropic Messages; otherwise
+ * OpenAI chat completions), written in 64 KiB slices with backpressure.
+ */
+export async function startMockModel(count: number): Promise<MockModel> {
+  const deltaText = "word, ";
+  const text = deltaText.repeat(count);
+  const bodies = {
+    openai: Buffer.from(openAIChunks({ text, chunkSize: deltaText.length }, "mock", true).join("")),
+    anthropic: Buffer.from(anthropicChunks({ text, chunkSize: deltaText.length }, "mock").join("")),
+  };
+  const model: MockModel = { baseUrl: "", text, deltaText, onRequest: () => undefined, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  async function answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    model.onRequest(performance.now());
+    for await (const _ of request); // drain the request body
+    const body = request.url?.endsWith("/messages") ? bodies.anthropic : bodies.openai;
+    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    for (let offset = 0; offset < body.length; offset += 65_536) {
+      if (!response.write(body.subarray(offset, offset + 65_536))) await new Promise((resolve) => response.once("drain", resolve));
+    }
+    response.end();
+  }
+  const server = createServer((request, response) => void answer(request, response).catch(() => response.destroy()));
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  model.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return model;
+}
+
+export interface MockModel {
+  /** `http://127.0.0.1:PORT/v1` */
+  baseUrl: string;
+  /** The whole reply's text. */
+  text: string;
+  deltaText: string;
+  /** Called (with performance.now()) when a request arrives. */
+  onRequest: (at: number) => void;
+  close(): Promise<void>;
 }
