@@ -12,6 +12,7 @@ import type {
 } from "../types.js";
 import { DEFAULT_OWNER, SessionStoreError } from "../types.js";
 import { applyPatch, assertItem, newHeader, normalizePatch, summaryOf } from "../header.js";
+import type { PageQuery } from "../pagination.js";
 import { pageOf, pageQuery } from "../pagination.js";
 import { isValidSessionId } from "../session-ids.js";
 import type { PostgresDatabase } from "./database.js";
@@ -120,20 +121,8 @@ export class PostgresSessionStore implements SessionStore {
 
   async list(options: ListSessionsOptions = {}): Promise<ListSessionsResult> {
     const query = pageQuery(options);
-    const after = query.after;
-    if (after !== undefined && Number.isNaN(Date.parse(after.updatedAt))) throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
-    const { rows } = await this.#db
-      .query<HeaderRow>(
-        `SELECT header, cwd, updated_at FROM ${this.#sessions}
-          WHERE ($1::text IS NULL OR cwd = $1)
-            AND ($2::timestamptz IS NULL OR updated_at < $2 OR (updated_at = $2 AND id > $3))
-            AND ($5::text = 'include' OR archived = ($5::text = 'only'))
-            AND ($6::text IS NULL OR owner = $6)
-          ORDER BY updated_at DESC, id ASC
-          LIMIT $4`,
-        [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived, query.owner ?? null],
-      )
-      .catch(translate);
+    const { text, values } = listStatement(this.#sessions, query);
+    const { rows } = await this.#db.query<HeaderRow>(text, values).catch(translate);
     const summaries: SessionSummary[] = rows.map((row) => summaryOf(headerOf(row)));
     return pageOf(summaries, query.limit);
   }
@@ -238,6 +227,28 @@ export class PostgresSessionStore implements SessionStore {
       })
       .catch(translate);
   }
+}
+
+/**
+ * One page of `list` as SQL (exported so the benchmark can EXPLAIN exactly what runs). The
+ * keyset condition repeats `updated_at <= cursor` on its own: the OR alone is not an index
+ * condition, so a deep page would scan every row before the cursor and filter them out; with it
+ * the index scan starts at the cursor. Parameters are planned with their values (unnamed
+ * statements), so an absent filter (`$n IS NULL`) folds away and the owner / cwd index applies.
+ */
+export function listStatement(table: string, query: PageQuery): { text: string; values: unknown[] } {
+  const after = query.after;
+  if (after !== undefined && Number.isNaN(Date.parse(after.updatedAt))) throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
+  return {
+    text: `SELECT header, cwd, updated_at FROM ${table}
+          WHERE ($1::text IS NULL OR cwd = $1)
+            AND ($2::timestamptz IS NULL OR (updated_at <= $2 AND (updated_at < $2 OR id > $3)))
+            AND ($5::text = 'include' OR archived = ($5::text = 'only'))
+            AND ($6::text IS NULL OR owner = $6)
+          ORDER BY updated_at DESC, id ASC
+          LIMIT $4`,
+    values: [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived, query.owner ?? null],
+  };
 }
 
 /** The lease was lost (another instance may run the session now): nothing was written. */
