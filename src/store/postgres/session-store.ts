@@ -7,8 +7,10 @@ import type {
   LoadedSession,
   SessionHeader,
   SessionHeaderPatch,
+  SessionReader,
   SessionStore,
   SessionSummary,
+  StoredItem,
 } from "../types.js";
 import { DEFAULT_OWNER, SessionStoreError } from "../types.js";
 import { applyPatch, assertItem, newHeader, normalizePatch, summaryOf } from "../header.js";
@@ -28,6 +30,9 @@ export interface PostgresSessionStoreOptions {
    */
   fence?: (sessionId: SessionId) => string | undefined;
 }
+
+/** Items per query of a streaming read. */
+const READ_BATCH = 500;
 
 /** The key a session is stored under: UTF-16BE bytes, so `bytea` order is JavaScript string order. */
 export function sessionKey(sessionId: SessionId): Buffer {
@@ -117,6 +122,42 @@ export class PostgresSessionStore implements SessionStore {
     const row = rows[0];
     if (!row) return undefined;
     return { header: headerOf(row), items: row.items, warnings: [] };
+  }
+
+  /**
+   * Item by item, in batches of `READ_BATCH` (keyset on seq): the items committed when the
+   * header was read, so a long session never arrives as one JSON array.
+   */
+  async read(sessionId: SessionId): Promise<SessionReader | undefined> {
+    if (!isValidSessionId(sessionId)) return undefined;
+    const key = sessionKey(sessionId);
+    const { rows } = await this.#db
+      .query<HeaderRow & { item_count: number }>(`SELECT header, cwd, updated_at, item_count FROM ${this.#sessions} WHERE id = $1`, [key])
+      .catch(translate);
+    const row = rows[0];
+    if (!row) return undefined;
+    const header = headerOf(row);
+    const db = this.#db;
+    const items = this.#items;
+    return {
+      created: structuredClone(header),
+      async *items(): AsyncIterable<StoredItem> {
+        for (let after = 0; after < row.item_count; ) {
+          const batch = await db
+            .query<{ seq: number; at: Date; item: Item }>(`SELECT seq, at, item FROM ${items} WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT ${READ_BATCH}`, [
+              key,
+              after,
+              row.item_count,
+            ])
+            .catch(translate);
+          if (batch.rows.length === 0) break;
+          for (const r of batch.rows) yield { item: r.item, at: r.at.toISOString() };
+          after = batch.rows.at(-1)!.seq;
+        }
+      },
+      result: () => ({ header, warnings: [] }),
+      close: async () => {},
+    };
   }
 
   async list(options: ListSessionsOptions = {}): Promise<ListSessionsResult> {
