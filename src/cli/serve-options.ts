@@ -5,13 +5,13 @@ import { sandboxModes } from "../core/index.js";
 import type { ModelTimeouts } from "../model/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
-import { parsePostgresUrl } from "../store/postgres/url.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
 import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
 import { UsageError, parseArgsUsageError } from "./usage.js";
+import { nonEmpty, storeUrlFrom } from "./store-url.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
 const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
@@ -455,29 +455,7 @@ function wholeNumber(text: string | undefined, flag: string, min: 0 | 1, unit?: 
   return value;
 }
 
-/** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */
-function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const flag = values.store as string | undefined;
-  if (flag !== undefined) {
-    if (values["no-persist"] === true) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");
-    if (values["state-dir"] !== undefined) throw new UsageError("--store and --state-dir exclude each other: sessions go to PostgreSQL or to files, not both");
-  }
-  const url = nonEmpty(flag) ?? (values["no-persist"] === true || values["state-dir"] !== undefined ? undefined : nonEmpty(env.AGENTKIT_STORE_URL));
-  if (flag !== undefined && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
-  if (url === undefined) return undefined;
-  try {
-    parsePostgresUrl(url);
-  } catch (error) {
-    throw new UsageError(`${flag !== undefined ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
-  }
-  return url;
-}
-
 /** `--models a,b --models c` → ["a", "b", "c"] (trimmed, empty entries dropped). */
 function splitModelSpecs(values: readonly string[]): string[] {
   return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value.trim();
 }

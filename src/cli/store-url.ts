@@ -1,0 +1,24 @@
+import { parsePostgresUrl } from "../store/postgres/url.js";
+import { UsageError } from "./usage.js";
+
+/** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */
+export function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const flag = values.store as string | undefined;
+  if (flag !== undefined) {
+    if (values["no-persist"] === true) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");
+    if (values["state-dir"] !== undefined) throw new UsageError("--store and --state-dir exclude each other: sessions go to PostgreSQL or to files, not both");
+  }
+  const url = nonEmpty(flag) ?? (values["no-persist"] === true || values["state-dir"] !== undefined ? undefined : nonEmpty(env.AGENTKIT_STORE_URL));
+  if (flag !== undefined && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
+  if (url === undefined) return undefined;
+  try {
+    parsePostgresUrl(url);
+  } catch (error) {
+    throw new UsageError(`${flag !== undefined ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
+  }
+  return url;
+}
+
+export function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
