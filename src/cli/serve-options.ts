@@ -11,7 +11,7 @@ import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../ac
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
 import { UsageError, parseArgsUsageError } from "./usage.js";
-import { nonEmpty, storeUrlFrom } from "./store-url.js";
+import { nonEmpty, storeUrlFrom } from "./store-option.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
 const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];

@@ -3,10 +3,10 @@ import { parseArgs } from "node:util";
 import type { Logger } from "../core/index.js";
 import { createStderrLogger, errorMessage } from "../core/index.js";
 import type { SessionLeases, SessionStore, SessionSummary } from "../store/index.js";
-import { JsonlSessionStore, defaultStateDir, openSessionReader, pruneSessions } from "../store/index.js";
+import { JsonlSessionStore, defaultStateDir, openSessionReader, openStore, pruneSessions } from "../store/index.js";
 import { processIo, type CliIo } from "./io.js";
 import { exportSession, type ExportFormat } from "./sessions-export.js";
-import { storeUrlFrom } from "./store-url.js";
+import { storeUrlFrom } from "./store-option.js";
 import { stripControls } from "./terminal-safe.js";
 import { UsageError, parseArgsUsageError } from "./usage.js";
 
@@ -35,7 +35,8 @@ state directory (default) or PostgreSQL (--store / AGENTKIT_STORE_URL).
 Options (every subcommand):
   --state-dir DIR       the state directory (default: AGENTKIT_STATE_DIR, XDG_STATE_HOME/agentkit-acp,
                         ~/.local/state/agentkit-acp)
-  --store URL           PostgreSQL (postgres://USER:PASSWORD@HOST:5432/DATABASE); else AGENTKIT_STORE_URL
+  --store URL           a shared store, e.g. postgres://USER:PASSWORD@HOST:5432/DATABASE (else
+                        AGENTKIT_STORE_URL)
   --principal NAME      only this principal's sessions
   -h, --help            show this help
 
@@ -135,16 +136,15 @@ export function parseAge(text: string, flag: string): number {
   return value;
 }
 
-interface OpenedStore {
+interface SessionsStore {
   store: SessionStore;
   leases: SessionLeases | undefined;
   close(): Promise<void>;
 }
 
-async function openStore(args: SessionsArgs, env: NodeJS.ProcessEnv, logger: Logger): Promise<OpenedStore> {
+async function openSessionsStore(args: SessionsArgs, env: NodeJS.ProcessEnv, logger: Logger): Promise<SessionsStore> {
   if (args.storeUrl !== undefined) {
-    const { openPostgresStore } = await import("../store/postgres/index.js");
-    const opened = await openPostgresStore({ url: args.storeUrl, logger });
+    const opened = await openStore({ url: args.storeUrl, logger });
     return { store: opened.sessions, leases: opened.leases, close: () => opened.close() };
   }
   const stateDir = args.stateDir ?? defaultStateDir(env);
@@ -166,9 +166,9 @@ export async function runSessions(argv: string[], io: CliIo = processIo()): Prom
   }
   const toStderr = (line: string): void => void io.stderr.write(line);
   const logger = createStderrLogger("warn", "agentkit-acp sessions", toStderr);
-  let opened: OpenedStore | undefined;
+  let opened: SessionsStore | undefined;
   try {
-    opened = await openStore(args, io.env, logger);
+    opened = await openSessionsStore(args, io.env, logger);
     return await runAction(args, opened, io, createStderrLogger("info", "agentkit-acp sessions", toStderr));
   } catch (error) {
     io.stderr.write(`agentkit-acp sessions: ${stripControls(errorMessage(error))}\n`);
@@ -178,7 +178,7 @@ export async function runSessions(argv: string[], io: CliIo = processIo()): Prom
   }
 }
 
-async function runAction(args: SessionsArgs, { store, leases }: OpenedStore, io: CliIo, logger: Logger): Promise<number> {
+async function runAction(args: SessionsArgs, { store, leases }: SessionsStore, io: CliIo, logger: Logger): Promise<number> {
   const out = (text: string): boolean => io.stdout.write(text);
   switch (args.action) {
     case "list": {

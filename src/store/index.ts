@@ -14,3 +14,5 @@ export { InProcessSessionLeases, LeaseState, newLeaseHolderName } from "./leases
 export type { LeaseAttempt, LeaseHolder, SessionLease, SessionLeases } from "./leases.js";
 export { pruneSessions, DEFAULT_PRUNE_BATCH } from "./retention.js";
 export type { PruneOptions, PruneReport } from "./retention.js";
+export { storeBackends, storeBackendFor, checkStoreUrl, openStore, redactStoreUrl } from "./backends.js";
+export type { StoreBackend, OpenedStore, OpenStoreOptions } from "./backends.js";

@@ -1,4 +1,4 @@
-import { parsePostgresUrl } from "../store/postgres/url.js";
+import { checkStoreUrl } from "../store/backends.js";
 import { UsageError } from "./usage.js";
 
 /** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */
@@ -12,7 +12,7 @@ export function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Reco
   if (flag !== undefined && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
   if (url === undefined) return undefined;
   try {
-    parsePostgresUrl(url);
+    checkStoreUrl(url);
   } catch (error) {
     throw new UsageError(`${flag !== undefined ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
   }
