@@ -11,7 +11,7 @@ import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../ac
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
 import { UsageError, parseArgsUsageError } from "./usage.js";
-import { nonEmpty, storeUrlFrom } from "./store-option.js";
+import { nonEmpty, parseAge, storeUrlFrom } from "./store-option.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
 const logLevels: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
@@ -42,6 +42,10 @@ export interface ServeOptions {
   storeUrl: string | undefined;
   /** --lease-ttl: the PostgreSQL session lease's time to live (default: the store's, 10 s). */
   leaseTtlMs: number | undefined;
+  /** --retain AGE: sessions not updated for this long are deleted (ms; a bare number is days). */
+  retainMs: number | undefined;
+  /** AGENTKIT_RETAIN_INTERVAL_MS: time between retention runs (default one hour). */
+  retainIntervalMs: number | undefined;
   /** false with --no-approval-memory. */
   approvalMemory: boolean;
   clearApprovalMemory: boolean;
@@ -134,6 +138,11 @@ Options:
   --lease-ttl MS           with --store: how long an instance's hold on an open session lasts
                            unless renewed (renewed every third of it; default 10000). A session
                            of an instance that died is free again within this time
+  --retain AGE             delete sessions not updated for AGE (30d, 12h, 90m; a bare number is
+                           days): a sweep at start-up, then hourly (AGENTKIT_RETAIN_INTERVAL_MS),
+                           at most 1000 sessions a run. Sessions open on any instance are kept;
+                           archived ones age like the others. Each deletion is logged
+                           (docs/sessions.md; \`agentkit-acp sessions prune\` does it by hand)
   --no-approval-memory     do not offer "always allow / always reject"; remember nothing
   --clear-approval-memory  forget every remembered approval at start-up, then serve
   --max-sessions N         open sessions allowed at once (default 32)
@@ -265,6 +274,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "no-persist": { type: "boolean" },
         store: { type: "string" },
         "lease-ttl": { type: "string" },
+        retain: { type: "string" },
         "no-approval-memory": { type: "boolean" },
         "clear-approval-memory": { type: "boolean" },
         "model-timeout": { type: "string" },
@@ -379,6 +389,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     persist: values["no-persist"] !== true,
     storeUrl,
     leaseTtlMs,
+    retainMs: values.retain === undefined ? undefined : parseAge(values.retain as string, "--retain"),
+    retainIntervalMs: retainInterval(env.AGENTKIT_RETAIN_INTERVAL_MS),
     approvalMemory: values["no-approval-memory"] !== true,
     clearApprovalMemory: values["clear-approval-memory"] === true,
     maxMessageBytes,
@@ -442,6 +454,13 @@ export function parseListen(text: string): ListenAddress {
   const port = Number(match[3]);
   if (!Number.isInteger(port) || port > 65_535) throw bad("the port must be 0–65535");
   return { host: match[1] ?? match[2] ?? "127.0.0.1", port };
+}
+
+/** AGENTKIT_RETAIN_INTERVAL_MS: milliseconds between retention runs. */
+function retainInterval(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw new UsageError(`AGENTKIT_RETAIN_INTERVAL_MS must be a positive number of milliseconds (got "${text}")`);
+  return Number(text);
 }
 
 /** A whole-number flag's value (undefined when absent); `unit` words the message, else "integer". */

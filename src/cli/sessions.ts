@@ -6,7 +6,7 @@ import type { SessionLeases, SessionStore, SessionSummary } from "../store/index
 import { JsonlSessionStore, defaultStateDir, openSessionReader, openStore, pruneSessions } from "../store/index.js";
 import { processIo, type CliIo } from "./io.js";
 import { exportSession, type ExportFormat } from "./sessions-export.js";
-import { storeUrlFrom } from "./store-option.js";
+import { parseAge, storeUrlFrom } from "./store-option.js";
 import { stripControls } from "./terminal-safe.js";
 import { UsageError, parseArgsUsageError } from "./usage.js";
 
@@ -128,13 +128,6 @@ export function parseSessionsArgs(argv: string[], env: Readonly<Record<string, s
   };
 }
 
-/** `30d`, `12h`, `90m` or a bare number of days → milliseconds (positive). */
-export function parseAge(text: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)([dhm]?)$/.exec(text.trim());
-  const value = match ? Number(match[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000, "": 86_400_000 }[match[2] as "d" | "h" | "m" | ""] : NaN;
-  if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`${flag} takes an age such as 30d, 12h or 90m (a bare number is days), more than zero (got "${text}")`);
-  return value;
-}
 
 interface SessionsStore {
   store: SessionStore;

@@ -22,3 +22,11 @@ export function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Reco
 export function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value.trim();
 }
+
+/** `30d`, `12h`, `90m` or a bare number of days → milliseconds (positive). */
+export function parseAge(text: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)([dhm]?)$/.exec(text.trim());
+  const value = match ? Number(match[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000, "": 86_400_000 }[match[2] as "d" | "h" | "m" | ""] : NaN;
+  if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`${flag} takes an age such as 30d, 12h or 90m (a bare number is days), more than zero (got "${text}")`);
+  return value;
+}

@@ -12,7 +12,7 @@ export { FileApprovalMemoryStore, InMemoryApprovalMemoryStore, normalizeWorkspac
 export type { ApprovalMemoryEntry, ApprovalMemoryRecord, ApprovalMemoryStore, FileApprovalMemoryStoreOptions } from "./approval-store.js";
 export { InProcessSessionLeases, LeaseState, newLeaseHolderName } from "./leases.js";
 export type { LeaseAttempt, LeaseHolder, SessionLease, SessionLeases } from "./leases.js";
-export { pruneSessions, DEFAULT_PRUNE_BATCH } from "./retention.js";
-export type { PruneOptions, PruneReport } from "./retention.js";
+export { pruneSessions, startRetention, DEFAULT_PRUNE_BATCH } from "./retention.js";
+export type { PruneOptions, PruneReport, RetentionOptions, RetentionSweeper } from "./retention.js";
 export { storeBackends, storeBackendFor, checkStoreUrl, openStore, redactStoreUrl } from "./backends.js";
 export type { StoreBackend, OpenedStore, OpenStoreOptions } from "./backends.js";

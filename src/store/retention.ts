@@ -101,3 +101,63 @@ async function pruneOne(store: SessionStore, session: SessionSummary, options: P
     if (attempt?.acquired) await attempt.lease.release();
   }
 }
+
+export interface RetentionOptions {
+  /** Sessions not updated for this long go. */
+  maxAgeMs: number;
+  /** Time between runs (default one hour); a run that stopped at its bound is followed within a second. */
+  intervalMs?: number;
+  keepArchived?: boolean;
+  leases?: SessionLeases;
+  limit?: number;
+  logger: Logger;
+  clock?: () => Date;
+}
+
+/** A running retention policy: `stop` ends it (waiting for a run in progress). */
+export interface RetentionSweeper {
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `pruneSessions` now and then periodically (never two runs at once; the timer does not
+ * keep the process alive). A failed run is logged and retried at the next interval.
+ */
+export function startRetention(store: SessionStore, options: RetentionOptions): RetentionSweeper {
+  const interval = options.intervalMs ?? 3_600_000;
+  const clock = options.clock ?? (() => new Date());
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const schedule = (ms: number): void => {
+    if (stopped) return;
+    timer = setTimeout(() => (running = sweep().finally(() => (running = undefined))), ms);
+    timer.unref();
+  };
+  const sweep = async (): Promise<void> => {
+    const before = new Date(clock().getTime() - options.maxAgeMs).toISOString();
+    let more = false;
+    try {
+      const report = await pruneSessions(store, {
+        before,
+        ...(options.keepArchived ? { keepArchived: true } : {}),
+        ...(options.leases ? { leases: options.leases } : {}),
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        logger: options.logger,
+      });
+      more = report.more;
+      options.logger.info("retention: run done", { before, deleted: report.deleted.length, keptOpen: report.leased.length, failed: report.failed.length, more });
+    } catch (error) {
+      options.logger.warn("retention: run failed; retrying at the next interval", { error: errorMessage(error) });
+    }
+    schedule(more ? Math.min(interval, 1000) : interval);
+  };
+  schedule(0);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
