@@ -87,8 +87,12 @@ export function withDefault<T>(option: CliOption<T | undefined>, value: T): CliO
   return { ...option, default: value, read: (given, env) => option.read(given, env) ?? value };
 }
 
-/** A repeatable option whose values may also be comma-separated: `--models a,b --models c` → [a, b, c] (trimmed, empty dropped). */
-export function listOption(flag: string, value: string, help: string, more: OptionBase & { item?: Reader<string> } = {}): CliOption<string[]> {
+/**
+ * A repeatable option whose values may also be comma-separated: `--models a,b --models c` → [a, b, c]
+ * (trimmed, empty dropped); with `split: false` each value as given (`--add-dir A --add-dir B`).
+ */
+export function listOption<T = string>(flag: string, value: string, help: string, more: OptionBase & { item?: Reader<T>; split?: false } = {}): CliOption<T[]> {
+  const item = more.item ?? ((text: string) => text as T);
   return {
     flag,
     type: "string",
@@ -96,7 +100,10 @@ export function listOption(flag: string, value: string, help: string, more: Opti
     value,
     help,
     ...more,
-    read: (given) => splitList(Array.isArray(given) ? given : []).map((item) => (more.item ? more.item(item, `--${flag}`) : item)),
+    read: (given) => {
+      const values = Array.isArray(given) ? given : [];
+      return (more.split === false ? values : splitList(values)).map((text) => item(text, `--${flag}`));
+    },
   };
 }
 
