@@ -1,15 +1,14 @@
 import type {
-  AgentApp,
   ContentBlock,
   LoadSessionRequest,
   NewSessionRequest,
   PromptResponse,
   ResumeSessionRequest,
-  SessionCapabilities,
   SessionConfigOption,
   SessionModeState,
 } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import type { GroupHandlers } from "../methods.js";
 import type { Logger, TranscriptObserver } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
@@ -98,39 +97,27 @@ export class ConnectionLifecycle {
     }, logger);
   }
 
-  get loadSession(): boolean {
-    return this.#settings.store !== undefined;
-  }
-
-  /** The session capabilities the store adds (close and additionalDirectories are the connection's). */
-  sessionCapabilities(): SessionCapabilities {
-    const { store, unstable } = this.#settings;
-    return {
-      ...(store ? { list: {}, resume: {}, delete: {} } : {}),
-      ...(store && unstable.fork ? { fork: {} } : {}),
-      ...(store && unstable.title ? { title: {} } : {}),
-      ...(store && unstable.archive ? { archive: {} } : {}),
-      ...(unstable.status ? { status: {} } : {}),
-    };
-  }
-
-  /** Adds the handlers for what is configured; what is not stays -32601. */
-  register(app: AgentApp): AgentApp {
+  /** The handlers for what is configured; what is not stays -32601 (and is not advertised). */
+  handlers(): GroupHandlers<"lifecycle"> {
     const { store, modes, models } = this.#settings;
+    const handlers: GroupHandlers<"lifecycle"> = {};
     if (store) {
-      app
-        .onRequest(acp.methods.agent.session.load, ({ params, signal }) => this.#restore(params, true, signal))
-        .onRequest(acp.methods.agent.session.resume, ({ params, signal }) => this.#restore(params, false, signal));
+      handlers[acp.methods.agent.session.load] = ({ params, signal }) => this.#restore(params, true, signal);
+      handlers[acp.methods.agent.session.resume] = ({ params, signal }) => this.#restore(params, false, signal);
     }
-    this.#stored.register(app);
-    if (modes) app.onRequest(acp.methods.agent.session.setMode, ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({})));
+    if (modes) handlers[acp.methods.agent.session.setMode] = ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({}));
     if (models) {
-      app.onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
+      handlers[acp.methods.agent.session.setConfigOption] = async ({ params }) => {
         if ("type" in params && params.type === "boolean") throw acp.RequestError.invalidParams({ configId: params.configId }, `config option "${params.configId}" is not a boolean option`);
         return { configOptions: await this.#setConfig(params.sessionId, params.configId, params.value, true) };
-      });
+      };
     }
-    return app;
+    return handlers;
+  }
+
+  /** The operations on stored sessions (list, delete, fork, title, archive, status). */
+  storedHandlers(): GroupHandlers<"stored"> {
+    return this.#stored.handlers();
   }
 
   /** Called while opening, before the agent factory: controls, store observer, snapshot. */

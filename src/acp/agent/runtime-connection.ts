@@ -16,6 +16,8 @@ import type { LifecycleHost, LifecycleSessionView, SessionRestore } from "./life
 import type { LifecycleSettings } from "./lifecycle-settings.js";
 import { ConnectionLifecycle } from "./lifecycle.js";
 import type { AcpAuthentication } from "./auth.js";
+import { AccountMethods } from "./account-methods.js";
+import { advertisedCapabilities, registerAgentMethods, type AgentMethod, type GroupHandlers } from "../methods.js";
 import { credentialRefusal, elicitCredential } from "./credential-elicitation.js";
 import type { AcpProviders } from "./providers.js";
 import { mcpServerConfigs, refuseNonPublicMcpUrls, type AcpMcpTransports } from "./mcp-servers.js";
@@ -73,10 +75,12 @@ export class AcpConnectionState implements LifecycleHost {
   readonly #refusal: () => string | undefined;
   readonly #sessions = new Map<string, RuntimeSession>();
   #client: AcpClientHandle | undefined;
-  /** The SDK context from initialize, for unstable client notifications (auth/status_update). */
+  /** The SDK context from initialize (MCP over ACP requests). */
   #context: AgentContext | undefined;
-  /** The auth status this connection last saw or sent (auth/status_update only on a change). */
-  #authState: string | undefined;
+  /** authenticate, logout, auth/status, providers/*. */
+  readonly #account: AccountMethods;
+  /** The methods registered (buildApp): initialize advertises their capabilities. */
+  #served: ReadonlySet<AgentMethod> = new Set();
   /** A key page this connection is waiting on (one at a time). */
   #askingForKey = false;
   #closing = false;
@@ -89,6 +93,11 @@ export class AcpConnectionState implements LifecycleHost {
     this.#totalSessions = totalSessions;
     this.#refusal = refusal;
     this.#lifecycle = new ConnectionLifecycle(settings.lifecycle, this, settings.logger);
+    const { unstable } = settings.lifecycle;
+    this.#account = new AccountMethods(
+      { authentication: settings.authentication, providers: unstable.providers ? settings.providers : undefined, authStatus: unstable.authStatus, logger: settings.logger },
+      principal,
+    );
     if (settings.mcpTransports.acp) this.#mcpCaller = new acp.McpOverAcpCaller({ clientInfo: { name: settings.integration.name, version: settings.integration.version } });
   }
 
@@ -97,30 +106,30 @@ export class AcpConnectionState implements LifecycleHost {
   }
 
   buildApp(): AgentApp {
-    const { integration } = this.#settings;
-    const port = integration.inputPort();
     // Every request handled gets a span (the client's trace context as parent, when honoured).
-    const app = traceIncomingRequests(acp.agent({ name: integration.name }), this.#settings.inboundTraceContext)
-      .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
+    const app = traceIncomingRequests(acp.agent({ name: this.#settings.integration.name }), this.#settings.inboundTraceContext);
+    this.#served = registerAgentMethods(app, {
+      connection: this.#handlers(),
+      account: this.#account.handlers(),
+      lifecycle: this.#lifecycle.handlers(),
+      stored: this.#lifecycle.storedHandlers(),
+    });
+    return app;
+  }
+
+  /** initialize, session/new, prompt, cancel, close, and (MCP over ACP) mcp/message. */
+  #handlers(): GroupHandlers<"connection"> {
+    const port = this.#settings.integration.inputPort();
+    const handlers: GroupHandlers<"connection"> = {
+      [acp.methods.agent.initialize]: ({ params, client }) => {
         this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs });
         this.#context = client;
-        this.#authState = JSON.stringify(this.#authStatus());
+        this.#account.initialized(client);
         return this.#initializeResponse();
-      })
-      .onRequest(acp.methods.agent.session.new, async ({ params, client, signal }) =>
-        this.#newSession(
-          params,
-          this.#client ?? new AcpClientHandle(stableContext(client), {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs }),
-          undefined,
-          signal,
-        ),
-      )
-      .onRequest(acp.methods.agent.authenticate, async ({ params }) => {
-        await this.#settings.authentication.authenticate(params.methodId, this.principal);
-        await this.#authChanged();
-        return {};
-      })
-      .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
+      },
+      [acp.methods.agent.session.new]: async ({ params, client, signal }) =>
+        this.#newSession(params, this.#client ?? new AcpClientHandle(stableContext(client), {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs }), undefined, signal),
+      [acp.methods.agent.session.prompt]: async ({ params, signal }) => {
         if (!this.#sessions.has(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#session(params.sessionId);
         if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
@@ -136,79 +145,33 @@ export class AcpConnectionState implements LifecycleHost {
           if (session.running === running) session.running = undefined;
           signal.removeEventListener("abort", onAbort);
         }
-      })
-      .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      },
+      [acp.methods.agent.session.cancel]: ({ params }) => {
         const session = this.#sessions.get(params.sessionId);
         if (session) session.handle.interrupt();
         else this.#settings.logger.debug("session/cancel for an unknown session; ignored", { sessionId: params.sessionId });
-      })
-      .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+      },
+      [acp.methods.agent.session.close]: async ({ params }) => {
         await this.#closeSession(this.#session(params.sessionId), "session/close");
-      });
-    const { authentication } = this.#settings;
-    if (authentication.logout) {
-      app.onRequest(acp.methods.agent.logout, async () => {
-        await authentication.logout?.(this.principal);
-        await this.#authChanged();
-        return {};
-      });
-    }
-    const providers = this.#providers();
-    if (providers) {
-      app
-        .onRequest(acp.methods.agent.providers.list, () => ({ providers: providers.list(this.principal) }))
-        .onRequest(acp.methods.agent.providers.set, async ({ params }) => {
-          await providers.set(params.providerId, { apiType: params.apiType, baseUrl: params.baseUrl, headers: params.headers ?? {} }, this.principal);
-          this.#settings.logger.info("provider configured", { providerId: params.providerId, apiType: params.apiType, baseUrl: params.baseUrl });
-          return {};
-        })
-        .onRequest(acp.methods.agent.providers.disable, async ({ params }) => {
-          await providers.disable(params.providerId, this.principal);
-          return {};
-        });
-    }
-    if (this.#authStatus() !== undefined) app.onRequest(acp.methods.agent.auth.status, () => ({ ...this.#authStatus()! }));
+      },
+    };
     // Progress of an MCP request over ACP comes back as mcp/message notifications.
-    if (this.#mcpCaller) app.onNotification(acp.methods.agent.mcp.message, this.#mcpCaller.handleNotification);
-    return this.#lifecycle.register(app);
-  }
-
-  #providers(): AcpProviders | undefined {
-    return this.#settings.lifecycle.unstable.providers ? this.#settings.providers : undefined;
-  }
-
-  /** The unstable auth status, when the authentication reports one and the feature is on. */
-  #authStatus(): ReturnType<NonNullable<RuntimeSettings["authentication"]["status"]>> | undefined {
-    const { authentication, lifecycle } = this.#settings;
-    return lifecycle.unstable.authStatus ? authentication.status?.(this.principal) : undefined;
-  }
-
-  /** auth/status_update after logout / authenticate, when the status differs from the last one. */
-  async #authChanged(): Promise<void> {
-    const status = this.#authStatus();
-    if (status === undefined || !this.#context) return;
-    const key = JSON.stringify(status);
-    if (key === this.#authState) return;
-    this.#authState = key;
-    await this.#context.notify(acp.methods.client.auth.statusUpdate, { ...status }).catch((error: unknown) => {
-      this.#settings.logger.debug("auth/status_update not sent", { error: errorMessage(error) });
-    });
+    if (this.#mcpCaller) handlers[acp.methods.agent.mcp.message] = this.#mcpCaller.handleNotification;
+    return handlers;
   }
 
   #initializeResponse(): InitializeResponse {
-    const { integration, promptCapabilities } = this.#settings;
+    const { integration, promptCapabilities, mcpTransports } = this.#settings;
+    // The capabilities of the methods served (methods.ts), plus what no method stands for.
+    const served = advertisedCapabilities(this.#served);
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSION,
       agentCapabilities: {
-        loadSession: this.#lifecycle.loadSession,
+        ...served,
         promptCapabilities: { ...promptCapabilities },
-        // `acp` (unstable) only when on: a stable client never sees the unknown key.
-        mcpCapabilities: { http: this.#settings.mcpTransports.http, sse: this.#settings.mcpTransports.sse, ...(this.#settings.mcpTransports.acp ? { acp: true } : {}) },
-        sessionCapabilities: { close: {}, additionalDirectories: {}, ...this.#lifecycle.sessionCapabilities() },
-        ...(this.#providers() ? { providers: {} } : {}),
-        ...(this.#settings.authentication.logout || this.#authStatus() !== undefined
-          ? { auth: { ...(this.#settings.authentication.logout ? { logout: {} } : {}), ...(this.#authStatus() !== undefined ? { status: {} } : {}) } }
-          : {}),
+        // `acp` (unstable) only when served: a stable client never sees the unknown key.
+        mcpCapabilities: { http: mcpTransports.http, sse: mcpTransports.sse, ...served.mcpCapabilities },
+        sessionCapabilities: { ...served.sessionCapabilities, additionalDirectories: {} },
       },
       authMethods: this.#settings.authentication.methods.map((m) => ({ ...m })),
       agentInfo: { name: integration.name, version: integration.version },
@@ -370,7 +333,7 @@ export class AcpConnectionState implements LifecycleHost {
     } finally {
       this.#askingForKey = false;
     }
-    await this.#authChanged();
+    await this.#account.changed();
     const still = authentication.promptBlocker(this.principal);
     return still === undefined ? "ok" : refuse(still);
   }
