@@ -10,10 +10,10 @@ import { cachedDir, npmInstall, npmTests } from "../support/npm-app.js";
 const run = promisify(execFile);
 const ACPX = "0.19.1";
 
-// The README's acpx commands (section "acpx and other clients"), run as written against `serve`
+// The acpx commands of docs/editors.md (section "acpx and other clients"), run as written against `serve`
 // with the demo model: acpx is a real third-party client, installed from npm once per version
 // into a cached directory. Skipped, saying why, only if it cannot be installed.
-describe.runIf(npmTests)(`acpx ${ACPX} drives serve as the README shows (AGENTKIT_TEST_NPM=1)`, () => {
+describe.runIf(npmTests)(`acpx ${ACPX} drives serve as docs/editors.md shows (AGENTKIT_TEST_NPM=1)`, () => {
   let acpx: string | undefined;
   let skip = "";
   beforeAll(async () => {
