@@ -4,7 +4,7 @@ import type { Logger } from "../../core/logger.js";
 import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
 import { AgentExitedError, AgentSpawnError } from "./errors.js";
 import { pullStream } from "./pull-stream.js";
-import { settledWithin as within, signalProcessGroup, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
+import { resolveLaunch, settledWithin as within, signalProcessGroup, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process/index.js";
 
 export interface ExitInfo {
   code: number | null;
@@ -39,13 +39,12 @@ export class AgentProcess {
     this.#timeouts = timeouts;
     this.#tailMax = Math.max(1, config.stderrTailLines ?? 40);
     const env = { ...(config.inheritEnv === false ? {} : process.env), ...(config.env ?? {}) };
-    const [file, args] =
-      config.shellLine !== undefined ? ["/bin/sh", ["-c", config.shellLine]] : [config.command ?? "", config.args ?? []];
+    const { file, args, windowsVerbatimArguments } = resolveLaunch(config.shellLine !== undefined ? { shellLine: config.shellLine } : { command: config.command ?? "", args: config.args ?? [] }, { env });
     // Env values can hold secrets: log only the command and the names of extra variables.
     logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
     const writable = [config.cwd, ...(config.additionalDirectories ?? [])];
     const boxed = config.sandbox?.sandbox.wrap(file, args, { cwd: config.cwd, writable, readOnly: config.sandbox.readOnly ?? [], network: "host", bounds: false });
-    this.#child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    this.#child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"], windowsVerbatimArguments });
     const child = this.#child;
 
     // EPIPE / ECONNRESET on a dead child must never become an uncaught exception.
