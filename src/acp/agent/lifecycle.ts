@@ -67,6 +67,10 @@ export interface LifecycleHost {
 interface SessionState {
   controls: SessionControls;
   title: string | undefined;
+  /** The first prompt's title until its store write starts (with the prompt's user item). */
+  unstoredTitle?: string;
+  /** That write, awaited when the turn ends. */
+  titleWrite?: Promise<void>;
   lease?: SessionLease;
 }
 
@@ -139,7 +143,7 @@ export class ConnectionLifecycle {
     const controls = new SessionControls({ modes, models, principal: this.#host.principal }, restore?.loaded.header.metadata ?? {}, this.#logger);
     return {
       controls,
-      transcriptObservers: store ? [storeTranscriptObserver(store, { sessionId: acpSessionId })] : [],
+      transcriptObservers: store ? [this.#titledTranscript(storeTranscriptObserver(store, { sessionId: acpSessionId }), acpSessionId)] : [],
       snapshot: restore && snapshotFromSession({ ...restore.loaded, items: restore.items }, { sessionId: agentSessionId }),
     };
   }
@@ -209,32 +213,60 @@ export class ConnectionLifecycle {
         }
       }
     }
-    const title = state && state.title === undefined && !handle.gate.busy ? this.#setTitle(handle, state, prompt) : undefined;
+    const titled = state !== undefined && state.title === undefined && !handle.gate.busy && this.#setTitle(handle, state, prompt);
     try {
       return await run();
     } finally {
-      await title?.();
+      if (titled) await this.#titleStored(handle.acpSessionId, state);
     }
   }
 
   /**
-   * Sets the title from the first prompt and tells the client at once; returns the store write,
-   * run after the turn: the user's message is durable before the model is called, and a second
-   * fdatasync would only delay that call (a title lost in a crash comes from the next prompt).
+   * Sets the title from the first prompt and tells the client at once. It is stored as the
+   * prompt's user item is (see #titledTranscript), so a session killed during its first turn
+   * keeps it; the turn waits for that write only at its end.
    */
-  #setTitle(handle: AcpSessionHandle, state: SessionState, prompt: readonly ContentBlock[]): (() => Promise<void>) | undefined {
+  #setTitle(handle: AcpSessionHandle, state: SessionState, prompt: readonly ContentBlock[]): boolean {
     const title = titleFromPrompt(prompt);
-    const { store } = this.#settings;
-    if (title === undefined || !store) return undefined;
+    if (title === undefined || !this.#settings.store) return false;
     state.title = title;
+    state.unstoredTitle = title;
     handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
-    return async () => {
-      try {
-        await store.updateHeader(handle.acpSessionId, { title });
-      } catch (error) {
-        this.#logger.warn("could not store the session title", { sessionId: handle.acpSessionId, error: errorMessage(error) });
-      }
+    return true;
+  }
+
+  /**
+   * The store observer, plus: when the first prompt's user item is written, its title's write
+   * starts next to it (the JSONL store makes both one append and one fdatasync; PostgreSQL runs
+   * it as the next statement), not awaited there: the model is called once the item is durable.
+   */
+  #titledTranscript(items: TranscriptObserver, acpSessionId: string): TranscriptObserver {
+    return {
+      handleItem: (event) => {
+        const written = items.handleItem(event);
+        const state = this.#states.get(acpSessionId);
+        if (state?.unstoredTitle !== undefined && event.item.role === "user") this.#startTitleWrite(acpSessionId, state);
+        return written;
+      },
     };
+  }
+
+  #startTitleWrite(acpSessionId: string, state: SessionState): void {
+    const title = state.unstoredTitle;
+    const store = this.#settings.store;
+    state.unstoredTitle = undefined;
+    if (title === undefined || !store) return;
+    state.titleWrite = store.updateHeader(acpSessionId, { title }).catch((error: unknown) => {
+      this.#logger.warn("could not store the session title", { sessionId: acpSessionId, error: errorMessage(error) });
+    });
+  }
+
+  /** At the turn's end: the title's write done (started now if no user item was written). */
+  async #titleStored(acpSessionId: string, state: SessionState): Promise<void> {
+    if (state.unstoredTitle !== undefined) this.#startTitleWrite(acpSessionId, state);
+    const write = state.titleWrite;
+    state.titleWrite = undefined;
+    await write;
   }
 
   #afterAnswer(handle: AcpSessionHandle): void {
