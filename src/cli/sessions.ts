@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { Logger } from "../core/index.js";
 import { createStderrLogger, errorMessage } from "../core/index.js";
 import type { SessionLeases, SessionStore, SessionSummary } from "../store/index.js";
@@ -8,126 +7,103 @@ import { processIo, type CliIo } from "./io.js";
 import { exportSession, type ExportFormat } from "./sessions-export.js";
 import { parseAge, storeUrlFrom } from "./store-option.js";
 import { stripControls } from "./terminal-safe.js";
-import { UsageError, parseArgsUsageError } from "./usage.js";
+import { UsageError } from "./usage.js";
+import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type Env, type OptionValues } from "./options.js";
 
-export const sessionsHelp = `Usage: agentkit-acp sessions <list|show|export|prune> [options]
+// `agentkit-acp sessions`: the options declared once (options.ts); which subcommand takes which is checked below.
+const options = {
+  stateDir: textOption("state-dir", "DIR", `the state directory (default: AGENTKIT_STATE_DIR, else
+$XDG_STATE_HOME/agentkit-acp, else ~/.local/state/agentkit-acp)`, { parse: read.nonBlank("a directory") }),
+  store: textOption("store", "URL", `a shared store, e.g. postgres://USER:PASSWORD@HOST:5432/DATABASE`, {
+    env: { name: "AGENTKIT_STORE_URL", help: "the store when --store and --state-dir are not given", fallback: false },
+  }),
+  principal: textOption("principal", "NAME", `only this principal's sessions`, { parse: read.nonBlank("a name") }),
+  archived: textOption("archived", "include|only", `list: archived sessions too, or only them`, { parse: read.oneOf(["include", "only"] as const, "include or only") }),
+  limit: textOption("limit", "N", `list: at most N sessions (default 100); prune: at most N examined
+in this run (default 1000; run again for the rest)`, { parse: read.whole(1) }),
+  format: withDefault(textOption<ExportFormat>("format", "jsonl|markdown", `export: the session file format (default) or a readable transcript`, { parse: read.oneOf(["jsonl", "markdown"] as const, "jsonl or markdown") }), "jsonl"),
+  olderThanMs: textOption("older-than", "AGE", `prune: sessions not updated for AGE (30d, 12h, 90m; a bare number is days)`, { parse: parseAge }),
+  dryRun: switchOption("dry-run", `prune: list what would be deleted; delete nothing`),
+  keepArchived: switchOption("keep-archived", `prune: keep archived sessions whatever their age`),
+  json: switchOption("json", `list, show, prune: JSON (list: one session per line)`),
+  help: switchOption("help", `show this help`, { short: "h" }),
+};
+
+const sessionsSchema: CommandSchema<typeof options> = {
+  command: "sessions",
+  intro: `Usage: agentkit-acp sessions <list|show|export|prune> [options]
 
 The stored sessions of every principal, for the operator (not over ACP: no ownership applies;
 the owner is shown and --principal filters). Works on the store serve uses: files under the
-state directory (default) or PostgreSQL (--store / AGENTKIT_STORE_URL).
+state directory (default) or a shared store (--store / AGENTKIT_STORE_URL).
 
   sessions list [--archived include|only] [--limit N] [--json]
-      newest first (pages of the store's own order; --limit, default 100, caps the total)
+      newest first
   sessions show ID [--json]
       the header (owner, cwd, times, title, archived, fork) and the transcript's size by role
   sessions export ID [--format jsonl|markdown]
-      the session on stdout: jsonl is the session file format (a header line, then one
-      record per item; copy it to another state directory's sessions/ to move it), markdown
-      a readable transcript
+      the session on stdout, read item by item: jsonl is the session file format (copy it to
+      another state directory's sessions/ID.jsonl to move it), markdown a readable transcript
   sessions prune --older-than AGE [--dry-run] [--keep-archived] [--limit N] [--json]
-      deletes the sessions not updated for AGE (30d, 12h, 90m; a bare number is days).
-      Archived sessions age like the others unless --keep-archived. A session open on an
-      instance (its lease is held) is kept and reported; on PostgreSQL that covers every
-      instance, on files only this process (serve --retain skips its own open sessions).
-      --limit bounds the sessions examined in one run (default 1000; run again for more).
-      Every deletion is listed; --dry-run lists what would go and deletes nothing.
+      deletes the sessions not updated for AGE; archived ones age like the others unless
+      --keep-archived. A session open on an instance (its lease is held) is kept and
+      reported: on PostgreSQL that covers every instance; file-store leases live inside the
+      serve process that holds them (its own --retain skips them), so this command cannot see
+      them. Each deletion is listed and logged on stderr.
 
-Options (every subcommand):
-  --state-dir DIR       the state directory (default: AGENTKIT_STATE_DIR, XDG_STATE_HOME/agentkit-acp,
-                        ~/.local/state/agentkit-acp)
-  --store URL           a shared store, e.g. postgres://USER:PASSWORD@HOST:5432/DATABASE (else
-                        AGENTKIT_STORE_URL)
-  --principal NAME      only this principal's sessions
-  -h, --help            show this help
+`,
+  options,
+  sections: { main: "Options:" },
+  column: 25,
+  outro: `Exit codes: 0 done   1 no such session (show, export)   2 usage error   3 the store failed
+`,
+  positionals: "words",
+};
 
-Exit codes: 0 done   1 no such session (show, export)   2 usage error   3 the store failed
-`;
+export const sessionsHelp = renderHelp(sessionsSchema);
 
-interface SessionsArgs {
-  action: "list" | "show" | "export" | "prune";
+type Values = OptionValues<typeof options>;
+
+interface SessionsArgs extends Omit<Values, "store" | "help"> {
+  action: (typeof ACTIONS)[number];
   id: string | undefined;
-  stateDir: string | undefined;
   storeUrl: string | undefined;
-  principal: string | undefined;
-  json: boolean;
-  archived: "include" | "only" | undefined;
-  limit: number | undefined;
-  format: ExportFormat;
-  olderThanMs: number | undefined;
-  dryRun: boolean;
-  keepArchived: boolean;
 }
 
 const ACTIONS = ["list", "show", "export", "prune"] as const;
 
-export function parseSessionsArgs(argv: string[], env: Readonly<Record<string, string | undefined>>, cwd: string): SessionsArgs | "help" {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        "state-dir": { type: "string" },
-        store: { type: "string" },
-        principal: { type: "string" },
-        json: { type: "boolean" },
-        archived: { type: "string" },
-        limit: { type: "string" },
-        format: { type: "string" },
-        "older-than": { type: "string" },
-        "dry-run": { type: "boolean" },
-        "keep-archived": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw parseArgsUsageError(error);
-  }
-  const { values, positionals } = parsed;
-  if (values.help === true) return "help";
-  const [action, id, ...extra] = positionals;
+/** Which subcommands take an option (the others refuse it). */
+const TAKEN_BY: Partial<Record<keyof Values, readonly string[]>> = {
+  archived: ["list"],
+  format: ["export"],
+  olderThanMs: ["prune"],
+  dryRun: ["prune"],
+  keepArchived: ["prune"],
+  limit: ["list", "prune"],
+  json: ["list", "show", "prune"],
+};
+
+export function parseSessionsArgs(argv: string[], env: Env, cwd: string): SessionsArgs | "help" {
+  const { values, given, words } = parseCommandLine(sessionsSchema, argv, env);
+  if (values.help) return "help";
+  const [action, id, ...extra] = words;
   if (action === undefined || !(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`sessions needs one of ${ACTIONS.join(", ")}${action === undefined ? "" : ` (got "${action}")`}`);
   const needsId = action === "show" || action === "export";
   if (needsId && id === undefined) throw new UsageError(`sessions ${action} needs a session id`);
   if ((!needsId && id !== undefined) || extra.length > 0) throw new UsageError(`unexpected argument "${needsId ? extra[0] : id}"`);
-  const only = (flag: string, actions: readonly string[]): void => {
-    if (values[flag] !== undefined && !actions.includes(action)) throw new UsageError(`--${flag} only applies to sessions ${actions.join(" / ")}`);
-  };
-  only("archived", ["list"]);
-  only("format", ["export"]);
-  only("older-than", ["prune"]);
-  only("dry-run", ["prune"]);
-  only("keep-archived", ["prune"]);
-  only("limit", ["list", "prune"]);
-  only("json", ["list", "show", "prune"]);
-  if (action === "prune" && values["older-than"] === undefined) throw new UsageError("sessions prune needs --older-than AGE (e.g. 30d): nothing is deleted without an age");
-  const archived = values.archived as string | undefined;
-  if (archived !== undefined && archived !== "include" && archived !== "only") throw new UsageError(`--archived must be include or only (got "${archived}")`);
-  const format = (values.format as string | undefined) ?? "jsonl";
-  if (format !== "jsonl" && format !== "markdown") throw new UsageError(`--format must be jsonl or markdown (got "${format}")`);
-  const stateDir = values["state-dir"] as string | undefined;
-  if (stateDir !== undefined && stateDir.trim() === "") throw new UsageError("--state-dir needs a directory");
-  const principal = values.principal as string | undefined;
-  if (principal !== undefined && principal.trim() === "") throw new UsageError("--principal needs a name");
-  const limitText = values.limit as string | undefined;
-  if (limitText !== undefined && !(/^\d+$/.test(limitText) && Number(limitText) >= 1)) throw new UsageError(`--limit must be a positive integer (got "${limitText}")`);
+  for (const [key, actions] of Object.entries(TAKEN_BY) as Array<[keyof Values, readonly string[]]>) {
+    if (given.has(key) && !actions.includes(action)) throw new UsageError(`--${options[key].flag} only applies to sessions ${actions.join(" / ")}`);
+  }
+  if (action === "prune" && values.olderThanMs === undefined) throw new UsageError("sessions prune needs --older-than AGE (e.g. 30d): nothing is deleted without an age");
+  const { store, help: _help, ...rest } = values;
   return {
+    ...rest,
     action: action as SessionsArgs["action"],
     id,
-    stateDir: stateDir === undefined ? undefined : resolve(cwd, stateDir),
-    storeUrl: storeUrlFrom(values, env),
-    principal,
-    json: values.json === true,
-    archived: archived as SessionsArgs["archived"],
-    limit: limitText === undefined ? undefined : Number(limitText),
-    format,
-    olderThanMs: values["older-than"] === undefined ? undefined : parseAge(values["older-than"] as string, "--older-than"),
-    dryRun: values["dry-run"] === true,
-    keepArchived: values["keep-archived"] === true,
+    stateDir: values.stateDir === undefined ? undefined : resolve(cwd, values.stateDir),
+    storeUrl: storeUrlFrom({ store, storeGiven: given.has("store"), stateDirGiven: given.has("stateDir") }, env),
   };
 }
-
 
 interface SessionsStore {
   store: SessionStore;

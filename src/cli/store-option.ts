@@ -1,26 +1,30 @@
 import { checkStoreUrl } from "../store/backends.js";
 import { UsageError } from "./usage.js";
 
-/** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */
-export function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const flag = values.store as string | undefined;
-  if (flag !== undefined) {
-    if (values["no-persist"] === true) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");
-    if (values["state-dir"] !== undefined) throw new UsageError("--store and --state-dir exclude each other: sessions go to PostgreSQL or to files, not both");
+/** What decides where sessions are kept: --store, whether --state-dir / --no-persist were given. */
+export interface StoreFlags {
+  store: string | undefined;
+  storeGiven: boolean;
+  stateDirGiven: boolean;
+  noPersist?: boolean;
+}
+
+/** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. The store registry checks the URL. */
+export function storeUrlFrom(flags: StoreFlags, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (flags.storeGiven) {
+    if (flags.noPersist) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");
+    if (flags.stateDirGiven) throw new UsageError("--store and --state-dir exclude each other: sessions go to PostgreSQL or to files, not both");
   }
-  const url = nonEmpty(flag) ?? (values["no-persist"] === true || values["state-dir"] !== undefined ? undefined : nonEmpty(env.AGENTKIT_STORE_URL));
-  if (flag !== undefined && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
+  const blank = (text: string | undefined): string | undefined => (text === undefined || text.trim() === "" ? undefined : text.trim());
+  const url = blank(flags.store) ?? (flags.noPersist || flags.stateDirGiven ? undefined : blank(env.AGENTKIT_STORE_URL));
+  if (flags.storeGiven && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
   if (url === undefined) return undefined;
   try {
     checkStoreUrl(url);
   } catch (error) {
-    throw new UsageError(`${flag !== undefined ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
+    throw new UsageError(`${flags.storeGiven ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
   }
   return url;
-}
-
-export function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value.trim();
 }
 
 /** `30d`, `12h`, `90m` or a bare number of days → milliseconds (positive). */

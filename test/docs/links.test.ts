@@ -111,3 +111,14 @@ describe("the documentation's links", () => {
     }
   });
 });
+
+describe("the README's test command", () => {
+  it("is what CI runs: .ci/run runs `npm ci` then `npm test`, the README says `npm ci && npm test`", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const ci = readFileSync(join(root, ".ci/run"), "utf8").split("\n");
+    expect(readme).toMatch(/^npm ci && npm test {2,}# the test suite$/m);
+    const install = ci.indexOf("npm ci");
+    expect(install).toBeGreaterThan(-1);
+    expect(ci.indexOf("npm test", install)).toBeGreaterThan(install);
+  });
+});

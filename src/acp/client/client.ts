@@ -4,15 +4,15 @@ import { traceIncomingRequests } from "../tracing.js";
 import { requireAdditionalDirectories, requireCapability, validateMcpServers } from "./capabilities.js";
 import { registerElicitation } from "./elicitation.js";
 import { resolveTimeouts, validateConfig, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
-import { AuthenticationRequiredError, ClientClosedError, type AgentConnectionError, type AgentExitedError, type AgentSpawnError } from "./errors.js";
+import type { AgentEndError, AgentEndpoints } from "./endpoint.js";
+import { AuthenticationRequiredError, ClientClosedError } from "./errors.js";
 import { hostCapabilities, registerHostHandlers } from "./host-bridge.js";
 import type { HostSessionInfo } from "./host-services.js";
 import { Link, type RequestOptions } from "./link.js";
 import { InProcessMcpServers, type SessionMcpServer } from "./mcp-over-acp.js";
-import type { RemoteAgent } from "./remote.js";
+import { processEndpoints } from "./process.js";
 import { ClientPermissionPolicy } from "./permissions.js";
 import { recoverSessions } from "./recovery.js";
-import type { AcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
 import type { AcpSessionEvent } from "./events.js";
 import { AcpSession, type SessionHost } from "./session.js";
 
@@ -36,7 +36,7 @@ export interface SessionOptions {
 
 
 export type ClientLifecycleEvent =
-  | { type: "agent_exited"; error: AgentExitedError | AgentSpawnError | AgentConnectionError }
+  | { type: "agent_exited"; error: AgentEndError }
   | { type: "recovered"; restarts: number; sessions: string[] }
   | { type: "recovery_failed"; error: unknown };
 
@@ -53,6 +53,8 @@ export class AcpClient {
   readonly logger: Logger;
   readonly timeouts: ResolvedTimeouts;
   #link!: Link;
+  /** Where the agent runs (a process, a URL): opens each connection and says how to recover. */
+  #endpoints!: AgentEndpoints;
   #recovering: Promise<void> | undefined;
   #dead: Error | undefined;
   #closing: Promise<void> | undefined;
@@ -65,8 +67,6 @@ export class AcpClient {
   #earlyCount = 0;
   readonly #lifecycle = new Set<(event: ClientLifecycleEvent) => void>();
   readonly #authListeners = new Set<(status: acp.AuthStatusUpdateNotification) => void>();
-  /** A `url` agent's cookies (balancer affinity), kept across reconnects. */
-  #cookies: AcpCookieStore | undefined;
   /** In-process MCP servers offered over the ACP connection (MCP over ACP). */
   readonly #mcp = new InProcessMcpServers();
 
@@ -81,6 +81,9 @@ export class AcpClient {
   static async start(config: AcpAgentConfig, policy: ClientPermissionPolicy = ClientPermissionPolicy.denyAll()): Promise<AcpClient> {
     validateConfig(config);
     const client = new AcpClient(config, policy);
+    // A URL's module is loaded only for URL agents: it brings in `ws` and the SDK's network transports.
+    client.#endpoints =
+      config.url === undefined ? processEndpoints(config, client.timeouts, client.logger) : (await import("./remote.js")).urlEndpoints({ ...config, url: config.url });
     client.#link = await client.#connect();
     return client;
   }
@@ -135,7 +138,7 @@ export class AcpClient {
 
   /** The agent's process id (= its process group id); undefined for a `url` agent. */
   get pid(): number | undefined {
-    return this.#link.process.pid;
+    return this.#link.endpoint.pid;
   }
 
   get sessions(): AcpSession[] {
@@ -226,8 +229,7 @@ export class AcpClient {
 
   /** `session/set_title` (unstable; `sessionCapabilities.title`): resolves with the title the agent stored. */
   async setSessionTitle(sessionId: string, title: string, options: RequestOptions = {}): Promise<string> {
-    requireCapability(this.agentCapabilities, "session/set_title");
-    const response = await this.request(acp.methods.agent.session.setTitle, { sessionId, title }, options);
+    const response = await this.#call(acp.methods.agent.session.setTitle, { sessionId, title }, options);
     const stored = typeof response?.title === "string" ? response.title : title;
     this.#sessions.get(sessionId)?.receive({ sessionUpdate: "session_info_update", title: stored });
     return stored;
@@ -235,22 +237,19 @@ export class AcpClient {
 
   /** `session/status` (unstable; `sessionCapabilities.status`): `open` (in the agent's memory) or `saved`. */
   async sessionStatus(sessionId: string, options: RequestOptions = {}): Promise<acp.SessionStatusResponse> {
-    requireCapability(this.agentCapabilities, "session/status");
-    const response = await this.request(acp.methods.agent.session.status, { sessionId }, options);
+    const response = await this.#call(acp.methods.agent.session.status, { sessionId }, options);
     if (!response || typeof response.status !== "string") throw new Error("the agent answered session/status without a status");
     return response;
   }
 
   /** `session/archive` (unstable; `sessionCapabilities.archive`): hidden from the default list; an open session is closed. */
   async archiveSession(sessionId: string, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "session/archive");
-    await this.request(acp.methods.agent.session.archive, { sessionId }, options);
+    await this.#call(acp.methods.agent.session.archive, { sessionId }, options);
     await this.#forget(sessionId);
   }
 
   async unarchiveSession(sessionId: string, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "session/unarchive");
-    await this.request(acp.methods.agent.session.unarchive, { sessionId }, options);
+    await this.#call(acp.methods.agent.session.unarchive, { sessionId }, options);
   }
 
   /** `session/close` when advertised; always releases the session's host terminals. */
@@ -267,48 +266,48 @@ export class AcpClient {
   }
 
   async deleteSession(sessionId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "session/delete");
-    await this.request(acp.methods.agent.session.delete, { sessionId }, options);
+    await this.#call(acp.methods.agent.session.delete, { sessionId }, options);
     await this.#forget(sessionId);
   }
 
   async logout(options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "logout");
-    await this.request(acp.methods.agent.logout, {}, options);
+    await this.#call(acp.methods.agent.logout, {}, options);
   }
 
   /** `auth/status` (unstable; `auth.status`): the agent's authentication state, without changing it. */
   async authStatus(options: RequestOptions = {}): Promise<acp.AuthStatusResponse> {
-    requireCapability(this.agentCapabilities, "auth/status");
-    const response = await this.request(acp.methods.agent.auth.status, {}, options);
+    const response = await this.#call(acp.methods.agent.auth.status, {}, options);
     if (!response || typeof response.state !== "string") throw new Error("the agent answered auth/status without a state");
     return response;
   }
 
   /** `providers/list` (unstable; `providers`): the agent's configurable LLM providers. */
   async listProviders(options: RequestOptions = {}): Promise<acp.ProviderInfo[]> {
-    requireCapability(this.agentCapabilities, "providers/list");
-    const response = await this.request(acp.methods.agent.providers.list, {}, options);
+    const response = await this.#call(acp.methods.agent.providers.list, {}, options);
     if (!response || !Array.isArray(response.providers)) throw new Error("the agent answered providers/list without a providers array");
     return response.providers;
   }
 
   /** `providers/set`: replaces one provider's routing (protocol, base URL, headers). */
   async setProvider(providerId: string, config: { apiType: string; baseUrl: string; headers?: Record<string, string> }, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "providers/set");
-    await this.request(acp.methods.agent.providers.set, { providerId, apiType: config.apiType, baseUrl: config.baseUrl, ...(config.headers ? { headers: config.headers } : {}) }, options);
+    await this.#call(acp.methods.agent.providers.set, { providerId, apiType: config.apiType, baseUrl: config.baseUrl, ...(config.headers ? { headers: config.headers } : {}) }, options);
   }
 
   /** `providers/disable` (a provider listed as `required` cannot be disabled). */
   async disableProvider(providerId: string, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "providers/disable");
-    await this.request(acp.methods.agent.providers.disable, { providerId }, options);
+    await this.#call(acp.methods.agent.providers.disable, { providerId }, options);
   }
 
   /** `auth/status_update` notifications (the agent's authentication state changed). */
   onAuthStatus(listener: (status: acp.AuthStatusUpdateNotification) => void): () => void {
     this.#authListeners.add(listener);
     return () => this.#authListeners.delete(listener);
+  }
+
+  /** A request gated by its capability (the one named in the method table, acp/methods.ts). */
+  #call<M extends acp.AgentRequestMethod>(method: M, params: acp.AgentRequestParamsByMethod[M], options: RequestOptions = {}): Promise<acp.AgentRequestResponsesByMethod[M]> {
+    requireCapability(this.agentCapabilities, method);
+    return this.request(method, params, options);
   }
 
   /** The typed raw request (no capability checks): an escape hatch for methods not wrapped here. */
@@ -357,16 +356,9 @@ export class AcpClient {
     registerHostHandlers(app, this.config.hostServices, (id) => this.#sessions.get(id)?.info);
     this.#mcp.serve(app);
     const elicitation = registerElicitation(app, { form: this.config.elicitation, url: this.config.urlElicitation }, (id) => this.#sessions.has(id));
-    let remote: RemoteAgent | undefined;
-    if (this.config.url !== undefined) {
-      // Loaded only for URL agents: it brings in `ws` and the SDK's network transports.
-      const { RemoteAgent: Remote, affinityCookieStore } = await import("./remote.js");
-      this.#cookies ??= affinityCookieStore();
-      remote = new Remote({ ...this.config, url: this.config.url }, this.#cookies);
-    }
     // Loaded only for v2: the SDK's v2 entrypoint costs start-up time a v1 client need not pay.
     const v2 = this.config.protocol === "v2" ? (await import("./v2-bridge.js")).clientV2Bridge : undefined;
-    const link = new Link(this.config, this.timeouts, this.logger, app, remote, v2);
+    const link = new Link(this.#endpoints.open(), this.logger, app, v2);
     this.#mcp.attach(link.connection.agent);
     try {
       const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation } : {}) };
@@ -375,7 +367,7 @@ export class AcpClient {
       await link.close(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }
-    void link.process.exited.then(() => this.#onExit(link));
+    void link.endpoint.exited.then(() => this.#onExit(link));
     return link;
   }
 
@@ -453,37 +445,29 @@ export class AcpClient {
       policy: this.policy,
       promptTimeoutMs: this.timeouts.promptMs,
       closeSession: (sessionId, options) => this.closeSession(sessionId, options),
-      forkSession: (sessionId, options) => this.forkSession(sessionId, options),
-      setSessionTitle: (sessionId, title, options) => this.setSessionTitle(sessionId, title, options),
-      sessionStatus: (sessionId, options) => this.sessionStatus(sessionId, options),
       client: this,
     };
   }
 
   #onExit(link: Link): void {
     if (link !== this.#link || this.#closing) return;
-    const error = link.process.exitError();
-    if (this.config.url !== undefined) this.logger.warn("the connection to the ACP agent dropped", { url: this.config.url, error: error.message });
-    else this.logger.warn("the ACP agent exited unexpectedly", { exitCode: link.process.exitInfo?.code, signal: link.process.exitInfo?.signal });
+    const error = link.endpoint.exitError();
+    link.endpoint.reportLost(this.logger);
     this.#emitLifecycle({ type: "agent_exited", error });
-    const remote = this.config.url !== undefined;
-    const reconnect = this.config.reconnect;
-    const enabled = remote ? reconnect?.enabled !== false : this.config.recovery?.enabled === true;
-    const limit = remote ? (reconnect?.maxReconnects ?? 10) : (this.config.recovery?.maxRestarts ?? 3);
-    if (!enabled || this.#restarts >= limit) {
+    const recovery = this.#endpoints.recovery;
+    if (this.#restarts >= recovery.limit) {
       this.#dead = error;
       return;
     }
     this.#restarts += 1;
     this.#recovering = (async () => {
       try {
-        const next = remote ? await this.#reconnect(reconnect?.attempts ?? 5) : await this.#connect();
+        const next = await recovery.next(() => this.#connect(), () => this.#closing !== undefined, this.logger);
         if (this.#closing) {
           await next.close();
           return;
         }
-        const retryForMs = remote ? (reconnect?.reattachTimeoutMs ?? 30_000) : 0;
-        const recovered = await recoverSessions(next, this.#sessions.values(), (id) => this.#sessionMcp.get(id) ?? [], this.timeouts.requestMs, retryForMs);
+        const recovered = await recoverSessions(next, this.#sessions.values(), (id) => this.#sessionMcp.get(id) ?? [], this.timeouts.requestMs, recovery.reattachForMs);
         this.#link = next;
         this.#emitLifecycle({ type: "recovered", restarts: this.#restarts, sessions: recovered });
       } catch (e) {
@@ -493,19 +477,6 @@ export class AcpClient {
         this.#recovering = undefined;
       }
     })();
-  }
-
-  /** A new connection to a `url` agent: bounded attempts, backoff 250 ms doubling to 4 s. */
-  async #reconnect(attempts: number): Promise<Link> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#connect();
-      } catch (error) {
-        if (attempt >= attempts || this.#closing) throw error;
-        this.logger.info("reconnecting to the ACP agent failed; retrying", { url: this.config.url, attempt, error: String(error) });
-        await new Promise((resolve) => setTimeout(resolve, Math.min(4_000, 250 * 2 ** (attempt - 1))));
-      }
-    }
   }
 
   #emitLifecycle(event: ClientLifecycleEvent): void {

@@ -3,7 +3,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { McpOverAcpProvider, type McpMessageRequestContext } from "@agentclientprotocol/sdk/unstable";
 import { processGroupAlive, resolveLaunch, settledWithin, spawnProcessGroup, terminateProcessGroup, proc } from "../../core/process/index.js";
 import { pullStream } from "../../acp/client/pull-stream.js";
-import type { ExitInfo } from "../../acp/client/process.js";
+import type { ExitInfo } from "../../acp/client/endpoint.js";
 import type { RecordedPermissionAnswer } from "../memory-pair.js";
 
 /** One line seen on the wire, in either direction, numbered in arrival order across all processes. */
