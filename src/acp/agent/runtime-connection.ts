@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import { traceIncomingRequests, type InboundTraceContext } from "../tracing.js";
 import type { Logger } from "../../core/index.js";
-import { CancellationController, errorMessage, newId, raceAbort } from "../../core/index.js";
+import { CancellationController, activeContext, errorMessage, inContext, newId, raceAbort } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
 import { AcpClientHandle } from "./client-handle.js";
 import type { AcpAgentFactory, AcpAgentFactoryContext } from "./factory.js";
@@ -121,6 +121,7 @@ export class AcpConnectionState implements LifecycleHost {
         return {};
       })
       .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
+        const traced = activeContext(); // the served request's span: the turn's parent, after the awaits below
         if (!this.#sessions.has(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#session(params.sessionId);
         if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
@@ -128,7 +129,7 @@ export class AcpConnectionState implements LifecycleHost {
         // A $/cancel_request for the prompt cancels the turn like session/cancel.
         const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
         signal.addEventListener("abort", onAbort, { once: true });
-        const running = this.#lifecycle.prompt(session.handle, params.prompt, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject"));
+        const running = this.#lifecycle.prompt(session.handle, params.prompt, () => inContext(traced, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject")));
         if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
         try {
           return await running;
