@@ -9,16 +9,13 @@
  *
  * Run: npx tsx bench/tracing.ts BASE_CHECKOUT [N=2000] [runs=15] [PREVIOUS_CHECKOUT]
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import * as acp from "@agentclientprotocol/sdk";
-import { cpuMs, median } from "./support.js";
+import { median, startStdioAgent } from "./support.js";
 
 const base = process.argv[2];
 if (!base) throw new Error("usage: npx tsx bench/tracing.ts BASE_CHECKOUT [N] [runs]");
@@ -27,42 +24,8 @@ const runs = Number(process.argv[4] ?? "15");
 const previous = process.argv[5];
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-async function startAgent(label: string, bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
-  const spawned = performance.now();
-  const child = spawn(process.execPath, [bin, "serve", ...args], { cwd, env, stdio: ["pipe", "pipe", "inherit"] });
-  child.stdin.on("error", () => undefined);
-  child.stdout.on("error", () => undefined);
-  let chunks = 0;
-  const client = acp
-    .client({ name: "bench" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      if (params.update.sessionUpdate === "agent_message_chunk") chunks += 1;
-    })
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-  const startup = { ms: performance.now() - spawned, cpuMs: cpuMs(child.pid!) };
-  return {
-    label,
-    startup,
-    async run(): Promise<{ seconds: number; cpuMs: number }> {
-      const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
-      chunks = 0;
-      const cpuBefore = cpuMs(child.pid!);
-      const started = performance.now();
-      const response = await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
-      const seconds = (performance.now() - started) / 1000;
-      const cpu = cpuMs(child.pid!) - cpuBefore;
-      if (response.stopReason !== "end_turn" || chunks !== count) throw new Error(`${label}: got ${chunks} chunks and ${response.stopReason}`);
-      await client.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined);
-      return { seconds, cpuMs: cpu };
-    },
-    async stop(): Promise<void> {
-      client.close();
-      child.stdin.end();
-      await exited;
-    },
-  };
+function startAgent(label: string, bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  return startStdioAgent({ label, command: [bin, "serve", ...args], cwd, env, count });
 }
 
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
