@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { builtFile } from "../core/package-files.js";
-import { settledWithin } from "../core/process-group.js";
+import { settledWithin } from "../core/process/group.js";
 import { Analyzer } from "./analyze.js";
 import { parseLine } from "./lines.js";
 import { redactMessage } from "../core/redact.js";
