@@ -8,6 +8,7 @@ import type { AcpClient } from "./client.js";
 import type { HostSessionInfo } from "./host-services.js";
 import type { RequestOptions } from "./link.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
+import { activeSpan } from "../../core/tracing.js";
 import { notePermissionDecision } from "../tracing.js";
 
 /** What a session needs from its client (kept narrow so the two stay decoupled). */
@@ -18,10 +19,7 @@ export interface SessionHost {
   readonly policy: ClientPermissionPolicy;
   readonly promptTimeoutMs: number;
   closeSession(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
-  forkSession(sessionId: string, options?: ForkOptions): Promise<AcpSession>;
-  setSessionTitle(sessionId: string, title: string, options?: RequestOptions): Promise<string>;
-  sessionStatus(sessionId: string, options?: RequestOptions): Promise<acp.SessionStatusResponse>;
-  /** The client that owns the session (a type-only link: no import cycle at run time). */
+  /** The client that owns the session (a type-only link: no import cycle at run time); its session methods serve this one's. */
   readonly client: AcpClient;
 }
 
@@ -116,17 +114,17 @@ export class AcpSession {
 
   /** `session/fork`: a new session with this one's history (this one is untouched). */
   fork(options: ForkOptions = {}): Promise<AcpSession> {
-    return this.#host.forkSession(this.sessionId, { cwd: this.info.cwd, additionalDirectories: this.info.additionalDirectories, ...options });
+    return this.#host.client.forkSession(this.sessionId, { cwd: this.info.cwd, additionalDirectories: this.info.additionalDirectories, ...options });
   }
 
   /** `session/set_title`: resolves with the title the agent stored (it may normalize it). */
   setTitle(title: string, options: RequestOptions = {}): Promise<string> {
-    return this.#host.setSessionTitle(this.sessionId, title, options);
+    return this.#host.client.setSessionTitle(this.sessionId, title, options);
   }
 
   /** `session/status`: `open` or `saved` (no side effects on the agent). */
   status(options: RequestOptions = {}): Promise<acp.SessionStatusResponse> {
-    return this.#host.sessionStatus(this.sessionId, options);
+    return this.#host.client.sessionStatus(this.sessionId, options);
   }
 
   /** The agent's slash commands (`available_commands_update`). */
@@ -232,6 +230,7 @@ export class AcpSession {
   /** @internal Answers one `session/request_permission` through the policy. */
   async handlePermission(params: acp.RequestPermissionRequest, requestSignal: AbortSignal): Promise<acp.RequestPermissionResponse> {
     const turn = this.#active;
+    const requestSpan = activeSpan(); // the served request's span: the answer is awaited below
     const known = this.#mapper.toolCalls.get(params.toolCall.toolCallId);
     const title = params.toolCall.title ?? known?.title ?? "(untitled tool call)";
     const kind = params.toolCall.kind ?? known?.kind ?? "other";
@@ -246,7 +245,7 @@ export class AcpSession {
             known: known ? { ...known } : undefined,
             signal: AbortSignal.any(signals),
           });
-    notePermissionDecision(resolution.decision, resolution.source, "optionKind" in resolution ? resolution.optionKind : undefined);
+    notePermissionDecision(requestSpan, resolution.decision, resolution.source, "optionKind" in resolution ? resolution.optionKind : undefined);
     this.#emit({
       type: "permission_answered",
       answer: {
