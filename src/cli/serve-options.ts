@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { LogLevel, SandboxLimits, SandboxMode } from "../core/index.js";
-import { sandboxModes } from "../core/index.js";
+import type { LogLevel, NetAllowEntry, SandboxLimits, SandboxMode } from "../core/index.js";
+import { parseNetAllow, sandboxModes } from "../core/index.js";
 import type { ModelTimeouts } from "../model/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
@@ -73,6 +73,8 @@ export interface ServeOptions {
   sandboxMode: SandboxMode;
   /** --sandbox-limit NAME=VALUE,…: per-command bounds over the defaults. */
   sandboxLimits: Partial<SandboxLimits>;
+  /** --sandbox-net allow=HOST[:PORT],…: destinations sandboxed commands may reach (through the proxy). */
+  sandboxNet: NetAllowEntry[];
   /** --child-env NAME,…: further variables of serve's environment its children get. */
   childEnvNames: string[];
   /** --workspace-root: each principal's sessions confined to DIR/<principal>/. */
@@ -185,6 +187,11 @@ Options:
   --sandbox-limit NAME=VALUE[,NAME=VALUE]  per-command bounds in the sandbox: cpu=SECONDS (300),
                            memory=MIB address space per process (4096), processes=N at once (256),
                            tmp=MIB of /tmp (256), file=MIB largest file written (1024)
+  --sandbox-net allow=HOST[:PORT][,HOST[:PORT]]  destinations sandboxed commands may reach
+                           (repeatable; *.domain for sub-domains; no port = any port), through a
+                           proxy outside the sandbox (HTTP_PROXY/HTTPS_PROXY are set for them).
+                           Loopback and private addresses only when named as an address or
+                           localhost; this server's own listeners never. Default: no network
   --child-env NAME[,NAME]  variables of serve's environment that commands and MCP servers get too
                            (repeatable). By default they get only PATH, HOME, USER, LOGNAME, SHELL,
                            LANG, LANGUAGE, LC_*, TERM, TZ, TMPDIR and colour settings: never the
@@ -286,6 +293,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "key-page-timeout": { type: "string" },
         sandbox: { type: "string" },
         "sandbox-limit": { type: "string", multiple: true },
+        "sandbox-net": { type: "string", multiple: true },
         "child-env": { type: "string", multiple: true },
         "workspace-root": { type: "string" },
         "client-mcp": { type: "string" },
@@ -350,11 +358,14 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   if (!(ACP_PROTOCOL_CHOICES as readonly string[]).includes(protocol)) throw new UsageError(`--protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")} (got "${protocol}")`);
   const sandboxMode = (values.sandbox as string | undefined) ?? (listen ? "workspace" : "off");
   if (!sandboxModes.includes(sandboxMode as SandboxMode)) throw new UsageError(`--sandbox must be one of ${sandboxModes.join(", ")} (got "${sandboxMode}")`);
+  const sandboxNet = sandboxNetOption((values["sandbox-net"] as string[] | undefined) ?? []);
+  if (sandboxNet.length > 0 && sandboxMode === "off") throw new UsageError("--sandbox-net applies to sandboxed commands: it needs --sandbox (workspace)");
   const childEnvNames = splitModelSpecs((values["child-env"] as string[] | undefined) ?? []);
   for (const name of childEnvNames) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`--child-env takes variable names such as NODE_OPTIONS,GOPATH (got "${name}")`);
   return {
     sandboxMode: sandboxMode as SandboxMode,
     sandboxLimits: parseSandboxLimits((values["sandbox-limit"] as string[] | undefined) ?? []),
+    sandboxNet,
     childEnvNames,
     protocol: protocol as AcpProtocolChoice,
     listen,
@@ -394,6 +405,15 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
 /** `--sandbox` without a value means `--sandbox=workspace` (parseArgs wants a value for a string option). */
 function bareSandboxFlag(argv: string[]): string[] {
   return argv.map((arg, i) => (arg === "--sandbox" && !(sandboxModes as readonly string[]).includes(argv[i + 1] ?? "") ? "--sandbox=workspace" : arg));
+}
+
+/** `--sandbox-net allow=…` values → entries; a malformed one is a usage error naming it. */
+export function sandboxNetOption(values: readonly string[]): NetAllowEntry[] {
+  try {
+    return parseNetAllow(values);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 const limitUnits: Record<string, { key: keyof SandboxLimits; scale: number }> = {

@@ -13,5 +13,7 @@ export * from "./network.js";
 export { enableOrphanWatchdog, fenceGroupsWithin, orphanWatchdogPid } from "./orphan-watchdog.js";
 export * from "./child-env.js";
 export * from "./sandbox.js";
+export * from "./sandbox-net.js";
+export { SandboxProxy, proxyEnvironment, sandboxProxyPort, sandboxProxySocket } from "./sandbox-proxy.js";
 export { seatbeltProfile, type SeatbeltPolicy } from "./sandbox-seatbelt.js";
 export * from "./tracing.js";
