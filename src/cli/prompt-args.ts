@@ -58,7 +58,7 @@ export interface PromptArgs {
  * `--terminal on|off`. Parsed here so the command line stays one grammar; the host-services
  * wiring reads them from `PromptArgs.extra`.
  */
-const EXTRA_FLAGS = new Set(["--add-dir", "--fs", "--terminal", "--sandbox-ro"]);
+const EXTRA_FLAGS = new Set(["--add-dir", "--fs", "--terminal", "--sandbox-ro", "--sandbox-net"]);
 
 export const promptHelp = `Usage: agentkit-acp prompt [options] [TEXT | -]
 
@@ -111,10 +111,13 @@ Options:
                          permission question and answer to FILE as JSONL (--json prints the
                          same events)
   --sandbox              run the agent process in an OS sandbox (bubblewrap; docs/sandbox.md):
-                         --cwd and --add-dir writable, system directories read-only, nothing
-                         else (no home directory); the network is kept for its model (not
-                         limited yet); the terminals hosted here run sandboxed too, without
-                         network. No bubblewrap → exit 2 naming what to install
+                         --cwd and --add-dir writable, system directories read-only, a scratch
+                         home with only the preset's config (read-only) and caches (writable);
+                         network only to the preset's model provider hosts (a command line
+                         agent: none) through the sandbox's proxy; the terminals hosted here
+                         run sandboxed too. No bubblewrap → exit 2 naming what to install
+  --sandbox-net allow=HOST[:PORT][,…]  with --sandbox: further destinations for the agent
+                         and its terminals (repeatable; see serve --help)
   --sandbox-ro DIR       with --sandbox: a further directory the agent may read (repeatable;
                          e.g. where a vendor agent is installed)
   -h, --help             show this help

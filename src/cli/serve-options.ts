@@ -1,11 +1,12 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { LogLevel, NetAllowEntry, SandboxLimits, SandboxMode } from "../core/index.js";
-import { parseNetAllow, sandboxModes } from "../core/index.js";
+import { sandboxModes } from "../core/index.js";
 import type { ModelTimeouts } from "../model/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
 import { parsePostgresUrl } from "../store/postgres/url.js";
+import { sandboxNetOption } from "./sandbox-net-flag.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
 import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
@@ -405,15 +406,6 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
 /** `--sandbox` without a value means `--sandbox=workspace` (parseArgs wants a value for a string option). */
 function bareSandboxFlag(argv: string[]): string[] {
   return argv.map((arg, i) => (arg === "--sandbox" && !(sandboxModes as readonly string[]).includes(argv[i + 1] ?? "") ? "--sandbox=workspace" : arg));
-}
-
-/** `--sandbox-net allow=…` values → entries; a malformed one is a usage error naming it. */
-export function sandboxNetOption(values: readonly string[]): NetAllowEntry[] {
-  try {
-    return parseNetAllow(values);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
 }
 
 const limitUnits: Record<string, { key: keyof SandboxLimits; scale: number }> = {

@@ -83,6 +83,8 @@ export interface WrapOptions {
   network?: "off" | "host" | { allow: readonly NetAllowEntry[] };
   /** false: no resource bounds (a long-running agent process); default true. */
   bounds?: boolean;
+  /** HOME for the process: a scratch tmpfs at this path (default: HOME is the private /tmp); `readOnly`/`writable` dirs inside it are bound over it. */
+  home?: string;
 }
 
 /** A sandbox engine found on this machine; `wrap` one command with the roots it may write. */
@@ -152,7 +154,8 @@ export class CommandSandbox {
     const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow) : undefined;
     const netArgs = proxy && typeof network === "object" ? { proxy: { socket: proxy.socketPath, env: proxyEnvironment(network.allow) } } : {};
     const bridged = (argv: readonly string[]) => (proxy ? [process.execPath, "-e", bridgeScript, String(sandboxProxyPort), sandboxProxySocket, ...argv] : [...argv]);
-    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs };
+    const home = options.home !== undefined ? { home: options.home } : {};
+    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home };
     const closeProxy = (): string[] => {
       proxy?.close();
       return proxy?.notes() ?? [];
@@ -201,6 +204,8 @@ export interface BubblewrapOptions {
   shareNet?: boolean;
   /** The allow-list proxy's Unix socket, bound at `sandboxProxySocket`, and the variables that point clients at it. */
   proxy?: { socket: string; env: Record<string, string> };
+  /** A scratch HOME (tmpfs) at this path instead of /tmp; binds inside it come after it. */
+  home?: string;
 }
 
 export function bubblewrapArgs(options: BubblewrapOptions): string[] {
@@ -217,6 +222,8 @@ export function bubblewrapArgs(options: BubblewrapOptions): string[] {
   for (const dir of ["/etc/ssl/private"]) if (entryKind(dir) === "dir") args.push("--tmpfs", dir);
   if (options.shareNet && entryKind("/run/systemd/resolve") === "dir") args.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   args.push("--dev", "/dev", "--proc", "/proc", "--size", String(options.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
+  const home = options.home !== undefined && options.home !== "/tmp" && options.home.startsWith("/") ? options.home : undefined;
+  if (home) args.push("--size", String(options.tmpBytes), "--perms", "0700", "--tmpfs", home);
   // After /tmp's tmpfs, so a directory under /tmp (a Node installed there, as CI's Node 24 is) is
   // not hidden by it; writable roots last.
   if (options.extraReadOnly && !isUnder(options.extraReadOnly, ["/usr", "/bin", "/lib"])) args.push("--ro-bind", options.extraReadOnly, options.extraReadOnly);
@@ -225,7 +232,7 @@ export function bubblewrapArgs(options: BubblewrapOptions): string[] {
   // Read-only is enough: connecting to a Unix socket is not a write to its file system.
   if (options.proxy) args.push("--ro-bind", options.proxy.socket, sandboxProxySocket);
   for (const [name, value] of Object.entries(options.proxy?.env ?? {})) args.push("--setenv", name, value);
-  args.push("--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
+  args.push("--setenv", "HOME", home ?? "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
   return args;
 }
 
@@ -345,4 +352,20 @@ function removeCgroup(dir: string, attempts = 50): void {
   } catch (error) {
     if ((error as { code?: unknown }).code === "EBUSY" && attempts > 1) setTimeout(() => removeCgroup(dir, attempts - 1), 100).unref();
   }
+}
+
+/**
+ * One line from an agent's `initialize` `_meta.agentkit.sandbox` (what `serve` sends), for
+ * `prompt` and `check`: undefined when the agent says nothing about a sandbox. Values come from
+ * the agent: callers print them through their control-character filter.
+ */
+export function sandboxMetaText(meta: unknown): string | undefined {
+  const sandbox = (meta as { agentkit?: { sandbox?: unknown } } | null | undefined)?.agentkit?.sandbox;
+  if (typeof sandbox !== "object" || sandbox === null) return undefined;
+  const { mode, engine, network } = sandbox as { mode?: unknown; engine?: unknown; network?: unknown };
+  if (mode === "off") return "the agent's commands run unsandboxed";
+  if (mode !== "workspace") return undefined;
+  const allow = (network as { allow?: unknown } | undefined)?.allow;
+  const net = Array.isArray(allow) && allow.length > 0 ? `only ${allow.map(String).join(", ")}` : "none";
+  return `the agent's commands run sandboxed (${String(engine)}; workspace writable; network: ${net})`;
 }

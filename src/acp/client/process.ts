@@ -43,8 +43,10 @@ export class AgentProcess {
       config.shellLine !== undefined ? ["/bin/sh", ["-c", config.shellLine]] : [config.command ?? "", config.args ?? []];
     // Env values can hold secrets: log only the command and the names of extra variables.
     logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
-    const writable = [config.cwd, ...(config.additionalDirectories ?? [])];
-    const boxed = config.sandbox?.sandbox.wrap(file, args, { cwd: config.cwd, writable, readOnly: config.sandbox.readOnly ?? [], network: "host", bounds: false });
+    const box = config.sandbox;
+    const writable = [config.cwd, ...(config.additionalDirectories ?? []), ...(box?.writable ?? [])];
+    const network = box?.network === undefined || box.network === "host" ? "host" : { allow: box.network };
+    const boxed = box?.sandbox.wrap(file, args, { cwd: config.cwd, writable, readOnly: box.readOnly ?? [], network, bounds: false, ...(box.home !== undefined ? { home: box.home } : {}) });
     this.#child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     const child = this.#child;
 
@@ -63,6 +65,7 @@ export class AgentProcess {
       child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
         this.#flushPartialLine(config);
         this.#exit = { code, signal };
+        boxed?.finish("", { code, signal }); // closes the sandbox's network proxy
         if (child.pid !== undefined) untrackProcessGroup(child.pid);
         resolve(this.#exit);
       });
