@@ -161,7 +161,7 @@ export class ConnectionLifecycle {
       await store.create({ sessionId: id, cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], metadata: prepared.controls.metadata() });
       if (this.#settings.leases) this.#holdLease(id, await takeSessionLease(this.#settings.leases, id, this.#logger));
     }
-    setImmediate(() => this.#afterAnswer(session.handle));
+    setImmediate(() => this.#afterAnswer(session.handle, params));
     return prepared.controls.sessionState();
   }
 
@@ -237,10 +237,14 @@ export class ConnectionLifecycle {
     };
   }
 
-  #afterAnswer(handle: AcpSessionHandle): void {
+  #afterAnswer(handle: AcpSessionHandle, roots?: OpenSessionParams): void {
     if (handle.closed) return;
+    // The first update carries the session's `_meta` (serve: its sandbox): on the commands, else alone.
+    const meta = roots && this.#settings.sessionInfoMeta?.({ cwd: roots.cwd, additionalDirectories: roots.additionalDirectories ?? [] });
     if (this.#settings.slashCommands) {
-      handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.#settings.modes, this.#settings.models) });
+      handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.#settings.modes, this.#settings.models), ...(meta ? { _meta: meta } : {}) });
+    } else if (meta) {
+      handle.push({ sessionUpdate: "session_info_update", _meta: meta });
     }
     const title = this.#states.get(handle.acpSessionId)?.title;
     if (title !== undefined) handle.push({ sessionUpdate: "session_info_update", title });

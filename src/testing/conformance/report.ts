@@ -35,6 +35,8 @@ export function formatConformanceReport(report: ConformanceReport, options: Form
   out.push(`agent:  ${report.agent.command}`);
   if (info) out.push(`        ${info.name}${info.version ? ` ${info.version}` : ""}${report.agent.protocolVersion !== undefined ? `, protocolVersion ${JSON.stringify(report.agent.protocolVersion)}` : ""}`);
   out.push(`cwd:    ${report.cwd}`);
+  // Agent-supplied text: control characters dropped. Reported, never a verdict.
+  if (report.agent.sandbox) out.push(`sandbox: ${report.agent.sandbox.replace(/[\u0000-\u001f\u007f-\u009f]/g, "")} (as the agent reports it; informational)`);
   out.push(`mode:   ${report.skipPrompts ? "--skip-prompts (no prompt turns were run)" : "full (prompt turns were run; a model-backed agent spent tokens)"}`);
   out.push("levels: MUST = a failure is a spec violation; SHOULD = a failure is a recommendation not followed; info = the spec leaves it open (reported only)");
   const idWidth = Math.max(...report.results.map((r) => r.id.length), 10);

@@ -43,6 +43,7 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
   let outputs: Map<string, string>;
   let final = "";
   let initMeta: unknown;
+  let firstUpdate: SessionUpdate | undefined;
   let registryPort = 0;
   let servePort = 0;
 
@@ -72,6 +73,7 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
     const response = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "fetch" }] });
     expect(response.stopReason).toBe("end_turn");
     const updates = client.updates(sessionId);
+    firstUpdate = updates[0];
     outputs = toolOutputs(updates);
     final = textOf(updates, "agent_message_chunk");
     connection.close();
@@ -110,6 +112,8 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
 
   it("initialize and the start-up log say what the network allows", () => {
     expect((initMeta as { agentkit?: { sandbox?: unknown } }).agentkit?.sandbox).toMatchObject({ mode: "workspace", network: { allow: [`127.0.0.1:${registryPort}`, `127.0.0.1:${servePort}`], via: "http-proxy" } });
+    // The session's first update says it with the session's own roots.
+    expect(firstUpdate?._meta).toMatchObject({ agentkit: { sandbox: { mode: "workspace", writable: [workspace.path], network: { allow: [`127.0.0.1:${registryPort}`, `127.0.0.1:${servePort}`] } } } });
     expect(serve.stderr).toContain(`network: only 127.0.0.1:${registryPort}, 127.0.0.1:${servePort} (through the sandbox's proxy)`);
   });
 });
