@@ -12,3 +12,5 @@ export { FileApprovalMemoryStore, InMemoryApprovalMemoryStore, normalizeWorkspac
 export type { ApprovalMemoryEntry, ApprovalMemoryRecord, ApprovalMemoryStore, FileApprovalMemoryStoreOptions } from "./approval-store.js";
 export { InProcessSessionLeases, LeaseState, newLeaseHolderName } from "./leases.js";
 export type { LeaseAttempt, LeaseHolder, SessionLease, SessionLeases } from "./leases.js";
+export { storeBackends, storeBackendFor, checkStoreUrl, openStore, redactStoreUrl } from "./backends.js";
+export type { StoreBackend, OpenedStore, OpenStoreOptions } from "./backends.js";
