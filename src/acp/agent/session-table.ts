@@ -22,6 +22,7 @@ import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
 import { takeSessionLease } from "./session-leases.js";
 import { SessionWarnings } from "./session-warnings.js";
+import { titledTranscript, type SessionTitleState } from "./session-title.js";
 
 /** How many sessions whose lease was lost a connection remembers (to answer their prompts with the reason). */
 const MAX_LOST_REMEMBERED = 256;
@@ -35,7 +36,7 @@ export interface SessionRestore {
 }
 
 /** One open session of a connection: its binding and driver, and its lifecycle state. */
-export interface OpenSessionEntry {
+export interface OpenSessionEntry extends SessionTitleState {
   handle: AcpSessionHandle;
   driver: LoopDriver;
   close: (() => void | Promise<void>) | undefined;
@@ -44,8 +45,6 @@ export interface OpenSessionEntry {
   closing: boolean;
   warnings: SessionWarnings;
   controls: SessionControls;
-  /** The title as last stored or told (undefined until the first prompt sets one). */
-  title: string | undefined;
   lease?: SessionLease;
 }
 
@@ -216,7 +215,7 @@ export class SessionTable {
       metadata: { acpSessionId, cwd, additionalDirectories, ...(params._meta ? { acpMeta: params._meta } : {}) },
       logger,
       ...(signal ? { signal } : {}),
-      transcriptObservers: store ? [storeTranscriptObserver(store, { sessionId: acpSessionId })] : [],
+      transcriptObservers: store ? [titledTranscript(storeTranscriptObserver(store, { sessionId: acpSessionId }), () => this.#sessions.get(acpSessionId), store, acpSessionId, logger)] : [],
       ...(restore ? { snapshot: snapshotFromSession({ ...restore.loaded, items: restore.items }, { sessionId: agentSessionId }) } : {}),
     };
     return { context, controller, cwd, additionalDirectories };
