@@ -11,6 +11,8 @@ import type { ApproveMode } from "../acp/agent/serve.js";
 import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "../acp/agent/protocol.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
+import { parseQuotas, type QuotaLimits } from "../acp/agent/quota-limits.js";
+import { parseDurationMs } from "./duration.js";
 import { UsageError, parseArgsUsageError } from "./usage.js";
 
 const approveModes: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
@@ -81,6 +83,10 @@ export interface ServeOptions {
   clientMcp: ClientMcpPolicy;
   /** --client-mcp-private (always on stdio): client http/sse MCP URLs may reach non-public addresses. */
   clientMcpPrivate: boolean;
+  /** --quota NAME=VALUE,…: per-principal limits across the instances on the store. */
+  quotaLimits: QuotaLimits;
+  /** --audit-retain: audit records older than this are pruned (ms; 0 keeps them; default 30 days). */
+  auditRetainMs: number | undefined;
 }
 
 export interface ListenAddress {
@@ -204,6 +210,12 @@ Options:
                            (RFC 1918, ULA, CGNAT), link-local, multicast or unspecified addresses
                            (refused by default: the host is resolved and any such address
                            refuses it). Always allowed on stdio (the editor is the operator's)
+  --quota NAME=VALUE[,NAME=VALUE]  per-principal limits shared by every instance on the store:
+                           sessions (open at once), turns (running at once), prompts-per-minute,
+                           tokens-per-day (model tokens, UTC day). Over one: JSON-RPC -32600 with
+                           data.reason "quota_exceeded", data.limit and data.retryAfterMs; a
+                           running turn is never cut. A token file's "quota=…" column or a JWT's
+                           "agentkit_quota" claim replaces these for its principal (docs/service.md)
   --log-level LEVEL        debug | info | warn | error | silent (default info; stderr)
   --trace-context honor|ignore  whether a client's _meta.traceparent parents this agent's spans
                            (default honor over stdio, ignore with --listen: a remote client
@@ -227,6 +239,9 @@ Serving over the network (instead of stdio):
   --jwt-audience AUD       the required "aud"
   --jwt-principal-claim C  the claim naming the principal (default sub)
   --max-connections N      open ACP connections allowed at once; more get HTTP 503 (default 256)
+  --audit-retain AGE       audit records older than AGE (30d, 12h …; 0 keeps them) are deleted at
+                           start and hourly (default 30d). The audit trail is recorded in the
+                           store with --listen; read it with agentkit-acp audit
   --drain-timeout MS       on SIGTERM: no new connections or sessions, running turns may finish
                            for this long, then they are cancelled and serve exits (default 30000)
 
@@ -290,6 +305,8 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
         "workspace-root": { type: "string" },
         "client-mcp": { type: "string" },
         "client-mcp-private": { type: "boolean" },
+        quota: { type: "string", multiple: true },
+        "audit-retain": { type: "string" },
         "trace-context": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -328,7 +345,7 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
   const listenText = values.listen as string | undefined;
   const listen = listenText === undefined ? undefined : parseListen(listenText);
   if (listen === undefined) {
-    for (const flag of ["token-file", "jwks", "max-connections", "drain-timeout"]) {
+    for (const flag of ["token-file", "jwks", "max-connections", "drain-timeout", "audit-retain"]) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} only applies with --listen`);
     }
   }
@@ -388,7 +405,18 @@ export function parseServeOptions(argv: string[], env: Readonly<Record<string, s
     workspaceRoot: workspaceRoot === undefined ? undefined : resolve(workspaceRoot),
     clientMcp: clientMcp as ClientMcpPolicy,
     clientMcpPrivate: values["client-mcp-private"] === true || listen === undefined,
+    quotaLimits: quotaOptions((values.quota as string[] | undefined) ?? []),
+    auditRetainMs: values["audit-retain"] === undefined ? undefined : parseDurationMs(values["audit-retain"] as string, "--audit-retain"),
   };
+}
+
+/** Every --quota, later ones overriding earlier names. */
+function quotaOptions(values: readonly string[]): QuotaLimits {
+  try {
+    return Object.assign({}, ...values.map((v) => parseQuotas(v))) as QuotaLimits;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** `--sandbox` without a value means `--sandbox=workspace` (parseArgs wants a value for a string option). */
@@ -456,7 +484,7 @@ function wholeNumber(text: string | undefined, flag: string, min: 0 | 1, unit?: 
 }
 
 /** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. */
-function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined {
+export function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string | undefined {
   const flag = values.store as string | undefined;
   if (flag !== undefined) {
     if (values["no-persist"] === true) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");

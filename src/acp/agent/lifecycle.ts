@@ -62,6 +62,8 @@ export interface LifecycleHost {
   closeSession(acpSessionId: string, why: string): Promise<void>;
   /** -32602 unless `path` is an absolute, existing directory. */
   checkDirectory(path: string, field: string): string;
+  /** Another principal's stored session was asked for (answered as unknown; recorded for the audit). */
+  foreignSession?(sessionId: string, owner: string): void;
 }
 
 interface SessionState {
@@ -87,7 +89,7 @@ export class ConnectionLifecycle {
 
   constructor(settings: LifecycleSettings, host: LifecycleHost, logger: Logger) {
     // Another principal's sessions, stored or open, are not there for this connection.
-    this.#settings = { ...settings, store: settings.store && ownedSessionStore(settings.store, host.principal), open: ownedOpenSessions(settings.open, host.principal) };
+    this.#settings = { ...settings, store: settings.store && ownedSessionStore(settings.store, host.principal, (id, owner) => host.foreignSession?.(id, owner)), open: ownedOpenSessions(settings.open, host.principal) };
     this.#host = host;
     this.#logger = logger;
     this.#stored = new StoredSessions(this.#settings, {

@@ -23,6 +23,9 @@ import type { McpAcpChannel } from "../../tools/index.js";
 import { checkWorkspaceDirectory } from "./path-params.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { AcpSessionHandle } from "./session.js";
+import type { QuotaGate } from "./quotas.js";
+import type { AcpAuditSink } from "./audit-trail.js";
+import { auditIncomingRequests } from "./audit-requests.js";
 
 export interface RuntimeSettings {
   integration: AcpIntegration;
@@ -48,6 +51,10 @@ export interface RuntimeSettings {
   keyPage: { lifetimeMs: number } | false;
   /** Real path of the directory holding one workspace per principal (cwd and roots must be inside theirs). */
   workspaceRoot: string | undefined;
+  /** Per-principal quotas across instances (`serve --quota`); undefined: none. */
+  quotas: QuotaGate | undefined;
+  /** Who did what (`serve`'s audit trail); undefined: nothing recorded. */
+  audit: AcpAuditSink | undefined;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -61,6 +68,8 @@ interface RuntimeSession {
   /** Set once session/close (or shutdown) began: the session takes no new prompts. */
   closing: boolean;
   warnings: SessionWarnings;
+  /** Gives back the session's `sessions` quota slot. */
+  releaseQuota: () => Promise<void>;
 }
 
 /** One client connection's state and handlers: its client handle and the sessions it opened. */
@@ -72,6 +81,8 @@ export class AcpConnectionState implements LifecycleHost {
   readonly #totalSessions: () => number;
   readonly #refusal: () => string | undefined;
   readonly #sessions = new Map<string, RuntimeSession>();
+  /** This connection's way of running prompts (one per connection). */
+  readonly #port: ReturnType<AcpIntegration["inputPort"]>;
   #client: AcpClientHandle | undefined;
   /** The SDK context from initialize, for unstable client notifications (auth/status_update). */
   #context: AgentContext | undefined;
@@ -89,6 +100,7 @@ export class AcpConnectionState implements LifecycleHost {
     this.#totalSessions = totalSessions;
     this.#refusal = refusal;
     this.#lifecycle = new ConnectionLifecycle(settings.lifecycle, this, settings.logger);
+    this.#port = settings.integration.inputPort();
     if (settings.mcpTransports.acp) this.#mcpCaller = new acp.McpOverAcpCaller({ clientInfo: { name: settings.integration.name, version: settings.integration.version } });
   }
 
@@ -98,9 +110,9 @@ export class AcpConnectionState implements LifecycleHost {
 
   buildApp(): AgentApp {
     const { integration } = this.#settings;
-    const port = integration.inputPort();
     // Every request handled gets a span (the client's trace context as parent, when honoured).
-    const app = traceIncomingRequests(acp.agent({ name: integration.name }), this.#settings.inboundTraceContext)
+    const traced = traceIncomingRequests(acp.agent({ name: integration.name }), this.#settings.inboundTraceContext);
+    const app = (this.#settings.audit ? auditIncomingRequests(traced, this.#settings.audit, this.principal) : traced)
       .onRequest(acp.methods.agent.initialize, ({ params, client }) => {
         this.#client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs });
         this.#context = client;
@@ -123,18 +135,12 @@ export class AcpConnectionState implements LifecycleHost {
       .onRequest(acp.methods.agent.session.prompt, async ({ params, signal }) => {
         if (!this.#sessions.has(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#session(params.sessionId);
-        if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
-        await session.warnings.beforePrompt();
-        // A $/cancel_request for the prompt cancels the turn like session/cancel.
-        const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
-        signal.addEventListener("abort", onAbort, { once: true });
-        const running = this.#lifecycle.prompt(session.handle, params.prompt, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject"));
-        if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
+        // Quotas are checked before the turn: a running turn is never cut by one.
+        const endTurn = await this.#settings.quotas?.startTurn(this.principal, params.sessionId, newId("turn"));
         try {
-          return await running;
+          return await this.#prompt(session, params, signal);
         } finally {
-          if (session.running === running) session.running = undefined;
-          signal.removeEventListener("abort", onAbort);
+          await endTurn?.();
         }
       })
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
@@ -145,6 +151,28 @@ export class AcpConnectionState implements LifecycleHost {
       .onRequest(acp.methods.agent.session.close, async ({ params }) => {
         await this.#closeSession(this.#session(params.sessionId), "session/close");
       });
+    this.#registerAuthAndProviders(app);
+    return this.#lifecycle.register(app);
+  }
+
+  async #prompt(session: RuntimeSession, params: acp.PromptRequest, signal: AbortSignal): Promise<acp.PromptResponse> {
+    if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
+    await session.warnings.beforePrompt();
+    // A $/cancel_request for the prompt cancels the turn like session/cancel.
+    const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
+    signal.addEventListener("abort", onAbort, { once: true });
+    const port = this.#port;
+    const running = this.#lifecycle.prompt(session.handle, params.prompt, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject"));
+    if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
+    try {
+      return await running;
+    } finally {
+      if (session.running === running) session.running = undefined;
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #registerAuthAndProviders(app: AgentApp): void {
     const { authentication } = this.#settings;
     if (authentication.logout) {
       app.onRequest(acp.methods.agent.logout, async () => {
@@ -170,7 +198,6 @@ export class AcpConnectionState implements LifecycleHost {
     if (this.#authStatus() !== undefined) app.onRequest(acp.methods.agent.auth.status, () => ({ ...this.#authStatus()! }));
     // Progress of an MCP request over ACP comes back as mcp/message notifications.
     if (this.#mcpCaller) app.onNotification(acp.methods.agent.mcp.message, this.#mcpCaller.handleNotification);
-    return this.#lifecycle.register(app);
   }
 
   #providers(): AcpProviders | undefined {
@@ -237,6 +264,10 @@ export class AcpConnectionState implements LifecycleHost {
     return checkWorkspaceDirectory(path, field, { principal: this.principal, workspaceRoot: this.#settings.workspaceRoot });
   }
 
+  foreignSession(sessionId: string, owner: string): void {
+    this.#settings.audit?.record({ principal: this.principal, sessionId, action: "foreign_session", detail: { owner } });
+  }
+
   async closeSession(acpSessionId: string, why: string): Promise<void> {
     const session = this.#sessions.get(acpSessionId);
     if (session) await this.#closeSession(session, why);
@@ -245,7 +276,6 @@ export class AcpConnectionState implements LifecycleHost {
   /** Opens a session: a new one, or (restore) a stored one under its id with its transcript. */
   /** `signal`: the opening request's; when the client cancels it ($/cancel_request) nothing is left open and -32800 is answered. */
   async #newSession(params: NewSessionRequest, client: AcpClientHandle, restore?: SessionRestore, signal?: AbortSignal): Promise<NewSessionResponse> {
-    const { integration, logger } = this.#settings;
     const cwd = this.checkDirectory(params.cwd, "cwd");
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => this.checkDirectory(d, `additionalDirectories[${i}]`));
     // Servers of an unknown type (e.g. unstable `acp`) are refused there with -32602.
@@ -262,6 +292,26 @@ export class AcpConnectionState implements LifecycleHost {
       );
     }
     const acpSessionId = restore?.acpSessionId ?? newId("sess");
+    const releaseQuota = (await this.#settings.quotas?.openSession(this.principal, acpSessionId)) ?? (async () => {});
+    try {
+      return await this.#startSession(params, { cwd, additionalDirectories, mcpServers, mcpConfigs }, client, { acpSessionId, releaseQuota }, restore, signal);
+    } catch (error) {
+      await releaseQuota();
+      throw error;
+    }
+  }
+
+  /** The rest of #newSession once the request was checked and the session's quota slot taken. */
+  async #startSession(
+    params: NewSessionRequest,
+    checked: { cwd: string; additionalDirectories: string[]; mcpServers: StableMcpServer[]; mcpConfigs: ReturnType<typeof mcpServerConfigs> },
+    client: AcpClientHandle,
+    { acpSessionId, releaseQuota }: { acpSessionId: string; releaseQuota: () => Promise<void> },
+    restore: SessionRestore | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<NewSessionResponse> {
+    const { integration, logger } = this.#settings;
+    const { cwd, additionalDirectories, mcpServers, mcpConfigs } = checked;
     const controller = new CancellationController();
     const context: AcpAgentFactoryContext = {
       acpSessionId,
@@ -303,7 +353,7 @@ export class AcpConnectionState implements LifecycleHost {
       principal: this.principal,
     });
     const warnings = new SessionWarnings(client, acpSessionId, logger);
-    this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false, warnings });
+    this.#sessions.set(acpSessionId, { handle, driver: started.driver, close: started.close, running: undefined, closing: false, warnings, releaseQuota });
     const opened = this.#sessions.get(acpSessionId)!;
     let state: Omit<NewSessionResponse, "sessionId">;
     try {
@@ -403,6 +453,7 @@ export class AcpConnectionState implements LifecycleHost {
     }
     this.#sessions.delete(id);
     integration.unbindSession(id);
+    await session.releaseQuota();
     await this.#lifecycle.closed(id);
     try {
       await session.close?.();

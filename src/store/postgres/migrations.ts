@@ -49,6 +49,38 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [
   (s) => `
     ALTER TABLE "${s}".agentkit_sessions ADD COLUMN owner text NOT NULL DEFAULT 'default';
     CREATE INDEX agentkit_sessions_owner ON "${s}".agentkit_sessions (owner, updated_at DESC, id);`,
+  // Quotas (serve --quota): slots held with an expiry the holder renews (open sessions, running
+  // turns), the last minute's prompts, tokens per UTC day; and the audit trail.
+  (s) => `
+    CREATE TABLE "${s}".agentkit_quota_slots (
+      kind text NOT NULL,
+      id text NOT NULL,
+      principal text NOT NULL,
+      holder text NOT NULL,
+      expires_at timestamptz NOT NULL,
+      PRIMARY KEY (kind, id)
+    );
+    CREATE INDEX agentkit_quota_slots_principal ON "${s}".agentkit_quota_slots (principal, kind);
+    CREATE INDEX agentkit_quota_slots_holder ON "${s}".agentkit_quota_slots (holder);
+    CREATE TABLE "${s}".agentkit_quota_prompts (principal text NOT NULL, at timestamptz NOT NULL);
+    CREATE INDEX agentkit_quota_prompts_principal ON "${s}".agentkit_quota_prompts (principal, at);
+    CREATE TABLE "${s}".agentkit_quota_tokens (
+      principal text NOT NULL,
+      day date NOT NULL,
+      tokens bigint NOT NULL,
+      PRIMARY KEY (principal, day)
+    );
+    CREATE TABLE "${s}".agentkit_audit (
+      id bigserial PRIMARY KEY,
+      at timestamptz NOT NULL,
+      instance text NOT NULL,
+      principal text NOT NULL,
+      session_id text,
+      action text NOT NULL,
+      detail json NOT NULL
+    );
+    CREATE INDEX agentkit_audit_at ON "${s}".agentkit_audit (at, id);
+    CREATE INDEX agentkit_audit_principal ON "${s}".agentkit_audit (principal, at, id);`,
 ];
 
 /** The newest schema version this build knows. */
