@@ -34,7 +34,7 @@ export function parseTokenFile(text: string, source: string): BearerToken[] {
   for (const { n, fields } of entries) {
     const quotaField = fields.length === 3 && fields[2]!.startsWith("quota=") ? fields[2]!.slice("quota=".length) : undefined;
     if (fields.length !== 2 && quotaField === undefined) {
-      throw new ConfigError(`${source} line ${n}: expected "NAME TOKEN" (two fields) or "NAME TOKEN quota=NAME=VALUE,…", found ${fields.length} fields`);
+      throw new ConfigError(`${source} line ${n}: expected "NAME TOKEN" (two fields), found ${fields.length} (a third may only be quota=NAME=VALUE,…)`);
     }
     const [principal, token] = fields as [string, string];
     if (!isPrincipalName(principal)) throw new ConfigError(`${source} line ${n}: principal name must be 1-128 of A-Z a-z 0-9 . _ @ + - (starting with a letter or digit)`);

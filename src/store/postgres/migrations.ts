@@ -90,8 +90,9 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
  * Brings the schema to SCHEMA_VERSION in one transaction under a transaction-level advisory lock
  * keyed by the schema name: instances starting at once wait for each other, and the second finds
  * nothing to do. DDL is transactional in PostgreSQL, so a failed step leaves nothing behind.
+ * `target` (tests) stops at an older version, to check the steps after it on old data.
  */
-export async function migrate(client: pg.PoolClient, schema: string): Promise<void> {
+export async function migrate(client: pg.PoolClient | pg.Client, schema: string, target = SCHEMA_VERSION): Promise<void> {
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`agentkit-acp schema ${schema}`]);
@@ -105,7 +106,7 @@ export async function migrate(client: pg.PoolClient, schema: string): Promise<vo
         `the store's schema is version ${current}, newer than this agentkit-acp knows (${SCHEMA_VERSION}); upgrade agentkit-acp or use another database/schema`,
       );
     }
-    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+    for (let version = current + 1; version <= target; version++) {
       await client.query(MIGRATIONS[version - 1]!(schema));
       await client.query(`INSERT INTO "${schema}".agentkit_schema (version) VALUES ($1)`, [version]);
     }
