@@ -60,6 +60,8 @@ export class QuotaGate {
     const limits = this.policy.limitsFor(principal);
     const tokens = limits["tokens-per-day"];
     if (tokens !== undefined) {
+      // This instance's counts of the turns before are in (a turn's tokens are written as they come).
+      await Promise.all([...this.#pending]);
       const used = await this.#safely(() => this.#store.tokensToday(principal), 0);
       if (used >= tokens) this.#refuse(principal, "tokens-per-day", tokens, msUntilNextUtcDay(Date.now()), sessionId);
     }
