@@ -19,15 +19,13 @@
  * before/after figures taken under the same machine load.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
-import { anthropicChunks, openAIChunks } from "../src/testing/mock-provider-formats.js";
+import { cpuMs, currentRssKb, median, peakRssMb, spread, startMockModel } from "./support.js";
 
 // Loopback only: a machine-wide extra CA bundle (this sandbox sets one) costs every Node start
 // ~50 ms of CPU, the same for each side, and hides start-up differences; measured without it.
@@ -39,29 +37,9 @@ type Provider = "openai-compatible" | "openai" | "anthropic";
 const providers = (process.argv[4] ?? "openai-compatible,openai,anthropic").split(",") as Provider[];
 const coalesceMs = process.argv[5] ?? "20";
 const root = fileURLToPath(new URL("..", import.meta.url));
-const deltaText = "word, "; // six characters
 
-// ---- the mock model: a pre-built SSE body (by the request's wire format) written in 64 KiB slices with backpressure ----
-const text = deltaText.repeat(count);
-const bodies = {
-  openai: Buffer.from(openAIChunks({ text, chunkSize: deltaText.length }, "mock", true).join("")),
-  anthropic: Buffer.from(anthropicChunks({ text, chunkSize: deltaText.length }, "mock").join("")),
-};
-let requestArrived: (at: number) => void = () => undefined;
-
-async function answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
-  requestArrived(performance.now());
-  for await (const _ of request); // drain the request body
-  const body = request.url?.endsWith("/messages") ? bodies.anthropic : bodies.openai;
-  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-  for (let offset = 0; offset < body.length; offset += 65_536) {
-    if (!response.write(body.subarray(offset, offset + 65_536))) await new Promise((resolve) => response.once("drain", resolve));
-  }
-  response.end();
-}
-const server = createServer((request, response) => void answer(request, response).catch(() => response.destroy()));
-await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+const model = await startMockModel(count);
+const { text, deltaText, baseUrl } = model;
 
 // ---- one measured run of one agent ----
 interface Sample {
@@ -79,24 +57,6 @@ interface Sample {
   cpuStart: number;
   cpuPrompt: number;
   cpuWarm: number;
-}
-
-/** CPU time of every thread of a process so far, in ms (schedstat: ns resolution, unlike getrusage's ticks). */
-function cpuMs(pid: number): number {
-  let ns = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return ns / 1e6;
-}
-
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) / 1024 : NaN;
 }
 
 async function measure(label: string, command: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<Sample> {
@@ -131,7 +91,7 @@ async function measure(label: string, command: string[], env: NodeJS.ProcessEnv,
       textSeen = "";
       const bytesBefore = bytes;
       let requestAt = 0;
-      requestArrived = (at) => (requestAt ||= at);
+      model.onRequest = (at) => (requestAt ||= at);
       const sent = performance.now();
       const response = await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
       const done = performance.now();
@@ -148,11 +108,6 @@ async function measure(label: string, command: string[], env: NodeJS.ProcessEnv,
     child.stdin.end();
     await exited;
   }
-}
-
-function currentRssKb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) : NaN;
 }
 
 /** RSS growth per idle session: `sessions` session/new calls in one serve process (after one warm-up session). */
@@ -174,16 +129,6 @@ async function idleSessions(command: string[], env: NodeJS.ProcessEnv, cwd: stri
     child.stdin.end();
     await exited;
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-/** The median, and the lowest and highest value. */
-function spread(values: number[]): { median: number; low: number; high: number } {
-  return { median: median(values), low: Math.min(...values), high: Math.max(...values) };
 }
 
 const work = mkdtempSync(join(tmpdir(), "agentkit-agents-"));
@@ -261,6 +206,6 @@ try {
   lines.push(`200 idle sessions in one serve process (${first}): ${perSession.toFixed(0)} KiB RSS each`, "");
   process.stdout.write(lines.join("\n"));
 } finally {
-  server.close();
+  await model.close();
   rmSync(work, { recursive: true, force: true });
 }

@@ -4,65 +4,12 @@
 // Usage: node bench/bare-openai.mjs BASE_URL [openai|anthropic]
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { bareAgent } from "./bare-model.mjs";
 
 const baseUrl = process.argv[2] ?? "http://127.0.0.1:11434/v1";
 const format = process.argv[3] ?? "openai";
-let sessions = 0;
 
-/** Yields each SSE event's data string. */
-async function* sseData(body) {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end;
-    while ((end = buffer.indexOf("\n\n")) !== -1) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      for (const line of event.split("\n")) if (line.startsWith("data: ")) yield line.slice(6);
-    }
-  }
-}
-
-async function* textDeltas(prompt, signal) {
-  const anthropic = format === "anthropic";
-  const response = await fetch(anthropic ? `${baseUrl}/messages` : `${baseUrl}/chat/completions`, {
-    method: "POST",
-    headers: anthropic
-      ? { "content-type": "application/json", "x-api-key": "test", "anthropic-version": "2023-06-01" }
-      : { "content-type": "application/json" },
-    body: JSON.stringify({ model: "mock", stream: true, max_tokens: 8192, messages: [{ role: "user", content: prompt }] }),
-    signal,
-  });
-  if (!response.ok || !response.body) throw new Error(`model answered ${response.status}`);
-  for await (const data of sseData(response.body)) {
-    if (data === "[DONE]") return;
-    const event = JSON.parse(data);
-    if (anthropic) {
-      if (event.type === "content_block_delta" && event.delta.type === "text_delta") yield event.delta.text;
-    } else {
-      const text = event.choices?.[0]?.delta?.content;
-      if (text) yield text;
-    }
-  }
-}
-
-const app = acp
-  .agent({ name: "bare-openai" })
-  .onRequest(acp.methods.agent.initialize, () => ({ protocolVersion: 1, agentCapabilities: {}, authMethods: [], agentInfo: { name: "bare-openai", version: "1" } }))
-  .onRequest(acp.methods.agent.session.new, () => ({ sessionId: `bare_${++sessions}` }))
-  .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
-    const messageId = `msg_${Date.now()}`;
-    const prompt = params.prompt.map((block) => (block.type === "text" ? block.text : "")).join("");
-    for await (const text of textDeltas(prompt)) {
-      await client.notify(acp.methods.client.session.update, {
-        sessionId: params.sessionId,
-        update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, messageId },
-      });
-    }
-    return { stopReason: "end_turn" };
-  });
-
+const app = bareAgent(baseUrl, format);
 const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
 await connection.closed;
 process.exit(0);

@@ -16,6 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median } from "./support.js";
 
 // Loopback only: a machine-wide extra CA bundle (this sandbox sets one) costs every Node start
 // ~50 ms of CPU, the same for each side, and hides start-up differences; measured without it.
@@ -56,11 +57,6 @@ async function measure(name: string, command: string[]): Promise<{ wall: number;
   // The first line is the client's own (its exit handler runs first; the agent is not preloaded).
   const cpu = Number(readFileSync(cpuFile, "utf8").split("\n")[0]) / 1000;
   return { wall, cpu };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 try {

@@ -21,6 +21,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import pg from "pg";
 import { TEST_PG_RUN_DIR_ENV, createTestDatabase, stopSharedPostgres, testPostgres } from "../test/support/postgres.js";
+import { percentile } from "./support.js";
 
 const sizes = (process.argv[2] ?? "10,100").split(",").map(Number);
 const turns = Number(process.argv[3] ?? "5");
@@ -105,11 +106,6 @@ async function runLoad(sessions: Session[]): Promise<{ seconds: number; latencie
     }),
   );
   return { seconds: (performance.now() - started) / 1000, latencies };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
 async function pgCounters(url: string): Promise<{ rows: number; commits: number }> {

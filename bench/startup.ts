@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
+import { median } from "./support.js";
 
 // Loopback only: a machine-wide extra CA bundle (this sandbox sets one) costs every Node start
 // ~50 ms of CPU, the same for each side, and hides start-up differences; measured without it.
@@ -36,11 +37,6 @@ async function measure(command: string[], env: NodeJS.ProcessEnv, cwd: string): 
   child.stdin.end();
   await exited;
   return { init, session };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 const work = mkdtempSync(join(tmpdir(), "agentkit-startup-"));

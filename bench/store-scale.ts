@@ -25,6 +25,7 @@ import { JsonlSessionStore, type SessionStore } from "../src/store/index.js";
 import { newHeader } from "../src/store/header.js";
 import { headerLine, itemLine } from "../src/store/records.js";
 import { sessionFileStem } from "../src/store/session-ids.js";
+import { median } from "./support.js";
 
 const { values } = parseArgs({
   options: { sessions: { type: "string" }, items: { type: "string" }, pages: { type: "string" }, walk: { type: "boolean" }, pg: { type: "boolean" } },
@@ -61,11 +62,6 @@ async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value: T }
   const started = performance.now();
   const value = await run();
   return { ms: performance.now() - started, value };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 interface Figures {

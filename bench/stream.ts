@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
+import { median } from "./support.js";
 
 const count = Number(process.argv[2] ?? "10000");
 const runs = Number(process.argv[3] ?? "5");
@@ -49,11 +50,6 @@ async function startAgent(label: string, command: string[], cwd: string) {
       await exited;
     },
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 const work = mkdtempSync(join(tmpdir(), "agentkit-bench-"));

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createStderrLogger, errorMessage } from "../core/index.js";
 import type { AuditLog, AuditRecord } from "../store/index.js";
-import { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, defaultStateDir } from "../store/index.js";
+import { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, defaultStateDir, openStore } from "../store/index.js";
 import { parseSince } from "./duration.js";
 import { processIo, type CliIo } from "./io.js";
 import { storeUrlFrom } from "./serve-options.js";
@@ -99,10 +99,9 @@ export async function runAudit(argv: string[], io: CliIo = processIo()): Promise
   let close = async (): Promise<void> => {};
   try {
     if (args.storeUrl !== undefined) {
-      const { PostgresDatabase, PostgresAuditLog } = await import("../store/postgres/index.js");
-      const db = await PostgresDatabase.open({ url: args.storeUrl, logger: createStderrLogger("warn"), poolSize: 1 });
-      log = new PostgresAuditLog(db);
-      close = () => db.close();
+      const store = await openStore({ url: args.storeUrl, logger: createStderrLogger("warn") });
+      log = store.audit;
+      close = () => store.close();
     } else {
       log = new FileAuditLog(args.stateDir ?? defaultStateDir(io.env));
     }

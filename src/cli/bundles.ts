@@ -66,6 +66,8 @@ interface CacheLocation {
 
 function cacheLocation(bundleDir: string, name: string, env: NodeJS.ProcessEnv): CacheLocation | undefined {
   if (env.NODE_DISABLE_COMPILE_CACHE === "1") return undefined;
+  // The cache is opened without following links; where that flag is missing (0), no cache at all.
+  if (!constants.O_NOFOLLOW) return undefined;
   let hash: unknown;
   try {
     hash = (JSON.parse(readFileSync(join(bundleDir, "manifest.json"), "utf8")) as Record<string, unknown>)[name];

@@ -11,7 +11,7 @@ import {
   type PermissionPreset,
   type PromptResult,
 } from "../acp/client/index.js";
-import { createStderrLogger, enableOrphanWatchdog } from "../core/index.js";
+import { createStderrLogger, enableOrphanWatchdog, platformLimits } from "../core/index.js";
 import { routeConsoleToLogger } from "./console-route.js";
 import { withCommandTracing } from "./tracing.js";
 import { AuditTrail } from "./prompt-audit.js";
@@ -107,6 +107,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     // The agent's group and hosted terminals end with us even when we are SIGKILLed.
     enableOrphanWatchdog();
     routeConsoleToLogger(createStderrLogger("warn", "agentkit-acp prompt"));
+    // What cannot work on this platform is said at start (nothing on Linux).
+    for (const limit of platformLimits()) io.stderr.write(`agentkit-acp prompt: ${limit}\n`);
   }
   const interactive = stdinFree && io.stdin.isTTY === true && io.stderr.isTTY === true;
   const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };

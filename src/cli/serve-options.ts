@@ -5,7 +5,7 @@ import { sandboxModes } from "../core/index.js";
 import type { ModelTimeouts } from "../model/index.js";
 import type { PermissionMode } from "../tools/index.js";
 import { permissionModes } from "../tools/index.js";
-import { parsePostgresUrl } from "../store/postgres/url.js";
+import { checkStoreUrl } from "../store/backends.js";
 
 import type { ApproveMode } from "../acp/agent/serve.js";
 import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
@@ -494,7 +494,7 @@ export function storeUrlFrom(values: Record<string, unknown>, env: Readonly<Reco
   if (flag !== undefined && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
   if (url === undefined) return undefined;
   try {
-    parsePostgresUrl(url);
+    checkStoreUrl(url);
   } catch (error) {
     throw new UsageError(`${flag !== undefined ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
   }

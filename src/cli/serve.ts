@@ -1,4 +1,4 @@
-import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage } from "../core/index.js";
+import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, platformLimits } from "../core/index.js";
 import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
 import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
 import type { ListenIdentities } from "./serve-listen.js";
@@ -71,6 +71,8 @@ async function serveWith(options: ServeOptions): Promise<number> {
   routeConsoleToLogger(logger);
   // Commands and MCP servers end with us even when we are SIGKILLed.
   enableOrphanWatchdog();
+  // What cannot work on this platform is said once, at start (nothing on Linux).
+  for (const limit of platformLimits()) logger.warn(limit);
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);

@@ -1,5 +1,6 @@
 import type { Attributes, Context, Span, SpanOptions, TextMapGetter, TextMapSetter } from "@opentelemetry/api";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from "@opentelemetry/api";
+import { redactSecrets } from "./redact.js";
 
 /**
  * Spans behind `@opentelemetry/api` only: with no provider registered (the default) every span is
@@ -24,6 +25,20 @@ export function setContentCapture(on: boolean): void {
 /** Whether prompt text, model output and tool arguments may go on spans (redacted). */
 export function contentCaptured(span: Span): boolean {
   return captureContent && span.isRecording();
+}
+
+/**
+ * Captured content as a span attribute value: strings as they are, anything else as JSON, with
+ * secret-shaped parts (API keys, bearer tokens, …) redacted — the same function the inspector uses.
+ */
+export function capturedText(value: unknown): string {
+  let text: string;
+  try {
+    text = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
+  } catch {
+    text = "[unserializable]";
+  }
+  return redactSecrets(text);
 }
 
 /** Starts a span as a child of the active (or given) context; the caller ends it. */

@@ -1,7 +1,7 @@
 // agentkit-acp inspect: tap, trace, analyzer and the page's server.
 export { Analyzer } from "./analyze.js";
 export { DriveController, type DriveOptions } from "./drive.js";
-export { redactMessage, REDACTED } from "./redact.js";
+export { redactMessage, REDACTED } from "../core/redact.js";
 export { diffLines } from "./diff.js";
 export { normalize, replayTrace, type ReplayOptions, type ReplayResult } from "./replay.js";
 export { PageServer, PortInUseError, type DriveAction, type PageServerOptions } from "./server.js";

@@ -1,9 +1,9 @@
 import { Worker } from "node:worker_threads";
 import { builtFile } from "../core/package-files.js";
-import { settledWithin } from "../core/process-group.js";
+import { settledWithin } from "../core/process/group.js";
 import { Analyzer } from "./analyze.js";
 import { parseLine } from "./lines.js";
-import { redactMessage } from "./redact.js";
+import { redactMessage } from "../core/redact.js";
 import { PageServer, PortInUseError, type DriveAction } from "./server.js";
 import { TraceWriter } from "./trace.js";
 import type { Direction, PendingAsk, ReplayDiffLine, StatusInfo, TraceHeader, TraceNote } from "./types.js";

@@ -1,5 +1,5 @@
 import { PassThrough } from "node:stream";
-import { settledWithin } from "../core/process-group.js";
+import { settledWithin } from "../core/process/group.js";
 import { parseLine } from "./lines.js";
 import { startTap, type TapLaunch } from "./tap.js";
 import { diffLines } from "./diff.js";

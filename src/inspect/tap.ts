@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../core/process-group.js";
+import { resolveLaunch, settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../core/process/index.js";
 import { LineSplitter } from "./lines.js";
 import type { Direction } from "./types.js";
 
@@ -45,8 +45,8 @@ export interface Tap {
  * ended when either side ends.
  */
 export function startTap(options: TapOptions): Tap {
-  const [file, args] = options.shellLine !== undefined ? ["/bin/sh", ["-c", options.shellLine]] : [options.command ?? "", options.args ?? []];
-  const child = spawnProcessGroup(file, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "inherit"] });
+  const { file, args, windowsVerbatimArguments } = resolveLaunch(options.shellLine !== undefined ? { shellLine: options.shellLine } : { command: options.command ?? "", args: options.args ?? [] });
+  const child = spawnProcessGroup(file, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "inherit"], windowsVerbatimArguments });
   const pid = child.pid;
   let endedBy: TapEnd["endedBy"] | undefined;
   let spawnError: Error | undefined;

@@ -1,5 +1,5 @@
 import type { Item, Part, ToolCallId, Usage } from "../core/index.js";
-import { SpanKind, contentCaptured, newId, recordSpanError, startSpan } from "../core/index.js";
+import { SpanKind, capturedText, contentCaptured, newId, recordSpanError, startSpan } from "../core/index.js";
 import type { Span } from "../core/index.js";
 import type { ModelAdapter, ModelFinishReason, ModelRequest } from "../model/types.js";
 import type { ObserverHub } from "./observers.js";
@@ -117,7 +117,7 @@ function startChatSpan(model: ModelAdapter, request: ModelRequest): Span {
     "gen_ai.request.model": modelName,
   });
   if (request.maxOutputTokens !== undefined) span.setAttribute("gen_ai.request.max_tokens", request.maxOutputTokens);
-  if (contentCaptured(span)) span.setAttribute("gen_ai.input.messages", JSON.stringify(request.items.slice(-20)));
+  if (contentCaptured(span)) span.setAttribute("gen_ai.input.messages", capturedText(request.items.slice(-20)));
   return span;
 }
 
@@ -126,7 +126,7 @@ function endChatSpan(span: Span, outcome: ModelStepOutcome): void {
     if (outcome.finish) span.setAttribute("gen_ai.response.finish_reasons", [outcome.finish]);
     if (outcome.usage) span.setAttributes({ "gen_ai.usage.input_tokens": outcome.usage.inputTokens, "gen_ai.usage.output_tokens": outcome.usage.outputTokens });
     if (outcome.error !== undefined) recordSpanError(span, outcome.error, (outcome.error as { kind?: string } | null)?.kind);
-    if (contentCaptured(span)) span.setAttribute("gen_ai.output.messages", JSON.stringify([{ role: "assistant", parts: outcome.parts }]));
+    if (contentCaptured(span)) span.setAttribute("gen_ai.output.messages", capturedText([{ role: "assistant", parts: outcome.parts }]));
   }
   span.end();
 }

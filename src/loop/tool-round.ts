@@ -10,7 +10,7 @@ import type {
   ToolResult,
 } from "../core/index.js";
 import type { Span } from "../core/index.js";
-import { SpanKind, SpanStatusCode, contentCaptured, errorMessage, isAbortError, startSpan, withSpanActive } from "../core/index.js";
+import { SpanKind, SpanStatusCode, capturedText, contentCaptured, errorMessage, isAbortError, startSpan, withSpanActive } from "../core/index.js";
 import type { CommandRunner, FileOperations, PermissionPolicy, Tool, ToolRegistry } from "../tools/index.js";
 import { errorResult } from "../tools/index.js";
 import type { ObserverHub } from "./observers.js";
@@ -159,7 +159,7 @@ export function startToolSpan(call: PendingCall): Span {
   const span = startSpan(`execute_tool ${call.toolName}`, { kind: SpanKind.INTERNAL });
   if (!span.isRecording()) return span;
   span.setAttributes({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.toolName, "gen_ai.tool.call.id": call.callId, "gen_ai.tool.type": "function" });
-  if (contentCaptured(span)) span.setAttribute("gen_ai.tool.call.arguments", safeJson(call.rawInput));
+  if (contentCaptured(span)) span.setAttribute("gen_ai.tool.call.arguments", capturedText(call.rawInput));
   return span;
 }
 
@@ -181,15 +181,7 @@ export function endToolSpan(call: PendingCall): void {
       span.setAttribute("error.type", call.permission === "deny" || call.permission === "policy_deny" ? "permission_denied" : "tool_error");
       span.setStatus({ code: SpanStatusCode.ERROR, message: call.result.text.slice(0, 200) });
     }
-    if (contentCaptured(span)) span.setAttribute("gen_ai.tool.call.result", call.result.text);
+    if (contentCaptured(span)) span.setAttribute("gen_ai.tool.call.result", capturedText(call.result.text));
   }
   span.end();
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? "";
-  } catch {
-    return "[unserializable]";
-  }
 }

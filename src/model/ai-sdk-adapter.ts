@@ -302,7 +302,8 @@ export class AiSdkModelAdapter implements ModelAdapter {
   }
 
   #convertOptions(): ConvertOptions {
-    switch (this.#config.spec.provider) {
+    // By the library's wire format (see provider-registry.ts), not by provider.
+    switch (providers[this.#config.spec.provider].library) {
       case "anthropic":
         // Anthropic takes thinking back only with its signature; unsigned text is left out.
         return { reasoning: (text) => (this.#reasoning.has(text) ? { anthropic: this.#reasoning.get(text) ?? {} } : "drop") };

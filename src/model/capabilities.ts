@@ -1,4 +1,5 @@
 import type { ModelSpec } from "./model-id.js";
+import { providerRegistry } from "./provider-registry.js";
 import type { ModelCapabilities } from "./types.js";
 
 interface KnownModel {
@@ -24,9 +25,6 @@ const known: KnownModel[] = [
   { match: /^gpt-3\.5-turbo/, contextWindow: 16_385, image: false, thinking: false },
 ];
 
-/** Local model families that accept `reasoning_effort` through an OpenAI-compatible server (e.g. Ollama). */
-const localReasoningFamilies = /^(qwen3|deepseek-r1|gpt-oss|magistral)/;
-
 export function lookupKnownModel(model: string): KnownModel | undefined {
   const bare = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
   return known.find((entry) => entry.match.test(bare));
@@ -44,14 +42,13 @@ export interface CapabilityOverrides {
  * unknown OpenAI-compatible ones (configure `image`/`contextWindow` for those); audio off.
  */
 export function capabilitiesFor(spec: ModelSpec, overrides: CapabilityOverrides = {}): ModelCapabilities {
-  const entry = spec.provider === "ollama" || spec.provider === "openai-compatible" ? undefined : lookupKnownModel(spec.model);
-  const thinkingByProvider =
-    spec.provider === "openrouter" ? true : spec.provider === "ollama" ? localReasoningFamilies.test(spec.model.toLowerCase()) : false;
+  const provider = providerRegistry[spec.provider];
+  const entry = provider.knownModels ? lookupKnownModel(spec.model) : undefined;
   const capabilities: ModelCapabilities = {
-    image: overrides.image ?? entry?.image ?? (spec.provider === "anthropic"),
+    image: overrides.image ?? entry?.image ?? provider.imageByDefault,
     audio: overrides.audio ?? false,
     embeddedContext: true,
-    thinking: overrides.thinking ?? entry?.thinking ?? thinkingByProvider,
+    thinking: overrides.thinking ?? entry?.thinking ?? provider.thinkingByDefault(spec.model),
   };
   const contextWindow = overrides.contextWindow ?? entry?.contextWindow;
   if (contextWindow !== undefined) capabilities.contextWindow = contextWindow;

@@ -30,7 +30,7 @@ export function toModelError(error: unknown, context: ErrorContext): MappedError
     const status = error.statusCode;
     if (status === undefined || error.message.startsWith("Cannot connect to API")) {
       return {
-        error: new ModelError("connection", `could not connect to ${context.baseUrl} — ${connectionHint(context)} (${explainedCause(error, context.baseUrl)})`, {
+        error: new ModelError("connection", `could not connect to ${context.baseUrl} — ${providers[context.spec.provider].connectionHint} (${explainedCause(error, context.baseUrl)})`, {
           cause: error,
         }),
         retryable: true,
@@ -52,7 +52,7 @@ export function toModelError(error: unknown, context: ErrorContext): MappedError
     return {
       error: new ModelError(
         "bad_response",
-        `${label} sent a malformed response stream (not valid ${context.spec.provider === "anthropic" ? "Anthropic Messages" : "OpenAI chat-completions"} SSE): check that ${context.baseUrl} is the right API endpoint`,
+        `${label} sent a malformed response stream (not valid ${providers[context.spec.provider].protocol === "anthropic" ? "Anthropic Messages" : "OpenAI chat-completions"} SSE): check that ${context.baseUrl} is the right API endpoint`,
         { cause: error },
       ),
       retryable: false,
@@ -88,26 +88,13 @@ function mapStatus(status: number, error: APICallError, context: ErrorContext): 
   }
   if (status === 403) return make("auth", `${label} refused access (403) to model '${spec.model}': check that the key in ${envVar} may use it`);
   if (status === 404) {
-    const fix = spec.provider === "ollama" ? `run 'ollama pull ${spec.model}'` : `check the model name and that the base URL ends in /v1`;
-    return make("config", `${label} has no model '${spec.model}' at ${baseUrl} (404): ${fix}`);
+    return make("config", `${label} has no model '${spec.model}' at ${baseUrl} (404): ${providers[spec.provider].missingModelHint(spec.model)}`);
   }
   if (status === 429) return make("rate_limit", `${label} rate limit or quota exceeded (429): wait and try again, or check your plan`, true);
   if (status === 529) return make("server", `${label} is overloaded (529): try again later`, true);
   if (status >= 500) return make("server", `${label} had a server error (${status}): try again later`, true);
   if (status === 408) return make("server", `${label} timed out (408): try again`, true);
   return make("bad_request", `${label} rejected the request (${status})`);
-}
-
-function connectionHint(context: ErrorContext): string {
-  switch (context.spec.provider) {
-    case "ollama":
-      return "is Ollama running? (start it with 'ollama serve')";
-    case "openai-compatible":
-      return "is the server running, and is the base URL right?";
-    default:
-      // The URL is in the message; it may come from --base-url or AGENTKIT_BASE_URL, so neither is named.
-      return "check your network connection and the base URL";
-  }
 }
 
 /** The server's own message, shortened, e.g. `; server said: "Incorrect API key provided"`. */

@@ -1,7 +1,8 @@
 import { ModelError } from "./types.js";
 
-/** Where a model runs. `openrouter` and `ollama` are `openai-compatible` with known base URLs. */
-export type ProviderName = "anthropic" | "openai" | "openrouter" | "ollama" | "openai-compatible" | "demo";
+import { keyedDefaultModels, providerRegistry, type ProviderDefinition, type ProviderName } from "./provider-registry.js";
+
+export type { ProviderName } from "./provider-registry.js";
 
 /** A parsed `provider:model` string. */
 export interface ModelSpec {
@@ -12,52 +13,14 @@ export interface ModelSpec {
   spec: string;
 }
 
-export interface ProviderInfo {
-  name: ProviderName;
-  /** Used in messages: "anthropic rejected the API key …". */
-  label: string;
-  /** Default base URL (none for `openai-compatible`, which needs one). */
-  defaultBaseUrl?: string;
-  /** The usual environment variable holding its key. */
-  keyEnv?: string;
-  /** Whether a call without a key cannot succeed (cloud APIs). Local servers need none. */
-  needsKey: boolean;
-  /** An example spec for messages and docs. */
-  example: string;
-}
+/** A provider's definition (see provider-registry.ts). */
+export type ProviderInfo = ProviderDefinition<ProviderName>;
 
-export const providers: Readonly<Record<ProviderName, ProviderInfo>> = {
-  anthropic: {
-    name: "anthropic",
-    label: "anthropic",
-    defaultBaseUrl: "https://api.anthropic.com/v1",
-    keyEnv: "ANTHROPIC_API_KEY",
-    needsKey: true,
-    example: "anthropic:claude-sonnet-4-5",
-  },
-  openai: {
-    name: "openai",
-    label: "openai",
-    defaultBaseUrl: "https://api.openai.com/v1",
-    keyEnv: "OPENAI_API_KEY",
-    needsKey: true,
-    example: "openai:gpt-4.1",
-  },
-  openrouter: {
-    name: "openrouter",
-    label: "openrouter",
-    defaultBaseUrl: "https://openrouter.ai/api/v1",
-    keyEnv: "OPENROUTER_API_KEY",
-    needsKey: true,
-    example: "openrouter:anthropic/claude-sonnet-4.5",
-  },
-  ollama: { name: "ollama", label: "ollama", defaultBaseUrl: "http://127.0.0.1:11434/v1", needsKey: false, example: "ollama:qwen3" },
-  "openai-compatible": { name: "openai-compatible", label: "openai-compatible server", needsKey: false, example: "openai-compatible:my-model" },
-  demo: { name: "demo", label: "demo", needsKey: false, example: "demo" },
-};
+/** The provider registry, by name. */
+export const providers: Readonly<Record<ProviderName, ProviderInfo>> = providerRegistry;
 
 const providerNames = Object.keys(providers) as ProviderName[];
-const choices = "anthropic, openai, openrouter, ollama, openai-compatible (each as provider:model), or demo";
+const choices = `${providerNames.filter((n) => n !== "demo").join(", ")} (each as provider:model), or demo`;
 
 function isProviderName(name: string): name is ProviderName {
   return (providerNames as string[]).includes(name);
@@ -173,11 +136,7 @@ export interface DefaultModelChoice {
   reason: string;
 }
 
-const keyedDefaults: Array<[string, string]> = [
-  ["ANTHROPIC_API_KEY", "anthropic:claude-sonnet-4-5"],
-  ["OPENAI_API_KEY", "openai:gpt-4.1"],
-  ["OPENROUTER_API_KEY", "openrouter:anthropic/claude-sonnet-4.5"],
-];
+const keyedDefaults = keyedDefaultModels();
 
 /** AGENTKIT_MODEL if set; else the first provider whose key is present; else the demo model. */
 export function pickDefaultModelSpec(env: Env = process.env): DefaultModelChoice {
@@ -188,6 +147,6 @@ export function pickDefaultModelSpec(env: Env = process.env): DefaultModelChoice
   }
   return {
     spec: "demo",
-    reason: "no API key found (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY); using the demo model, which is not an LLM",
+    reason: `no API key found (${keyedDefaults.map(([variable]) => variable).join(", ")}); using the demo model, which is not an LLM`,
   };
 }

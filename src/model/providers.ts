@@ -2,13 +2,13 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { anthropicFormat, openAIChatFormat, openAICompatibleFormat, type LeanFormat } from "./lean-formats.js";
 import { LeanStreams } from "./lean-stream.js";
 import type { ModelSpec } from "./model-id.js";
+import { providerRegistry, type ProviderOptions } from "./provider-registry.js";
 import type { ThinkingLevel } from "./types.js";
 
 /** A provider instance's model at the provider interface (`doStream`). */
 export type ProviderModel = LanguageModelV3;
 
-/** `providerOptions` as `streamText` takes them. */
-export type ProviderOptions = Record<string, Record<string, NonNullable<unknown>>>;
+export type { ProviderOptions } from "./provider-registry.js";
 
 export interface ProviderConnection {
   baseUrl: string;
@@ -24,11 +24,12 @@ export interface ProviderModelHandle {
   lean?: LeanStreams;
 }
 
-/** The AI SDK language model for a spec (never `demo`); loads only that provider's package. */
+/** The AI SDK language model for a spec (never `demo`); loads only its provider's library. */
 export async function createProviderModel(spec: ModelSpec, connection: ProviderConnection): Promise<ProviderModelHandle> {
   const { baseUrl, apiKey, headers } = connection;
   const leanFor = (format: LeanFormat): LeanStreams | undefined => (connection.leanStream === false ? undefined : new LeanStreams(format));
-  switch (spec.provider) {
+  const library = providerRegistry[spec.provider].library;
+  switch (library) {
     case "anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");
       const lean = leanFor(anthropicFormat);
@@ -42,8 +43,6 @@ export async function createProviderModel(spec: ModelSpec, connection: ProviderC
       const lean = leanFor(openAIChatFormat);
       return { model: createOpenAI({ baseURL: baseUrl, apiKey: apiKey ?? "", headers, fetch: lean?.fetch }).chat(spec.model), lean };
     }
-    case "openrouter":
-    case "ollama":
     case "openai-compatible": {
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       // openai-compatible passes reasoning deltas through (`reasoning_content` / `reasoning`);
@@ -52,29 +51,13 @@ export async function createProviderModel(spec: ModelSpec, connection: ProviderC
       const provider = createOpenAICompatible({ name: spec.provider, baseURL: baseUrl, apiKey, headers, includeUsage: true, fetch: lean?.fetch });
       return { model: provider.chatModel(spec.model), lean };
     }
-    case "demo":
-      throw new Error("the demo model has no provider library model");
+    case undefined:
+      throw new Error(`the ${spec.provider} model has no provider library model`);
   }
 }
-
-const anthropicBudget: Record<Exclude<ThinkingLevel, "off">, number> = { low: 2_048, medium: 8_192, high: 24_576 };
 
 /** Provider options that set a thinking level; undefined when `off` or not supported. */
 export function thinkingOptions(spec: ModelSpec, level: ThinkingLevel | undefined): ProviderOptions | undefined {
   if (level === undefined || level === "off") return undefined;
-  switch (spec.provider) {
-    case "anthropic":
-      return { anthropic: { thinking: { type: "enabled", budgetTokens: anthropicBudget[level] } } };
-    case "openai":
-      return { openai: { reasoningEffort: level } };
-    case "openrouter":
-      // OpenRouter's unified `reasoning` object; unknown keys pass through to the body.
-      return { openrouter: { reasoning: { effort: level } } };
-    case "ollama":
-    case "openai-compatible":
-      // `openaiCompatible`, not `openai-compatible`: the dashed key is deprecated and warns.
-      return { [spec.provider === "ollama" ? "ollama" : "openaiCompatible"]: { reasoningEffort: level } };
-    case "demo":
-      return undefined;
-  }
+  return providerRegistry[spec.provider].thinking?.(level);
 }

@@ -18,3 +18,5 @@ export { FileQuotaStore } from "./file-quotas.js";
 export type { FileQuotaStoreOptions } from "./file-quotas.js";
 export { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, InMemoryAuditLog } from "./audit.js";
 export type { AuditLog, AuditQuery, AuditRecord } from "./audit.js";
+export { storeBackends, storeBackendFor, checkStoreUrl, openStore, redactStoreUrl } from "./backends.js";
+export type { StoreBackend, OpenedStore, OpenStoreOptions } from "./backends.js";

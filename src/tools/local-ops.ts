@@ -3,7 +3,7 @@ import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "./types.js";
 import { sliceLines } from "./text-window.js";
-import { spawnProcessGroup, terminateProcessGroup } from "../core/process-group.js";
+import { spawnProcessGroup, terminateProcessGroup } from "../core/process/group.js";
 import type { CommandSandbox } from "../core/sandbox.js";
 
 /**

@@ -3,7 +3,7 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/index.js";
-import { spawnProcessGroup, terminateProcessGroup } from "../core/process-group.js";
+import { spawnProcessGroup, terminateProcessGroup } from "../core/process/group.js";
 import type { CommandSandbox, SandboxedCommand } from "../core/sandbox.js";
 
 export interface ProcessGroupStdioOptions {

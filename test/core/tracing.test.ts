@@ -5,6 +5,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createStderrLogger, extractTraceMeta, injectTraceMeta, startSpan, withSpanActive } from "../../src/core/index.js";
 import { parseResourceAttributes, tracingEnvConfig } from "../../src/core/tracing-setup.js";
+import { redactSecrets } from "../../src/core/redact.js";
 
 /** An in-memory provider for one test; the globals are reset afterwards (workers share modules). */
 function inMemoryTracing(): InMemorySpanExporter {
@@ -59,5 +60,20 @@ describe("tracing helpers", () => {
     expect(() => tracingEnvConfig({ OTEL_TRACES_EXPORTER: "zipkin" })).toThrow(/not supported: use "otlp" or "none"/);
     expect(() => tracingEnvConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow(/http\/protobuf/);
     expect(parseResourceAttributes("deployment.environment=prod, team=a%20b,broken,=x")).toEqual({ "deployment.environment": "prod", team: "a b" });
+  });
+
+  it("redacts secret-shaped text (captured content) and leaves ordinary text alone", () => {
+    const cases: Array<[string, string]> = [
+      ["key sk-ant-api03-AbCdEfGhIjKlMnOpQrSt done", "key [redacted] done"],
+      ["Authorization: Bearer abc.def-ghi_jkl", "Authorization: Bearer [redacted]"],
+      ["aws AKIAIOSFODNN7EXAMPLE", "aws [redacted]"],
+      ["gh ghp_0123456789abcdefghijABCDEFGHIJ", "gh [redacted]"],
+      ["jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig", "jwt [redacted]"],
+      ['{"api_key":"s3cr3t-value","n":1}', '{"api_key":"[redacted]","n":1}'],
+      ["password=hunter22 next", "password=[redacted] next"],
+      ["-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----", "[redacted]"],
+      ["a token of 3 tasks, ask-me-later", "a token of 3 tasks, ask-me-later"],
+    ];
+    for (const [input, expected] of cases) expect(redactSecrets(input)).toBe(expected);
   });
 });

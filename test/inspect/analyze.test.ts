@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Analyzer } from "../../src/inspect/analyze.js";
-import { redactMessage, REDACTED } from "../../src/inspect/redact.js";
+import { redactMessage, REDACTED } from "../../src/core/redact.js";
 import { diffLines, normalize } from "../../src/inspect/index.js";
 
 const init = (a: Analyzer, agentCaps: object = {}, clientCaps: object = {}): void => {

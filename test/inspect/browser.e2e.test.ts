@@ -7,7 +7,7 @@ import { bin, chromiumArgs, chromiumPath, editScript, fixtureAgent, haveChromium
 // Chromium is an OS package (.ci/run installs it); without it these tests are skipped, saying why.
 if (!haveChromium) process.stderr.write(`[inspect browser tests] skipped: ${chromiumPath} not found (apt-get install chromium)\n`);
 
-/** INSPECT_SCREENSHOTS=DIR saves each view (the README's images come from here). */
+/** INSPECT_SCREENSHOTS=DIR saves each view (docs/inspect.md's images come from here). */
 const shots = process.env.INSPECT_SCREENSHOTS;
 async function shot(page: Page, name: string): Promise<void> {
   if (!shots) return;

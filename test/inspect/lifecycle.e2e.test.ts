@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { processGroupAlive, waitProcessGroupGone } from "../../src/core/process-group.js";
+import { processGroupAlive, waitProcessGroupGone } from "../../src/core/process/group.js";
 import { until } from "../support/until.js";
 import { readTrace } from "../../src/inspect/trace.js";
 import { fixtureAgent, InspectProcess, tempDir } from "./support.js";

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { livePidsInGroup } from "../../src/core/process-group.js";
+import { livePidsInGroup } from "../../src/core/process/group.js";
 import { fixture, repoRoot } from "../acp/client/helpers.js";
 import { killGroup, startTimeOf } from "../support/processes.js";
 

@@ -24,7 +24,11 @@ describe("the JSONL store's list index (journal + snapshot)", () => {
     stateDir = await mkdtemp(join(tmpdir(), "agentkit-list-index-"));
   });
   afterEach(() => rm(stateDir, { recursive: true, force: true }));
-  const open = (rotate?: number): JsonlSessionStore => new JsonlSessionStore({ stateDir, logger: quiet, ...(rotate !== undefined ? { listJournalRotateBytes: rotate } : {}) });
+  // A clock that ticks a millisecond per reading: list order is by time, and several writes in one
+  // real millisecond would tie (ties go by id), which made the expected order depend on the machine.
+  let tick = Date.parse("2026-01-01T00:00:00.000Z");
+  const clock = (): Date => new Date(tick++);
+  const open = (rotate?: number): JsonlSessionStore => new JsonlSessionStore({ stateDir, logger: quiet, clock, ...(rotate !== undefined ? { listJournalRotateBytes: rotate } : {}) });
 
   it("store instances sharing a directory see each other's creates, title changes, appends and deletes at once, in order", async () => {
     const a = open();

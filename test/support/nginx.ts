@@ -25,7 +25,7 @@ function nginxBinary(): string | undefined {
 }
 
 /**
- * nginx with the README's config (examples/service/nginx.conf) in front of the given instance
+ * nginx with the service guide's config (examples/service/nginx.conf, shown in docs/service.md) in front of the given instance
  * ports, in a temp prefix on a free port. Without an nginx binary: the reason, so the caller
  * can address the instances itself.
  */

@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { processStartTime } from "../../src/core/process-group.js";
+import { proc } from "../../src/core/process/proc.js";
 
 /** Alive = signalable and not a zombie (this VM's pid 1 never reaps orphans, so zombies stay). */
 export function pidAlive(pid: number): boolean {
@@ -8,18 +7,12 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
+  return proc.state(pid) === "running";
 }
 
-/** When process `pid` started (`processStartTime`): with the pid, it names one process even after the pid is reused. */
+/** When process `pid` started (`ProcReader.startTime`): with the pid, it names one process even after the pid is reused. */
 export function startTimeOf(pid: number | undefined): string | undefined {
-  return pid === undefined ? undefined : processStartTime(pid);
+  return pid === undefined ? undefined : proc.startTime(pid);
 }
 
 /** SIGKILL to the process group `pid` leads (children are spawned detached); one already gone is fine. */

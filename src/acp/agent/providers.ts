@@ -1,5 +1,5 @@
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
-import { parseModelSpec } from "../../model/index.js";
+import { parseModelSpec, providers } from "../../model/index.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
 
 /** One configurable LLM provider, as the unstable `providers/list` reports it. */
@@ -37,13 +37,6 @@ export type ProviderRoute = AcpProviderConfig & { operator: boolean };
 /** The provider id of the session model's provider. */
 export const MAIN_PROVIDER_ID = "main";
 
-/** The protocol each of our model providers speaks. */
-function protocolOf(provider: string): string | undefined {
-  if (provider === "anthropic") return "anthropic";
-  if (provider === "openai" || provider === "openrouter" || provider === "openai-compatible" || provider === "ollama") return "openai";
-  return undefined;
-}
-
 /**
  * Provider routing for one model spec: provider `main` (required) with the spec's protocol.
  * `providers/set main` changes the base URL and headers the model is called with, for the
@@ -53,7 +46,7 @@ function protocolOf(provider: string): string | undefined {
  * remote provider (the demo model).
  */
 export function modelSpecProviders(spec: string, baseUrl: string): (AcpProviders & { current(principal?: string): ProviderRoute }) | undefined {
-  const protocol = protocolOf(parseModelSpec(spec).provider);
+  const protocol = providers[parseModelSpec(spec).provider].protocol;
   if (protocol === undefined) return undefined;
   const operator: AcpProviderConfig = { apiType: protocol, baseUrl, headers: {} };
   // Bounded by the principals that can authenticate (token file, JWT subjects).

@@ -16,6 +16,8 @@ import {
   JsonlSessionStore,
   defaultStateDir,
   newLeaseHolderName,
+  openStore,
+  storeBackendFor,
 } from "../../store/index.js";
 import type { PermissionMode } from "../../tools/index.js";
 
@@ -38,9 +40,9 @@ export interface ServeStateOptions {
   approvalMemory: boolean;
   /** --clear-approval-memory: forget every remembered answer at start-up. */
   clearApprovalMemory: boolean;
-  /** --store / AGENTKIT_STORE_URL: a postgres:// URL; sessions, approvals and leases go to PostgreSQL instead of files. */
+  /** --store / AGENTKIT_STORE_URL: a shared store's URL (e.g. postgres://); sessions, approvals and leases go there instead of files. */
   storeUrl?: string | undefined;
-  /** --lease-ttl: the PostgreSQL leases' time to live (default 10 s). */
+  /** --lease-ttl: the shared store's lease time to live (default: the backend's, 10 s for PostgreSQL). */
   leaseTtlMs?: number | undefined;
 }
 
@@ -51,7 +53,7 @@ export interface ServeState {
   approvalMemory: AcpApprovalMemory;
   /** Whether the editor is offered "always allow / always reject". */
   offerAlways: boolean;
-  /** Shared session leases (PostgreSQL); undefined → the runtime's in-process leases. */
+  /** Shared session leases (a --store backend); undefined → the runtime's in-process leases. */
   leases?: SessionLeases;
   /** Per-principal quota counters, shared with the other instances on the same store. */
   quotas: QuotaStore;
@@ -86,7 +88,7 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
       close: async () => {},
     };
   }
-  if (options.storeUrl !== undefined) return postgresState(options, options.storeUrl, logger);
+  if (options.storeUrl !== undefined) return sharedStoreState(options, options.storeUrl, logger);
   const stateDir = options.stateDir ?? defaultStateDir(env);
   // Fail at start-up, not at the first session/new, when the directory cannot be made.
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
@@ -116,17 +118,15 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
 }
 
 /**
- * PostgreSQL: the driver loads only here (stdio start-up without a store URL never pays for it).
- * Rejects with a `PostgresStoreError` saying what to fix when the database cannot be used.
+ * A shared store named by its URL (the store registry picks the backend by scheme; its driver
+ * loads only here). Rejects with an error saying what to fix when the store cannot be used.
  */
-async function postgresState(options: ServeStateOptions, url: string, logger: Logger): Promise<ServeState> {
-  const { openPostgresStore, redactStoreUrl } = await import("../../store/postgres/index.js");
+async function sharedStoreState(options: ServeStateOptions, url: string, logger: Logger): Promise<ServeState> {
   // The orphan watchdog kills our tools when a lease deadline passes unrenewed (a no-op unless the CLI enabled it).
-  const leases = { onDeadline: fenceGroupsWithin, ...(options.leaseTtlMs !== undefined ? { ttlMs: options.leaseTtlMs } : {}) };
-  const store = await openPostgresStore({ url, logger, leases });
+  const store = await openStore({ url, logger, onLeaseDeadline: fenceGroupsWithin, leaseTtlMs: options.leaseTtlMs });
   if (options.clearApprovalMemory) {
     await store.approvals.clear();
-    logger.info("cleared the remembered approvals in the PostgreSQL store");
+    logger.info(`cleared the remembered approvals in the ${storeBackendFor(url).name} store`);
   }
   return {
     stateDir: undefined,
@@ -137,7 +137,7 @@ async function postgresState(options: ServeStateOptions, url: string, logger: Lo
     instance: store.leases.holder,
     approvalMemory: options.approvalMemory ? new DurableApprovalMemory(store.approvals) : new NoopApprovalMemory(),
     offerAlways: options.approvalMemory,
-    description: `sessions, approvals and session leases are kept in PostgreSQL at ${redactStoreUrl(url)} (lease holder ${store.leases.holder})`,
+    description: store.description,
     ready: () => store.ready(),
     close: () => store.close(),
   };

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { proc } from "../../core/process/proc.js";
 import type { ServerOptions } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -108,10 +108,5 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 
 /** The soft RLIMIT_NOFILE (Linux /proc), undefined where it cannot be read or is unlimited. */
 export function openFileLimit(): number | undefined {
-  try {
-    const line = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
-    return line?.[1] === undefined ? undefined : Number(line[1]);
-  } catch {
-    return undefined;
-  }
+  return proc.openFileLimit();
 }

@@ -4,15 +4,15 @@ import { traceIncomingRequests } from "../tracing.js";
 import { requireAdditionalDirectories, requireCapability, validateMcpServers } from "./capabilities.js";
 import { registerElicitation } from "./elicitation.js";
 import { resolveTimeouts, validateConfig, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
-import { AuthenticationRequiredError, ClientClosedError, type AgentConnectionError, type AgentExitedError, type AgentSpawnError } from "./errors.js";
+import type { AgentEndError, AgentEndpoints } from "./endpoint.js";
+import { AuthenticationRequiredError, ClientClosedError } from "./errors.js";
 import { hostCapabilities, registerHostHandlers } from "./host-bridge.js";
 import type { HostSessionInfo } from "./host-services.js";
 import { Link, type RequestOptions } from "./link.js";
 import { InProcessMcpServers, type SessionMcpServer } from "./mcp-over-acp.js";
-import type { RemoteAgent } from "./remote.js";
+import { processEndpoints } from "./process.js";
 import { ClientPermissionPolicy } from "./permissions.js";
 import { recoverSessions } from "./recovery.js";
-import type { AcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
 import type { AcpSessionEvent } from "./events.js";
 import { AcpSession, type SessionHost } from "./session.js";
 
@@ -36,7 +36,7 @@ export interface SessionOptions {
 
 
 export type ClientLifecycleEvent =
-  | { type: "agent_exited"; error: AgentExitedError | AgentSpawnError | AgentConnectionError }
+  | { type: "agent_exited"; error: AgentEndError }
   | { type: "recovered"; restarts: number; sessions: string[] }
   | { type: "recovery_failed"; error: unknown };
 
@@ -53,6 +53,8 @@ export class AcpClient {
   readonly logger: Logger;
   readonly timeouts: ResolvedTimeouts;
   #link!: Link;
+  /** Where the agent runs (a process, a URL): opens each connection and says how to recover. */
+  #endpoints!: AgentEndpoints;
   #recovering: Promise<void> | undefined;
   #dead: Error | undefined;
   #closing: Promise<void> | undefined;
@@ -65,8 +67,6 @@ export class AcpClient {
   #earlyCount = 0;
   readonly #lifecycle = new Set<(event: ClientLifecycleEvent) => void>();
   readonly #authListeners = new Set<(status: acp.AuthStatusUpdateNotification) => void>();
-  /** A `url` agent's cookies (balancer affinity), kept across reconnects. */
-  #cookies: AcpCookieStore | undefined;
   /** In-process MCP servers offered over the ACP connection (MCP over ACP). */
   readonly #mcp = new InProcessMcpServers();
 
@@ -81,6 +81,9 @@ export class AcpClient {
   static async start(config: AcpAgentConfig, policy: ClientPermissionPolicy = ClientPermissionPolicy.denyAll()): Promise<AcpClient> {
     validateConfig(config);
     const client = new AcpClient(config, policy);
+    // A URL's module is loaded only for URL agents: it brings in `ws` and the SDK's network transports.
+    client.#endpoints =
+      config.url === undefined ? processEndpoints(config, client.timeouts, client.logger) : (await import("./remote.js")).urlEndpoints({ ...config, url: config.url });
     client.#link = await client.#connect();
     return client;
   }
@@ -135,7 +138,7 @@ export class AcpClient {
 
   /** The agent's process id (= its process group id); undefined for a `url` agent. */
   get pid(): number | undefined {
-    return this.#link.process.pid;
+    return this.#link.endpoint.pid;
   }
 
   get sessions(): AcpSession[] {
@@ -357,16 +360,9 @@ export class AcpClient {
     registerHostHandlers(app, this.config.hostServices, (id) => this.#sessions.get(id)?.info);
     this.#mcp.serve(app);
     const elicitation = registerElicitation(app, { form: this.config.elicitation, url: this.config.urlElicitation }, (id) => this.#sessions.has(id));
-    let remote: RemoteAgent | undefined;
-    if (this.config.url !== undefined) {
-      // Loaded only for URL agents: it brings in `ws` and the SDK's network transports.
-      const { RemoteAgent: Remote, affinityCookieStore } = await import("./remote.js");
-      this.#cookies ??= affinityCookieStore();
-      remote = new Remote({ ...this.config, url: this.config.url }, this.#cookies);
-    }
     // Loaded only for v2: the SDK's v2 entrypoint costs start-up time a v1 client need not pay.
     const v2 = this.config.protocol === "v2" ? (await import("./v2-bridge.js")).clientV2Bridge : undefined;
-    const link = new Link(this.config, this.timeouts, this.logger, app, remote, v2);
+    const link = new Link(this.#endpoints.open(), this.logger, app, v2);
     this.#mcp.attach(link.connection.agent);
     try {
       const capabilities = { ...hostCapabilities(this.config.hostServices), ...(elicitation ? { elicitation } : {}) };
@@ -375,7 +371,7 @@ export class AcpClient {
       await link.close(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }
-    void link.process.exited.then(() => this.#onExit(link));
+    void link.endpoint.exited.then(() => this.#onExit(link));
     return link;
   }
 
@@ -462,28 +458,23 @@ export class AcpClient {
 
   #onExit(link: Link): void {
     if (link !== this.#link || this.#closing) return;
-    const error = link.process.exitError();
-    if (this.config.url !== undefined) this.logger.warn("the connection to the ACP agent dropped", { url: this.config.url, error: error.message });
-    else this.logger.warn("the ACP agent exited unexpectedly", { exitCode: link.process.exitInfo?.code, signal: link.process.exitInfo?.signal });
+    const error = link.endpoint.exitError();
+    link.endpoint.reportLost(this.logger);
     this.#emitLifecycle({ type: "agent_exited", error });
-    const remote = this.config.url !== undefined;
-    const reconnect = this.config.reconnect;
-    const enabled = remote ? reconnect?.enabled !== false : this.config.recovery?.enabled === true;
-    const limit = remote ? (reconnect?.maxReconnects ?? 10) : (this.config.recovery?.maxRestarts ?? 3);
-    if (!enabled || this.#restarts >= limit) {
+    const recovery = this.#endpoints.recovery;
+    if (this.#restarts >= recovery.limit) {
       this.#dead = error;
       return;
     }
     this.#restarts += 1;
     this.#recovering = (async () => {
       try {
-        const next = remote ? await this.#reconnect(reconnect?.attempts ?? 5) : await this.#connect();
+        const next = await recovery.next(() => this.#connect(), () => this.#closing !== undefined, this.logger);
         if (this.#closing) {
           await next.close();
           return;
         }
-        const retryForMs = remote ? (reconnect?.reattachTimeoutMs ?? 30_000) : 0;
-        const recovered = await recoverSessions(next, this.#sessions.values(), (id) => this.#sessionMcp.get(id) ?? [], this.timeouts.requestMs, retryForMs);
+        const recovered = await recoverSessions(next, this.#sessions.values(), (id) => this.#sessionMcp.get(id) ?? [], this.timeouts.requestMs, recovery.reattachForMs);
         this.#link = next;
         this.#emitLifecycle({ type: "recovered", restarts: this.#restarts, sessions: recovered });
       } catch (e) {
@@ -493,19 +484,6 @@ export class AcpClient {
         this.#recovering = undefined;
       }
     })();
-  }
-
-  /** A new connection to a `url` agent: bounded attempts, backoff 250 ms doubling to 4 s. */
-  async #reconnect(attempts: number): Promise<Link> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#connect();
-      } catch (error) {
-        if (attempt >= attempts || this.#closing) throw error;
-        this.logger.info("reconnecting to the ACP agent failed; retrying", { url: this.config.url, attempt, error: String(error) });
-        await new Promise((resolve) => setTimeout(resolve, Math.min(4_000, 250 * 2 ** (attempt - 1))));
-      }
-    }
   }
 
   #emitLifecycle(event: ClientLifecycleEvent): void {

@@ -3,6 +3,7 @@ import type { Logger } from "../../core/logger.js";
 import { silentLogger } from "../../core/logger.js";
 import { errorMessage } from "../../core/errors.js";
 import { readConfined, tooLarge, writeConfined, type HardLinkPolicy } from "./fs-disk.js";
+import { noFollowFlag } from "../../core/process/platform.js";
 import {
   checkAuthorized,
   notifyObserver,
@@ -81,6 +82,8 @@ export class FileSystemHost implements FileSystemHostService {
   private readonly maxWriteBytes: number;
 
   constructor(private readonly options: FileSystemHostOptions) {
+    // Symlink-race safety rests on no-follow opens: refused where the platform lacks them.
+    noFollowFlag("the file-system host service");
     const access = options.access;
     this.canRead = access === "read" || access === "read-write" || (typeof access === "object" && access.read);
     this.canWrite = access === "read-write" || (typeof access === "object" && access.write);

@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { readlink, realpath } from "node:fs/promises";
+import { proc } from "../../core/process/proc.js";
+import { realpath } from "node:fs/promises";
 import { isAbsolute, resolve as resolvePath, sep } from "node:path";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { PathAccessError, resolvePathInRoots, type ResolvedPath } from "../../tools/paths.js";
@@ -78,20 +78,13 @@ function hostRefusal(error: PathAccessError, path: string, what: string): Reques
   }
 }
 
-const procFd = process.platform === "linux" && existsSync("/proc/self/fd");
-
 /**
  * Where an open descriptor really points (Linux: /proc/self/fd). Closes the window between
  * the check and the open: a directory swapped for a symlink in between is caught here.
  * Returns undefined where the platform cannot tell.
  */
-export async function openedPath(fd: number): Promise<string | undefined> {
-  if (!procFd) return undefined;
-  try {
-    return await readlink(`/proc/self/fd/${fd}`);
-  } catch {
-    return undefined;
-  }
+export function openedPath(fd: number): Promise<string | undefined> {
+  return proc.descriptorPath(fd);
 }
 
 export function notFound(path: string): RequestError {

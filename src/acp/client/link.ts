@@ -4,12 +4,11 @@ import { abortError } from "../../core/cancellation.js";
 import { tracedRequest } from "../tracing.js";
 import type { AcpAgentConfig, ResolvedTimeouts } from "./config.js";
 import { AcpTimeoutError, AuthenticationRequiredError, ClientClosedError, ProtocolVersionError } from "./errors.js";
-import { AgentProcess } from "./process.js";
-import type { RemoteAgent } from "./remote.js";
+import type { AgentEndpoint } from "./endpoint.js";
 import type { ClientV2Bridge } from "./v2-bridge.js";
 
 /** Builds the v2 bridge on the agent's stream (loaded by the client only when v2 is asked for). */
-export type V2BridgeFactory = (stream: AgentProcess["stream"], logger: Logger) => ClientV2Bridge;
+export type V2BridgeFactory = (stream: acp.Stream, logger: Logger) => ClientV2Bridge;
 
 export const SUPPORTED_PROTOCOL_VERSIONS = [acp.PROTOCOL_VERSION];
 
@@ -19,25 +18,24 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-/** One agent process (or remote connection) plus its SDK connection, initialized. Replaced as a whole on recovery. */
+/** One agent endpoint (a process or a connection to a URL) plus its SDK connection, initialized. Replaced as a whole on recovery. */
 export class Link {
-  readonly process: AgentProcess | RemoteAgent;
+  readonly endpoint: AgentEndpoint;
   readonly connection: acp.ClientConnection;
   #init: acp.InitializeResponse | undefined;
   #closedByUs: Error | undefined;
   /** Set when the link speaks ACP v2 (through the bridge). */
   readonly #v2: ClientV2Bridge | undefined;
 
-  /** `remote`: the connection to a `url` agent (built by the caller, which loads its module lazily). */
-  constructor(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger, app: acp.ClientApp, remote?: RemoteAgent, v2?: V2BridgeFactory) {
-    this.process = remote ?? new AgentProcess(config, timeouts, logger);
-    this.#v2 = v2?.(this.process.stream, logger);
-    this.connection = this.#v2 ? app.connect(this.#v2.app) : app.connect(this.process.stream);
+  constructor(endpoint: AgentEndpoint, logger: Logger, app: acp.ClientApp, v2?: V2BridgeFactory) {
+    this.endpoint = endpoint;
+    this.#v2 = v2?.(endpoint.stream, logger);
+    this.connection = this.#v2 ? app.connect(this.#v2.app) : app.connect(endpoint.stream);
     // The connection can also end without the process (oversized message …): then end it too.
     // For a remote agent, the end of the connection is its "exit".
     void this.connection.closed.then(() => {
-      if (!(this.process instanceof AgentProcess) && this.connection.signal.aborted) this.process.noteFailure(this.connection.signal.reason);
-      if (!this.process.exitInfo) void this.process.close();
+      if (this.connection.signal.aborted) endpoint.noteFailure(this.connection.signal.reason);
+      if (!endpoint.exitInfo) void endpoint.close();
     });
   }
 
@@ -84,14 +82,7 @@ export class Link {
     if (userSignal?.aborted) return userSignal.reason instanceof Error ? userSignal.reason : abortError("the operation");
     if (error instanceof acp.RequestError) return error;
     if (this.#closedByUs) return this.#closedByUs;
-    // A transport failure (refused, 401, the instance died): say which URL and why.
-    if (!(this.process instanceof AgentProcess)) {
-      this.process.noteFailure(error);
-      return this.process.exitError(`during ${method}`);
-    }
-    // The SDK reports a dead peer as a plain "ACP connection closed"; say why it closed.
-    if (this.process.exitInfo) return this.process.exitError(`during ${method}`);
-    return error;
+    return this.endpoint.explain(error, method);
   }
 
   /** initialize (+ authenticate); throws typed errors and leaves closing to the caller. */
@@ -140,12 +131,12 @@ export class Link {
   async close(reason: Error = new ClientClosedError()): Promise<void> {
     this.#closedByUs ??= reason;
     this.connection.close(reason);
-    await this.process.close();
+    await this.endpoint.close();
   }
 
   async kill(reason: Error = new ClientClosedError()): Promise<void> {
     this.#closedByUs ??= reason;
     this.connection.close(reason);
-    await this.process.kill();
+    await this.endpoint.kill();
   }
 }

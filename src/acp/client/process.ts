@@ -2,13 +2,22 @@ import type { ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/logger.js";
 import { describeCommand, type AcpAgentConfig, type ResolvedTimeouts } from "./config.js";
+import type { AgentEndpoint, AgentEndpoints, ExitInfo } from "./endpoint.js";
 import { AgentExitedError, AgentSpawnError } from "./errors.js";
 import { pullStream } from "./pull-stream.js";
-import { settledWithin as within, signalProcessGroup, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
+import { resolveLaunch, settledWithin as within, signalProcessGroup, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process/index.js";
 
-export interface ExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
+/** A client's local agents: a process per connection; recovery (opt-in) respawns it, once per end. */
+export function processEndpoints(config: AcpAgentConfig, timeouts: ResolvedTimeouts, logger: Logger): AgentEndpoints {
+  const recovery = config.recovery;
+  return {
+    open: () => new AgentProcess(config, timeouts, logger),
+    recovery: {
+      limit: recovery?.enabled === true ? (recovery.maxRestarts ?? 3) : 0,
+      reattachForMs: 0,
+      next: (connect) => connect(),
+    },
+  };
 }
 
 /**
@@ -16,7 +25,7 @@ export interface ExitInfo {
  * The host never crashes on EPIPE; `close()` ends stdin, waits, then SIGTERM and SIGKILL
  * the whole group (so `npx` / shell wrappers leave no orphans).
  */
-export class AgentProcess {
+export class AgentProcess implements AgentEndpoint {
   readonly stream: acp.Stream;
   readonly command: string;
   readonly #child: ChildProcess;
@@ -39,13 +48,12 @@ export class AgentProcess {
     this.#timeouts = timeouts;
     this.#tailMax = Math.max(1, config.stderrTailLines ?? 40);
     const env = { ...(config.inheritEnv === false ? {} : process.env), ...(config.env ?? {}) };
-    const [file, args] =
-      config.shellLine !== undefined ? ["/bin/sh", ["-c", config.shellLine]] : [config.command ?? "", config.args ?? []];
+    const { file, args, windowsVerbatimArguments } = resolveLaunch(config.shellLine !== undefined ? { shellLine: config.shellLine } : { command: config.command ?? "", args: config.args ?? [] }, { env });
     // Env values can hold secrets: log only the command and the names of extra variables.
     logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
     const writable = [config.cwd, ...(config.additionalDirectories ?? [])];
     const boxed = config.sandbox?.sandbox.wrap(file, args, { cwd: config.cwd, writable, readOnly: config.sandbox.readOnly ?? [], network: "host", bounds: false });
-    this.#child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    this.#child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"], windowsVerbatimArguments });
     const child = this.#child;
 
     // EPIPE / ECONNRESET on a dead child must never become an uncaught exception.
@@ -94,6 +102,18 @@ export class AgentProcess {
 
   stderrTail(): string[] {
     return [...this.#tail];
+  }
+
+  /** A process's end is its exit: the connection's reason adds nothing. */
+  noteFailure(): void {}
+
+  /** The SDK reports a dead peer as a plain "ACP connection closed": say why it closed. */
+  explain(error: unknown, method: string): unknown {
+    return this.#exit ? this.exitError(`during ${method}`) : error;
+  }
+
+  reportLost(logger: Logger): void {
+    logger.warn("the ACP agent exited unexpectedly", { exitCode: this.#exit?.code, signal: this.#exit?.signal });
   }
 
   /** The typed error describing this process's end (spawn failure or exit). */

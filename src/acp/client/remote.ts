@@ -4,11 +4,11 @@ import type { AcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-
 import { MemoryAcpCookieStore, createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { WebSocket } from "ws";
+import type { Logger } from "../../core/logger.js";
 import type { AcpAgentConfig } from "./config.js";
+import type { AgentEndpoint, AgentEndpoints, ExitInfo } from "./endpoint.js";
 import { AgentConnectionError } from "./errors.js";
-import type { ExitInfo } from "./process.js";
 import { AFFINITY_COOKIE } from "./remote-url.js";
-
 
 /**
  * A cookie store per client, kept across reconnects: server cookies (a balancer's sticky cookie)
@@ -21,13 +21,44 @@ export function affinityCookieStore(): AcpCookieStore {
 }
 
 /**
+ * A client's connections to a `url` agent, sharing one cookie store (balancer affinity) across
+ * reconnects. Recovery is on by default: a dropped connection is replaced (bounded attempts,
+ * backoff), and sessions are re-attached, retried while another instance still holds them.
+ */
+export function urlEndpoints(config: AcpAgentConfig & { url: string }): AgentEndpoints {
+  const cookies = affinityCookieStore();
+  const reconnect = config.reconnect;
+  return {
+    open: () => new RemoteAgent(config, cookies),
+    recovery: {
+      limit: reconnect?.enabled === false ? 0 : (reconnect?.maxReconnects ?? 10),
+      reattachForMs: reconnect?.reattachTimeoutMs ?? 30_000,
+      next: (connect, closing, logger) => retried(connect, reconnect?.attempts ?? 5, closing, logger, config.url),
+    },
+  };
+}
+
+/** `attempts` tries of `connect`, backoff 250 ms doubling to 4 s; no further try once `closing`. */
+async function retried<T>(connect: () => Promise<T>, attempts: number, closing: () => boolean, logger: Logger, url: string): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect();
+    } catch (error) {
+      if (attempt >= attempts || closing()) throw error;
+      logger.info("reconnecting to the ACP agent failed; retrying", { url, attempt, error: String(error) });
+      await new Promise((resolve) => setTimeout(resolve, Math.min(4_000, 250 * 2 ** (attempt - 1))));
+    }
+  }
+}
+
+/**
  * Loaded only for `url` agents (it brings in `ws` and the SDK's network transports).
  * One connection to an agent served over the network (`serve --listen`), through the SDK's
  * Streamable HTTP (http/https) or WebSocket (ws/wss, with the `ws` package: Node's built-in
  * WebSocket cannot send an Authorization header) transport. It stands where `AgentProcess`
  * stands for a spawned agent: "exited" here means the connection ended.
  */
-export class RemoteAgent {
+export class RemoteAgent implements AgentEndpoint {
   readonly url: string;
   readonly stream: acp.Stream;
   readonly pid: undefined = undefined;
@@ -62,6 +93,16 @@ export class RemoteAgent {
   /** Remembers why the transport failed (the first cause wins), for the error reports. */
   noteFailure(error: unknown): void {
     this.#cause ??= describeTransportError(error);
+  }
+
+  /** A transport failure (refused, 401, the instance died): say which URL and why. */
+  explain(error: unknown, method: string): unknown {
+    this.noteFailure(error);
+    return this.exitError(`during ${method}`);
+  }
+
+  reportLost(logger: Logger): void {
+    logger.warn("the connection to the ACP agent dropped", { url: this.url, error: this.exitError().message });
   }
 
   /** The typed error describing how the connection ended. */

@@ -20,7 +20,7 @@ import {
 } from "./host-common.js";
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
-import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process-group.js";
+import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process/group.js";
 import type { CommandSandbox } from "../../core/sandbox.js";
 import { OutputBuffer } from "./terminal-output.js";
 

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { PermissionTarget, ToolKind, ToolLocation, ToolResult } from "../../core/index.js";
@@ -22,7 +21,8 @@ import { runDelegatedTurn } from "./turn.js";
 import { delegationResult, failureResult, type ResultContext } from "./result.js";
 import { AgentExitedError, ClientClosedError } from "../client/errors.js";
 import type { ClientPermissionPolicy } from "../client/permissions.js";
-import { processGroupAlive } from "../../core/process-group.js";
+import { processGroupAlive } from "../../core/process/group.js";
+import { proc } from "../../core/process/proc.js";
 import type { AcpSession } from "../client/session.js";
 
 /** An `AcpAgentConfig` whose `cwd` (of the process) defaults to the session's working directory. */
@@ -309,14 +309,8 @@ function usageNote(persistent: boolean): string {
 /** Whether the agent process itself still runs (a zombie does not); its exit event may not have arrived yet. */
 function leaderRunning(pid: number | undefined): boolean {
   if (pid === undefined) return false;
-  if (process.platform !== "linux") return processGroupAlive(pid);
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
+  const state = proc.state(pid);
+  return state === undefined ? processGroupAlive(pid) : state === "running";
 }
 
 /** Starts the client unless `signal` aborts first; a client that arrives after the abort is closed. */

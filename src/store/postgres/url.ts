@@ -1,4 +1,7 @@
 import { AgentKitError } from "../../core/index.js";
+import { redactStoreUrl as redact } from "../store-url.js";
+
+export { redact };
 
 // Kept apart from the driver: `serve` checks a --store URL without loading pg.
 
@@ -30,15 +33,3 @@ export function parsePostgresUrl(url: string): URL {
   }
   return parsed;
 }
-
-/** The URL without its password, for messages and logs. */
-export function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ":***@");
-  }
-}
-

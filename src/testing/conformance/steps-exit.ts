@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { proc } from "../../core/process/proc.js";
 import type { Run } from "./run.js";
 import { delay, describeExit, describeOutcome, truncate, within, type WireAgent } from "./wire.js";
 
@@ -84,10 +84,6 @@ export function checkWholeRun(run: Run): void {
 
 function describePid(pid: number): string {
   if (pid < 0) return "(unknown pids: the group still exists)";
-  try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
-    return `pid ${pid} ${truncate(cmdline, 100)}`;
-  } catch {
-    return `pid ${pid}`;
-  }
+  const cmdline = proc.commandLine(pid);
+  return cmdline === undefined ? `pid ${pid}` : `pid ${pid} ${truncate(cmdline, 100)}`;
 }

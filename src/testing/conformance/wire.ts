@@ -1,9 +1,9 @@
 import type { ChildProcess } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
 import { McpOverAcpProvider, type McpMessageRequestContext } from "@agentclientprotocol/sdk/unstable";
-import { livePidsInGroup, processGroupAlive, settledWithin, spawnProcessGroup, terminateProcessGroup } from "../../core/process-group.js";
+import { processGroupAlive, resolveLaunch, settledWithin, spawnProcessGroup, terminateProcessGroup, proc } from "../../core/process/index.js";
 import { pullStream } from "../../acp/client/pull-stream.js";
-import type { ExitInfo } from "../../acp/client/process.js";
+import type { ExitInfo } from "../../acp/client/endpoint.js";
 import type { RecordedPermissionAnswer } from "../memory-pair.js";
 
 /** One line seen on the wire, in either direction, numbered in arrival order across all processes. */
@@ -147,9 +147,9 @@ export class WireAgent {
     this.#log = log;
     this.launch = launch;
     this.#stderrTail = stderrTail;
-    const [file, args] = spec.shellLine !== undefined ? ["/bin/sh", ["-c", spec.shellLine]] : [spec.command ?? "", spec.args ?? []];
+    const { file, args, windowsVerbatimArguments } = resolveLaunch(spec.shellLine !== undefined ? { shellLine: spec.shellLine } : { command: spec.command ?? "", args: spec.args ?? [] });
     // Should this process exit early (Ctrl-C), the exit hook SIGKILLs the group.
-    this.#child = spawnProcessGroup(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ["pipe", "pipe", "pipe"] });
+    this.#child = spawnProcessGroup(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ["pipe", "pipe", "pipe"], windowsVerbatimArguments });
     const child = this.#child;
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.on("error", () => undefined);
     this.leaderExited = new Promise((resolve) => {
@@ -243,14 +243,7 @@ export class WireAgent {
   groupMembers(): number[] {
     const pid = this.#child.pid;
     if (pid === undefined) return [];
-    if (process.platform === "linux") {
-      try {
-        return livePidsInGroup(pid);
-      } catch {
-        // fall through
-      }
-    }
-    return processGroupAlive(pid) ? [-1] : [];
+    return proc.groupMembers(pid) ?? (processGroupAlive(pid) ? [-1] : []);
   }
 
   /** Ends the whole group: stdin EOF, SIGTERM, then SIGKILL after `graceMs`; lets the SDK drain what was read. Idempotent. */

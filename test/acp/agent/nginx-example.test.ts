@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../../src/acp/agent/line-guard.js";
 
 const example = readFileSync(new URL("../../../examples/service/nginx.conf", import.meta.url), "utf8");
-const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+const guide = readFileSync(new URL("../../../docs/service.md", import.meta.url), "utf8");
 
 /** The directives alone: comments, blank lines and trailing blanks dropped. */
 const directives = (config: string): string[] =>
@@ -18,8 +18,8 @@ describe("examples/service/nginx.conf (the one nginx configuration, run by the f
     expect(sizes).toEqual([DEFAULT_MAX_MESSAGE_BYTES]);
   });
 
-  it("is what README.md shows (without the comments)", () => {
-    const shown = /The nginx configuration — `examples\/service\/nginx.conf`[\s\S]*?```nginx\n([\s\S]*?)```/.exec(readme)?.[1];
+  it("is what docs/service.md shows (without the comments)", () => {
+    const shown = /The nginx configuration — `examples\/service\/nginx.conf`[\s\S]*?```nginx\n([\s\S]*?)```/.exec(guide)?.[1];
     expect(shown).toBeDefined();
     expect(directives(shown!)).toEqual(directives(example));
   });

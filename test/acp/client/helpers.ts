@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { afterEachTest } from "../../support/after-each.js";
 import type { AcpSession} from "../../../src/acp/client/index.js";
 import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../../src/acp/client/index.js";
-import { livePidsInGroup } from "../../../src/core/process-group.js";
+import { livePidsInGroup } from "../../../src/core/process/group.js";
 import { pidAlive } from "../../support/processes.js";
 export { pidAlive };
 

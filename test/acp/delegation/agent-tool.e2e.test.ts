@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AcpAgentTool, type DelegatedPermissionRequest, type DelegationReport } from "../../../src/acp/delegation/index.js";
-import { livePidsInGroup } from "../../../src/core/process-group.js";
+import { livePidsInGroup } from "../../../src/core/process/group.js";
 import { CancellationController } from "../../../src/core/index.js";
 import { demoNotePath } from "../../../src/model/demo.js";
 import { script } from "../../../src/testing/index.js";

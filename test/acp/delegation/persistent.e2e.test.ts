@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AcpAgentTool, type DelegationReport } from "../../../src/acp/delegation/index.js";
-import { livePidsInGroup } from "../../../src/core/process-group.js";
+import { livePidsInGroup } from "../../../src/core/process/group.js";
 import { CancellationController } from "../../../src/core/index.js";
 import { script } from "../../../src/testing/index.js";
 import { expectGroupGone, fixtureAgent, onCleanup, outerAgent, runTurn, serveLaunch, tempDir, toolResultsSeen, writeScript } from "./support.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { afterEachTest } from "../../support/after-each.js";
 import type { AcpAgentLaunch } from "../../../src/acp/delegation/index.js";
-import { livePidsInGroup } from "../../../src/core/process-group.js";
+import { livePidsInGroup } from "../../../src/core/process/group.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import type { AgentEvent, CancellationController, ObservedEvent, ToolProgress, TurnResult } from "../../../src/core/index.js";
 import { approve } from "../../../src/core/index.js";

@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { builtFile } from "../package-files.js";
+import { platformTraits } from "./platform.js";
 
 /**
  * A tiny supervisor process that ends our process groups when we die without cleaning up
  * (SIGKILL, OOM kill, crash): Node has no PR_SET_PDEATHSIG, and detached groups outlive us.
  * It reads "+pgid start" / "-pgid" lines on stdin (start: the leader's start time, so that an id
- * reused by another process's group is never signalled, see process-group.ts), and "bye" when
+ * reused by another process's group is never signalled, see group.ts), and "bye" when
  * we exit in order. When stdin closes (our end closes on any death, the kernel sees to that) or
  * it finds itself reparented, it sends SIGTERM to the groups still listed, SIGKILL to any left
  * after `graceMs`, and exits once they are gone (at once when none is listed, so it never
@@ -25,70 +28,11 @@ import { randomBytes } from "node:crypto";
  * frozen (SIGSTOP), stalled or cut off from the database are ended before its leases can expire
  * and another instance takes its sessions — the frozen process cannot end them itself.
  * "d0" disarms it (no lease held).
+ *
+ * Its program is watchdog-main.ts, run from the built package (dist/core/process/watchdog-main.js,
+ * also when this module runs from sources). It needs process groups: on Windows it does not run
+ * (`platformLimits` says so at start).
  */
-const SCRIPT = `
-const fs = require("node:fs");
-const [graceMs, marker] = process.argv.slice(1);
-const groups = new Map();
-let orderly = false;
-let buffer = "";
-process.stdin.setEncoding("utf8");
-process.stdin.on("data", (chunk) => {
-  buffer += chunk;
-  let at;
-  while ((at = buffer.indexOf("\\n")) >= 0) {
-    const line = buffer.slice(0, at);
-    buffer = buffer.slice(at + 1);
-    if (line === "bye") { orderly = true; continue; }
-    if (line[0] === "d") { clearTimeout(fence); const ms = Number(line.slice(1)); if (ms > 0) fence = setTimeout(fenceKill, ms); continue; }
-    const [id, startedAt = ""] = line.slice(1).split(" ");
-    const pgid = Number(id);
-    if (!Number.isInteger(pgid) || pgid <= 1) continue;
-    if (line[0] === "+") groups.set(pgid, startedAt);
-    else groups.delete(pgid);
-  }
-});
-const startTime = (pid) => { try { const stat = fs.readFileSync("/proc/" + pid + "/stat", "utf8"); return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]; } catch { return undefined; } };
-const reused = (g) => { const was = groups.get(g); const now = was ? startTime(g) : undefined; return now !== undefined && now !== was; };
-const signal = (sig) => { for (const g of [...groups.keys()]) { if (reused(g)) { groups.delete(g); continue; } try { process.kill(-g, sig); } catch {} } };
-const alive = () => [...groups.keys()].some((g) => { if (reused(g)) return false; try { process.kill(-g, 0); return true; } catch { return false; } });
-let ending = false;
-let fence;
-// The groups of processes carrying our marker (a marked process in a group listed or not).
-const addMarked = () => {
-  const needle = "\\0" + marker + "\\0";
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\\d+$/.test(entry)) continue;
-    try {
-      if (!("\\0" + fs.readFileSync("/proc/" + entry + "/environ", "latin1")).includes(needle)) continue;
-      const fields = fs.readFileSync("/proc/" + entry + "/stat", "utf8");
-      const pgid = Number(fields.slice(fields.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgid > 1 && !groups.has(pgid)) groups.set(pgid, "");
-    } catch {}
-  }
-};
-const end = () => {
-  if (ending) return;
-  ending = true;
-  if (!orderly) { try { addMarked(); } catch {} }
-  if (groups.size === 0) process.exit(0);
-  signal("SIGTERM");
-  const deadline = Date.now() + Number(graceMs);
-  setInterval(() => {
-    if (!alive()) process.exit(0);
-    if (Date.now() < deadline) return;
-    signal("SIGKILL");
-    process.exit(0);
-  }, 50);
-};
-// The lease deadline passed without a renewal: nothing of ours may run on (another instance may hold the sessions).
-const fenceKill = () => { try { addMarked(); } catch {} signal("SIGKILL"); groups.clear(); };
-process.stdin.on("end", end);
-process.stdin.on("error", end);
-// Also when we are reparented (the parent died) but stdin's end has not come through.
-const parent = process.ppid;
-setInterval(() => { if (process.ppid !== parent) end(); }, 250);
-`;
 
 let enabled = false;
 let graceMs = 1000;
@@ -97,10 +41,22 @@ let watchdog: ChildProcess | undefined;
 const MARKER_NAME = "AGENTKIT_ORPHAN_WATCH";
 const markerValue = randomBytes(8).toString("hex");
 
-/** Turns the watchdog on for this process (the CLI does; embedders may). `grace` is SIGTERM → SIGKILL. */
-export function enableOrphanWatchdog(options: { graceMs?: number } = {}): void {
+/** The watchdog's program (a file of the built package). */
+export function watchdogProgram(): string {
+  return builtFile("core", "process", "watchdog-main.js");
+}
+
+/**
+ * Turns the watchdog on for this process (the CLI does; embedders may). `grace` is SIGTERM → SIGKILL.
+ * False where it cannot run (no process groups: Windows; `platformLimits` names it for the start-up
+ * log); throws when the package lacks its built program.
+ */
+export function enableOrphanWatchdog(options: { graceMs?: number } = {}, platform: NodeJS.Platform = process.platform): boolean {
+  if (!platformTraits(platform).processGroups) return false;
+  if (!existsSync(watchdogProgram())) throw new Error(`the orphan watchdog's program ${watchdogProgram()} is missing: build the package (npm run build)`);
   enabled = true;
   graceMs = options.graceMs ?? graceMs;
+  return true;
 }
 
 /** Starts the watchdog now (when enabled), so that telling it of a group about to be spawned is one write. */
@@ -141,7 +97,7 @@ export function fenceGroupsWithin(ms: number | undefined): void {
   send(`d${Math.max(1, Math.floor(ms))}\n`);
 }
 
-/** The watchdog's pid, when one runs (tests). */
+/** The watchdog's pid, when one runs (tests). @internal */
 export function orphanWatchdogPid(): number | undefined {
   return watchdog?.pid;
 }
@@ -157,7 +113,7 @@ function start(): ChildProcess | undefined {
     // Without the marker we may have inherited (we may be an agent another agentkit-acp process
     // started): that process's watchdog must not take ours for one of its own and end it.
     const { [MARKER_NAME]: _inherited, ...env } = process.env;
-    const child = spawn(process.execPath, ["-e", SCRIPT, String(graceMs), `${MARKER_NAME}=${markerValue}`], { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
+    const child = spawn(process.execPath, [watchdogProgram(), String(graceMs), `${MARKER_NAME}=${markerValue}`], { stdio: ["pipe", "ignore", "ignore"], detached: true, env });
     child.on("error", () => undefined);
     child.stdin?.on("error", () => undefined);
     child.unref();

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { orphanWatchEnv, readyOrphanWatchdog, unwatchGroup, watchGroup } from "./orphan-watchdog.js";
+import { platformTraits } from "./platform.js";
+import { proc } from "./proc.js";
+import { orphanWatchEnv, readyOrphanWatchdog, unwatchGroup, watchGroup } from "./watchdog.js";
 
 /**
  * Process-group helpers, shared by commands, MCP stdio servers, ACP agents and terminals.
@@ -15,28 +16,22 @@ import { orphanWatchEnv, readyOrphanWatchdog, unwatchGroup, watchGroup } from ".
  * new group. So a tracked group also remembers when its leader started (/proc), and an id whose
  * pid now names another process is never signalled (the kernel does not reuse the id while any
  * member of the group is left, so a leader that exited before its children is no such case).
+ * Off Linux the start time is unknown, so that check cannot be made (`platformLimits` says so).
+ *
+ * Windows has no process groups: a tree is ended with `taskkill /T /F` (as execa does), and
+ * only its leader can be probed.
  */
 
-const hasProc = process.platform === "linux" && existsSync("/proc/self/stat");
+const { processGroups } = platformTraits();
 /** Tracked groups → their leader's start time ("" where /proc cannot say). */
 const liveGroups = new Map<number, string>();
 
-/** When process `pid` started (clock ticks since boot, from /proc): with the pid, it names one process even after the pid is reused. */
-export function processStartTime(pid: number): string | undefined {
-  if (!hasProc) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
 
 /** The id of a tracked group now leads another process's group: ours is gone. */
 function reused(pgid: number): boolean {
   const startedAt = liveGroups.get(pgid);
   if (!startedAt) return false;
-  const now = processStartTime(pgid);
+  const now = proc.startTime(pgid);
   return now !== undefined && now !== startedAt;
 }
 let exitHookInstalled = false;
@@ -55,8 +50,8 @@ function validGroup(pgid: number): boolean {
  */
 export function spawnProcessGroup(file: string, args: readonly string[], options: Omit<SpawnOptions, "detached">): ChildProcess {
   readyOrphanWatchdog();
-  // Marked, so the watchdog finds the group even if we die before telling it (orphan-watchdog.ts).
-  const child = spawn(file, args, { ...options, env: orphanWatchEnv(options.env), detached: true });
+  // Marked, so the watchdog finds the group even if we die before telling it (watchdog.ts).
+  const child = spawn(file, args, { windowsHide: true, ...options, env: orphanWatchEnv(options.env), detached: true });
   if (child.pid !== undefined) {
     // Still listed under this id: a group of ours that ended unnoticed; the id is the new one's now.
     liveGroups.delete(child.pid);
@@ -68,7 +63,7 @@ export function spawnProcessGroup(file: string, args: readonly string[], options
 /** Remembers a group (call it right after the spawn: its leader's start time is read now) so it is SIGKILLed if this process exits first. */
 export function trackProcessGroup(pgid: number): void {
   if (!validGroup(pgid) || liveGroups.has(pgid)) return;
-  const startedAt = processStartTime(pgid) ?? "";
+  const startedAt = proc.startTime(pgid) ?? "";
   liveGroups.set(pgid, startedAt);
   watchGroup(pgid, startedAt);
   if (exitHookInstalled) return;
@@ -81,6 +76,7 @@ export function trackProcessGroup(pgid: number): void {
   });
 }
 
+/** Forgets a group that ended (or that the caller ends itself), so its id is never signalled again. */
 export function untrackProcessGroup(pgid: number): void {
   if (liveGroups.delete(pgid)) unwatchGroup(pgid);
 }
@@ -96,7 +92,9 @@ export function signalProcessGroup(pgid: number, signal: NodeJS.Signals, leader?
     return false;
   }
   try {
-    process.kill(-pgid, signal);
+    const plan = treeSignal(pgid, signal);
+    if (plan.kind === "taskkill") spawn(plan.file, plan.args, { stdio: "ignore", windowsHide: true }).on("error", () => undefined);
+    else process.kill(plan.target, signal);
     return true;
   } catch {
     try {
@@ -107,6 +105,18 @@ export function signalProcessGroup(pgid: number, signal: NodeJS.Signals, leader?
   }
 }
 
+/** How a signal reaches the tree led by `pgid` on `platform`: its POSIX group, or `taskkill /T /F` (Windows: no groups, no signals). */
+export function treeSignal(
+  pgid: number,
+  signal: NodeJS.Signals | 0,
+  platform: NodeJS.Platform = process.platform,
+): { kind: "group"; target: number } | { kind: "leader"; target: number } | { kind: "taskkill"; file: string; args: string[] } {
+  if (platformTraits(platform).processGroups) return { kind: "group", target: -pgid };
+  // A probe (0) can only ask about the leader; any real signal ends the tree.
+  if (signal === 0) return { kind: "leader", target: pgid };
+  return { kind: "taskkill", file: "taskkill", args: ["/pid", String(pgid), "/T", "/F"] };
+}
+
 /**
  * True while a non-zombie member of the group exists. Zombies do not count: an orphan is
  * reaped by pid 1, and some init processes (containers, micro-VMs) never reap, so a zombie may
@@ -115,35 +125,19 @@ export function signalProcessGroup(pgid: number, signal: NodeJS.Signals, leader?
 export function processGroupAlive(pgid: number): boolean {
   if (!validGroup(pgid) || reused(pgid)) return false;
   try {
-    process.kill(-pgid, 0);
+    process.kill(processGroups ? -pgid : pgid, 0);
   } catch (error) {
     // EPERM: a member exists but is not ours to signal; /proc can still say whether it runs.
     if ((error as { code?: unknown }).code !== "EPERM") return false;
   }
-  if (!hasProc) return true;
-  try {
-    return livePidsInGroup(pgid).length > 0;
-  } catch {
-    return true;
-  }
+  // Unknown (no /proc): the group exists, so it counts as alive.
+  const members = proc.groupMembers(pgid);
+  return members === undefined || members.length > 0;
 }
 
-/** Pids of running (non-zombie) processes whose process group is `pgid` (Linux /proc). */
+/** Pids of running (non-zombie) processes in group `pgid`; empty where /proc cannot say (see `ProcReader.groupMembers`). */
 export function livePidsInGroup(pgid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    // Fields after the parenthesised command: state ppid pgrp …
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (rest[0] !== "Z" && rest[0] !== "X" && Number(rest[2]) === pgid) pids.push(Number(entry));
-  }
-  return pids;
+  return proc.groupMembers(pgid) ?? [];
 }
 
 export interface TerminateProcessGroupOptions {

@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
-import { processGroupAlive, processStartTime, signalProcessGroup, spawnProcessGroup, untrackProcessGroup } from "../../src/core/process-group.js";
-import { afterEachTest } from "../support/after-each.js";
-import { until } from "../support/until.js";
-import { killGroup, pidAlive } from "../support/processes.js";
+import { processGroupAlive, signalProcessGroup, spawnProcessGroup, untrackProcessGroup } from "../../../src/core/process/group.js";
+import { proc } from "../../../src/core/process/proc.js";
+import { afterEachTest } from "../../support/after-each.js";
+import { until } from "../../support/until.js";
+import { killGroup, pidAlive } from "../../support/processes.js";
 
 // pid_max is 32768 on this VM and a busy machine goes through that many pids in a minute: a
 // group id we tracked can come to lead someone else's group. Provoked here by asking the kernel
@@ -34,7 +35,7 @@ async function strangerWithPid(pid: number, startedAt: string | undefined): Prom
     writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
     const child = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
     await once(child, "spawn");
-    if (child.pid === pid && processStartTime(pid) !== startedAt) return child;
+    if (child.pid === pid && proc.startTime(pid) !== startedAt) return child;
     child.kill("SIGKILL");
     await once(child, "exit");
   }
@@ -46,7 +47,7 @@ async function endedTrackedGroup(): Promise<{ pid: number; startedAt: string | u
   const ours = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
   await once(ours, "spawn");
   const pid = ours.pid!;
-  const startedAt = processStartTime(pid);
+  const startedAt = proc.startTime(pid);
   process.kill(-pid, "SIGKILL");
   await once(ours, "exit");
   return { pid, startedAt };
@@ -84,8 +85,8 @@ describe.skipIf(!canChoosePid)("process groups: an id reused by another process'
     // then the process is SIGKILLed and its watchdog ends what it still lists. Each stdin line asks
     // for one more group (when another process kept the pid freed before).
     const script = `
-      const { enableOrphanWatchdog, orphanWatchdogPid } = await import(${JSON.stringify(new URL("../../dist/core/orphan-watchdog.js", import.meta.url).href)});
-      const { spawnProcessGroup } = await import(${JSON.stringify(new URL("../../dist/core/process-group.js", import.meta.url).href)});
+      const { enableOrphanWatchdog, orphanWatchdogPid } = await import(${JSON.stringify(new URL("../../../dist/core/process/watchdog.js", import.meta.url).href)});
+      const { spawnProcessGroup } = await import(${JSON.stringify(new URL("../../../dist/core/process/group.js", import.meta.url).href)});
       enableOrphanWatchdog({ graceMs: 200 });
       const group = () => {
         const child = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
@@ -120,7 +121,7 @@ describe.skipIf(!canChoosePid)("process groups: an id reused by another process'
       if (asked++ > 0) owner.stdin!.write("again\n");
       const [groupPid, watchdogPid] = (await line(/\d+ \d+\n/)).trim().split(" ").map(Number) as [number, number];
       watchdog = watchdogPid;
-      const startedAt = processStartTime(groupPid);
+      const startedAt = proc.startTime(groupPid);
       killGroup(groupPid);
       await line(/ended\n/);
       return { pid: groupPid, startedAt };
@@ -144,8 +145,8 @@ describe("the orphan watchdog and a group it was never told of", () => {
   // process we spawn carries the watchdog's marker in its environment, so the watchdog finds it.
   it("ends a marked group after the owner's SIGKILL, even with no line about it", async () => {
     const script = `
-      const { enableOrphanWatchdog, orphanWatchdogPid, unwatchGroup } = await import(${JSON.stringify(new URL("../../dist/core/orphan-watchdog.js", import.meta.url).href)});
-      const { spawnProcessGroup } = await import(${JSON.stringify(new URL("../../dist/core/process-group.js", import.meta.url).href)});
+      const { enableOrphanWatchdog, orphanWatchdogPid, unwatchGroup } = await import(${JSON.stringify(new URL("../../../dist/core/process/watchdog.js", import.meta.url).href)});
+      const { spawnProcessGroup } = await import(${JSON.stringify(new URL("../../../dist/core/process/group.js", import.meta.url).href)});
       enableOrphanWatchdog({ graceMs: 200 });
       const child = spawnProcessGroup("sleep", ["30"], { stdio: "ignore" });
       unwatchGroup(child.pid); // as if the "+" line had never been written

@@ -45,3 +45,27 @@ export function redactMessage(message: unknown): unknown {
   }
   return message;
 }
+
+/**
+ * Secret-shaped substrings of free text (prompts, model output, tool arguments) replaced by
+ * `[redacted]`: bearer/basic credentials, provider API keys (OpenAI/Anthropic `sk-…`, AWS
+ * `AKIA…`, GitHub, Slack, Google), JWTs, PEM private keys, and the value of `api_key=`,
+ * `token:`, `password=`-style pairs. A heuristic: it errs towards redacting.
+ */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, REDACTED],
+  [/\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1$2${REDACTED}`],
+  [/\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, REDACTED],
+  [/\bsk-[A-Za-z0-9_-]{16,}/g, REDACTED],
+  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, REDACTED],
+  [/\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})/g, REDACTED],
+  [/\bxox[abprs]-[A-Za-z0-9-]{10,}/g, REDACTED],
+  [/\bAIza[0-9A-Za-z_-]{30,}/g, REDACTED],
+  [/\b((?:api[_-]?key|secret|token|password|passwd|access[_-]?key)\\?["']?\s*[:=]\s*\\?["']?)(?!\[redacted\])[^\s"'\\,;&]{6,}/gi, `$1${REDACTED}`],
+];

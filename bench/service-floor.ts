@@ -1,0 +1,262 @@
+/**
+ * The service path against its floor (issue #28): `serve --listen` (JSONL store, the default) and
+ * the SDK's own `AcpServer` with its Node adapters serving a bare agent (bench/bare-http-agent.mjs:
+ * no loop, no store, no tools, no auth; it streams the model's deltas as agent_message_chunk), both
+ * reading the same reply from one loopback mock model, under the same load, interleaved, each agent
+ * a fresh process per run. Over Streamable HTTP and WebSocket:
+ *   (a) 8 sessions on one connection, 5 turns each (each session's turns one after another);
+ *   (b) 100 connections with one session each, 3 turns each, all at once; connect + initialize +
+ *       session/new is measured apart, one connection at a time (a user's wait, not a queue);
+ *   (c) idle: 1,000 open connections (initialized), then one idle session on each: RSS per each.
+ * Reported per row: the agent process's CPU per turn (all threads, /proc schedstat), wall of the
+ * prompting phase, p50/p99 turn latency, bytes on the wire per turn (what the client received),
+ * peak RSS; then serve's ratio to the floor, per transport.
+ *
+ * Run: npm run build && npx tsx bench/service-floor.ts [rounds=3] [loads=a,b,c] [deltas=400]
+ * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every agent process into DIR; BENCH_SERVE_ARGS adds
+ * arguments to `serve` (e.g. `--no-persist`); BENCH_BASELINE=DIR adds the `serve` of another built
+ * checkout (e.g. main: `git worktree add`, node_modules linked, `npm run build`) as one more row.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as acp from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import WebSocket from "ws";
+import { cpuMs, currentRssKb, median, peakRssMb, percentile, startMockModel } from "./support.js";
+
+delete process.env.NODE_EXTRA_CA_CERTS; // loopback only; it costs each Node start ~50 ms of CPU
+const rounds = Number(process.argv[2] ?? "3");
+const loads = new Set((process.argv[3] ?? "a,b,c").split(","));
+const deltas = Number(process.argv[4] ?? "400");
+const IDLE = Number(process.env.BENCH_IDLE_CONNECTIONS ?? "1000");
+const root = fileURLToPath(new URL("..", import.meta.url));
+const TOKEN = "bench-token";
+/** BENCH_SERVE_ARGS: more `serve` arguments (space-separated), e.g. `--no-persist` to see the store's share. */
+const extraServeArgs = (process.env.BENCH_SERVE_ARGS ?? "").split(" ").filter(Boolean);
+type Transport = "http" | "ws";
+/** BENCH_BASELINE=DIR: the `serve` of another built checkout as one more interleaved agent (before/after under the same load). */
+const baseline = process.env.BENCH_BASELINE;
+type AgentName = "floor" | "serve" | "baseline";
+const agentNames: AgentName[] = baseline ? ["floor", "baseline", "serve"] : ["floor", "serve"];
+
+// A POST on a keep-alive socket the server has just closed (both sides close idle sockets after
+// 5 s; a client whose event loop lags under this load can still pick one) fails with ECONNRESET
+// inside the SDK's HTTP transport, which closes that connection: the run fails and is run again.
+process.on("unhandledRejection", (error) => process.stderr.write(`(a client connection failed: ${String(error)})\n`));
+const model = await startMockModel(deltas);
+const work = mkdtempSync(join(tmpdir(), "agentkit-bench-floor-"));
+
+interface Listening {
+  pid: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+function startAgent(name: AgentName): Promise<Listening> {
+  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const args =
+    name === "floor"
+      ? [...profile, join(root, "bench/bare-http-agent.mjs"), model.baseUrl]
+      : [...profile, join(name === "baseline" ? baseline! : root, "bin/agentkit-acp.js"), "serve", "--listen", "127.0.0.1:0", "--model", "openai-compatible:mock", "--base-url", model.baseUrl,
+         "--state-dir", mkdtempSync(join(work, "state-")), "--log-level", "info", "--max-sessions", "5000", "--max-connections", "5000", ...extraServeArgs];
+  const child = spawn(process.execPath, args, { cwd: work, env: { ...process.env, AGENTKIT_ACP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async (): Promise<void> => {
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  let stderr = "";
+  return new Promise((resolve, reject) => {
+    child.stderr.on("data", (data: Buffer) => {
+      stderr += data.toString();
+      const url = /listening on (http:\/\/\S+\/acp)/.exec(stderr)?.[1];
+      if (url) resolve({ pid: child.pid!, url, stop });
+    });
+    void exited.then(() => reject(new Error(`${name} exited before listening:\n${stderr}`)));
+  });
+}
+
+/** One SDK client connection over `transport`, counting the bytes it receives. */
+function connect(url: string, transport: Transport) {
+  let bytes = 0;
+  /** session/update notifications received (of any kind). */
+  let messages = 0;
+  const headers = { Authorization: `Bearer ${TOKEN}` };
+  const countingFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (!response.body) return response;
+    const counted = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ transform: (chunk, out) => ((bytes += chunk.byteLength), out.enqueue(chunk)) }));
+    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+  class CountingWebSocket extends WebSocket {
+    constructor(...args: ConstructorParameters<typeof WebSocket>) {
+      super(...args);
+      this.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => (bytes += Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength));
+    }
+  }
+  const stream = transport === "http" ? createHttpStream(url, { headers, fetch: countingFetch }) : createWebSocketStream(url.replace(/^http/, "ws"), { headers, WebSocket: CountingWebSocket });
+  const received = new Map<string, string>();
+  const connection = acp
+    .client({ name: "bench" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      messages += 1;
+      const update = params.update;
+      if (update.sessionUpdate === "agent_message_chunk" && update.content.type === "text") received.set(params.sessionId, (received.get(params.sessionId) ?? "") + update.content.text);
+    })
+    .connect(stream);
+  const { agent } = connection;
+  return {
+    bytes: () => bytes,
+    messages: () => messages,
+    init: () => agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} }),
+    async session(): Promise<{ prompt(): Promise<number> }> {
+      const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: work, mcpServers: [] });
+      return {
+        async prompt() {
+          received.set(sessionId, "");
+          const started = performance.now();
+          const response = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
+          const ms = performance.now() - started;
+          if (response.stopReason !== "end_turn" || received.get(sessionId) !== model.text) throw new Error(`turn: ${response.stopReason}, ${received.get(sessionId)?.length} of ${model.text.length} characters`);
+          return ms;
+        },
+      };
+    },
+    close: () => connection.close(),
+  };
+}
+type Client = ReturnType<typeof connect>;
+
+interface Sample {
+  cpuPerTurn: number;
+  wallMs: number;
+  latencies: number[];
+  bytesPerTurn: number;
+  updatesPerTurn: number;
+  peakRssMb: number;
+  /** Load (b): connect + initialize + session/new, one connection at a time. */
+  setupMs?: number[];
+}
+
+/** The prompting phase: every session's turns one after another, all sessions at once. */
+async function promptPhase(agent: Listening, clients: Client[], sessions: { prompt(): Promise<number> }[], turns: number): Promise<Omit<Sample, "peakRssMb">> {
+  const cpuBefore = cpuMs(agent.pid);
+  const bytesBefore = clients.reduce((n, c) => n + c.bytes(), 0);
+  const updatesBefore = clients.reduce((n, c) => n + c.messages(), 0);
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(sessions.map(async (s) => { for (let i = 0; i < turns; i++) latencies.push(await s.prompt()); }));
+  const wallMs = performance.now() - started;
+  const count = sessions.length * turns;
+  return { cpuPerTurn: (cpuMs(agent.pid) - cpuBefore) / count, wallMs, latencies, bytesPerTurn: (clients.reduce((n, c) => n + c.bytes(), 0) - bytesBefore) / count,
+    updatesPerTurn: (clients.reduce((n, c) => n + c.messages(), 0) - updatesBefore) / count };
+}
+
+async function loadA(agent: Listening, transport: Transport): Promise<Sample> {
+  const client = connect(agent.url, transport);
+  await client.init();
+  const sessions = await Promise.all(Array.from({ length: 8 }, () => client.session()));
+  const phase = await promptPhase(agent, [client], sessions, 5);
+  const sample = { ...phase, peakRssMb: peakRssMb(agent.pid) };
+  client.close();
+  return sample;
+}
+
+async function loadB(agent: Listening, transport: Transport): Promise<Sample> {
+  const clients: Client[] = [];
+  const sessions: { prompt(): Promise<number> }[] = [];
+  const setupMs: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    const started = performance.now();
+    const client = connect(agent.url, transport);
+    await client.init();
+    sessions.push(await client.session());
+    setupMs.push(performance.now() - started);
+    clients.push(client);
+  }
+  const phase = await promptPhase(agent, clients, sessions, 3);
+  const sample = { ...phase, setupMs, peakRssMb: peakRssMb(agent.pid) };
+  for (const client of clients) client.close();
+  return sample;
+}
+
+/** Load (c): RSS growth per idle initialized connection, then per idle session (one on each). */
+async function loadC(agent: Listening, transport: Transport): Promise<{ perConnectionKb: number; perSessionKb: number }> {
+  const warm = connect(agent.url, transport);
+  await warm.init();
+  await warm.session();
+  const before = currentRssKb(agent.pid);
+  const clients = Array.from({ length: IDLE }, () => connect(agent.url, transport));
+  for (let i = 0; i < clients.length; i += 50) await Promise.all(clients.slice(i, i + 50).map((c) => c.init()));
+  const connected = currentRssKb(agent.pid);
+  for (let i = 0; i < clients.length; i += 50) await Promise.all(clients.slice(i, i + 50).map((c) => c.session()));
+  const opened = currentRssKb(agent.pid);
+  for (const client of [warm, ...clients]) client.close();
+  return { perConnectionKb: (connected - before) / IDLE, perSessionKb: (opened - connected) / IDLE };
+}
+
+/** One run on a fresh agent process, stopped afterwards. */
+async function once<T>(name: AgentName, run: (agent: Listening) => Promise<T>): Promise<T> {
+  const agent = await startAgent(name);
+  try {
+    return await run(agent);
+  } finally {
+    await agent.stop();
+  }
+}
+
+const ms = (value: number): string => `${value.toFixed(1)} ms`;
+const lines: string[] = [`Node ${process.version}, ${deltas} deltas per turn, median of ${rounds} interleaved runs, each agent a fresh process`, ""];
+try {
+  for (const [load, run] of [["a", loadA], ["b", loadB]] as const) {
+    if (!loads.has(load)) continue;
+    const samples = new Map<string, Sample[]>();
+    for (let round = 0; round < rounds; round++) {
+      for (const transport of ["http", "ws"] as const) {
+        for (const name of agentNames) {
+          const key = `${transport} ${name}`;
+          const sample = await once(name, (agent) => run(agent, transport)).catch((error: unknown) => {
+            process.stderr.write(`${key}: run ${round + 1} failed (${String(error)}); running it again\n`);
+            return once(name, (agent) => run(agent, transport));
+          });
+          samples.set(key, [...(samples.get(key) ?? []), sample]);
+        }
+      }
+    }
+    lines.push(load === "a" ? "Load (a): 8 sessions on one connection, 5 turns each" : "Load (b): 100 connections, one session each, 3 turns each, all at once", "");
+    lines.push("| transport | agent | CPU / turn | wall | p50 turn | p99 turn | updates / turn | bytes / turn | peak RSS | connect+init+new p50 |", "|---|---|---|---|---|---|---|---|---|---|");
+    for (const [key, s] of samples) {
+      const [transport, name] = key.split(" ");
+      const setup = s[0]?.setupMs ? ms(median(s.map((x) => median(x.setupMs!)))) : "–";
+      lines.push(`| ${transport} | ${name} | ${ms(median(s.map((x) => x.cpuPerTurn)))} | ${ms(median(s.map((x) => x.wallMs)))} | ${ms(median(s.map((x) => percentile(x.latencies, 50))))} | ${ms(median(s.map((x) => percentile(x.latencies, 99))))} | ${median(s.map((x) => x.updatesPerTurn)).toFixed(0)} | ${median(s.map((x) => x.bytesPerTurn)).toFixed(0)} | ${median(s.map((x) => x.peakRssMb)).toFixed(0)} MB | ${setup} |`);
+    }
+    for (const [transport, name] of ["http", "ws"].flatMap((t) => agentNames.filter((n) => n !== "floor").map((n) => [t, n] as const))) {
+      const floor = samples.get(`${transport} floor`)!;
+      const serve = samples.get(`${transport} ${name}`)!;
+      const ratio = (pick: (x: Sample) => number): string => `${(median(serve.map(pick)) / median(floor.map(pick))).toFixed(2)}×`;
+      const setupGap = floor[0]?.setupMs ? `, connect+init+new p50 +${(median(serve.map((x) => median(x.setupMs!))) - median(floor.map((x) => median(x.setupMs!)))).toFixed(1)} ms` : "";
+      lines.push(`${transport}: ${name} / floor — CPU per turn ${ratio((x) => x.cpuPerTurn)}, wall ${ratio((x) => x.wallMs)}, p99 ${ratio((x) => percentile(x.latencies, 99))}${setupGap}`);
+    }
+    lines.push("");
+  }
+  if (loads.has("c")) {
+    lines.push(`Load (c): ${IDLE} idle connections, then one idle session on each (RSS growth, one run)`, "", "| transport | agent | per connection | per session |", "|---|---|---|---|");
+    for (const transport of ["http", "ws"] as const) {
+      for (const name of agentNames) {
+        const { perConnectionKb, perSessionKb } = await once(name, (agent) => loadC(agent, transport));
+        lines.push(`| ${transport} | ${name} | ${perConnectionKb.toFixed(0)} KiB | ${perSessionKb.toFixed(0)} KiB |`);
+      }
+    }
+    lines.push("");
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+} finally {
+  await model.close();
+  rmSync(work, { recursive: true, force: true });
+}
