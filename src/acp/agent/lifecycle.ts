@@ -1,186 +1,75 @@
-import type {
-  AgentApp,
-  ContentBlock,
-  LoadSessionRequest,
-  NewSessionRequest,
-  PromptResponse,
-  ResumeSessionRequest,
-  SessionCapabilities,
-  SessionConfigOption,
-  SessionModeState,
-} from "@agentclientprotocol/sdk/unstable";
+import type { ContentBlock, LoadSessionRequest, NewSessionRequest, PromptResponse, ResumeSessionRequest, SessionConfigOption } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import type { Logger, TranscriptObserver } from "../../core/index.js";
+import type { GroupHandlers } from "../methods.js";
+import type { Logger } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
-import type { LoopDriver, LoopSnapshot } from "../../loop/index.js";
-import type { LoadedSession, SessionLease } from "../../store/index.js";
-import { snapshotFromSession, storeTranscriptObserver } from "../../store/index.js";
+import type { LoopDriver } from "../../loop/index.js";
+import type { LoadedSession } from "../../store/index.js";
 import { availableCommands, parseSlashCommand, runSlashCommand } from "./commands.js";
 import { sessionNotFound } from "./integration.js";
 import { ownedOpenSessions, ownedSessionStore } from "./ownership.js";
 import type { DescribeCall } from "./replay.js";
 import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
-import { SessionControls } from "./session-controls.js";
 import { refuseIfLeasedElsewhere, sessionActiveElsewhere, sessionLeaseLost, takeSessionLease } from "./session-leases.js";
-
-/** How many sessions whose lease was lost a connection remembers (to answer their prompts with the reason). */
-const MAX_LOST_REMEMBERED = 256;
 import { StoredSessions, storeError } from "./stored-sessions.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
+import type { OpenedState, OpenSessionEntry, SessionRestore, SessionTable } from "./session-table.js";
 
-/** A stored session being opened again (session/load or session/resume). */
-export interface SessionRestore {
-  acpSessionId: string;
-  loaded: LoadedSession;
-  /** The transcript the driver starts from (dangling tool calls repaired). */
-  items: LoadedSession["items"];
-}
-
-/** What opening a session needs from the lifecycle, before the factory runs. */
-export interface PreparedSession {
-  controls: SessionControls;
-  transcriptObservers: TranscriptObserver[];
-  snapshot: LoopSnapshot | undefined;
-}
-
-/** The request fields a session is opened with (session/new's, or load's / resume's equivalent). */
-export type OpenSessionParams = NewSessionRequest;
-
-export interface LifecycleSessionView {
-  handle: AcpSessionHandle;
-  driver: LoopDriver;
-}
-
-/** What the connection offers the lifecycle handlers. */
-export interface LifecycleHost {
-  /** Who the connection acts for: it sees only its own sessions (ownership.ts). */
-  readonly principal: string;
-  openSession(params: OpenSessionParams, restore: SessionRestore, signal?: AbortSignal): Promise<LifecycleSessionView>;
-  /** The open session or -32002. */
-  session(acpSessionId: string): LifecycleSessionView;
-  closeSession(acpSessionId: string, why: string): Promise<void>;
-  /** -32602 unless `path` is an absolute, existing directory. */
-  checkDirectory(path: string, field: string): string;
-  /** Another principal's stored session was asked for (answered as unknown; recorded for the audit). */
-  foreignSession?(sessionId: string, owner: string): void;
-}
-
-interface SessionState {
-  controls: SessionControls;
-  title: string | undefined;
-  lease?: SessionLease;
+/**
+ * The lifecycle settings as one principal sees them: another principal's sessions, stored or
+ * open, are not there (`onForeign` hears of each attempt on a stored one).
+ */
+export function ownedLifecycleSettings(settings: LifecycleSettings, principal: string, onForeign?: (sessionId: string, owner: string) => void): LifecycleSettings {
+  return { ...settings, store: settings.store && ownedSessionStore(settings.store, principal, onForeign), open: ownedOpenSessions(settings.open, principal) };
 }
 
 /**
- * One connection's share of the session lifecycle: load (with replay) / resume over the store,
- * modes, config options, slash commands, titles, per-session locks. The operations on stored
- * sessions (list, delete, fork, set title, archive, status) are `StoredSessions`'. The connection
- * keeps owning open/close; it calls `prepare` / `opened` / `closed` around them.
+ * One connection's session lifecycle handlers: load (with replay) / resume over the store, modes,
+ * config options, slash commands, titles, per-session locks. The operations on stored sessions
+ * (list, delete, fork, set title, archive, status) are `StoredSessions'`. Sessions are opened,
+ * found and closed through the connection's `SessionTable`.
  */
 export class ConnectionLifecycle {
   readonly #settings: LifecycleSettings;
-  readonly #host: LifecycleHost;
+  readonly #sessions: SessionTable;
   readonly #logger: Logger;
-  readonly #states = new Map<string, SessionState>();
-  /** Sessions closed here because their lease was lost (bounded: the oldest go first), so a prompt is told why. */
-  readonly #lost = new Set<string>();
   readonly #stored: StoredSessions;
 
-  constructor(settings: LifecycleSettings, host: LifecycleHost, logger: Logger) {
-    // Another principal's sessions, stored or open, are not there for this connection.
-    this.#settings = { ...settings, store: settings.store && ownedSessionStore(settings.store, host.principal, (id, owner) => host.foreignSession?.(id, owner)), open: ownedOpenSessions(settings.open, host.principal) };
-    this.#host = host;
+  /** `settings`: the principal's views of the store and open sessions (the table's too). */
+  constructor(settings: LifecycleSettings, sessions: SessionTable, logger: Logger) {
+    this.#settings = settings;
+    this.#sessions = sessions;
     this.#logger = logger;
     this.#stored = new StoredSessions(this.#settings, {
-      checkDirectory: (path, field) => host.checkDirectory(path, field),
+      checkDirectory: (path, field) => sessions.checkDirectory(path, field),
       resume: (params, signal) => this.#restore(params, false, signal),
       locked: (id, run) => this.#locked(id, run),
       titleChanged: (id, title) => this.#titleChanged(id, title),
     }, logger);
   }
 
-  get loadSession(): boolean {
-    return this.#settings.store !== undefined;
-  }
-
-  /** The session capabilities the store adds (close and additionalDirectories are the connection's). */
-  sessionCapabilities(): SessionCapabilities {
-    const { store, unstable } = this.#settings;
-    return {
-      ...(store ? { list: {}, resume: {}, delete: {} } : {}),
-      ...(store && unstable.fork ? { fork: {} } : {}),
-      ...(store && unstable.title ? { title: {} } : {}),
-      ...(store && unstable.archive ? { archive: {} } : {}),
-      ...(unstable.status ? { status: {} } : {}),
-    };
-  }
-
-  /** Adds the handlers for what is configured; what is not stays -32601. */
-  register(app: AgentApp): AgentApp {
+  /** The handlers for what is configured; what is not stays -32601 (and is not advertised). */
+  handlers(): GroupHandlers<"lifecycle"> {
     const { store, modes, models } = this.#settings;
+    const handlers: GroupHandlers<"lifecycle"> = {};
     if (store) {
-      app
-        .onRequest(acp.methods.agent.session.load, ({ params, signal }) => this.#restore(params, true, signal))
-        .onRequest(acp.methods.agent.session.resume, ({ params, signal }) => this.#restore(params, false, signal));
+      handlers[acp.methods.agent.session.load] = ({ params, signal }) => this.#restore(params, true, signal);
+      handlers[acp.methods.agent.session.resume] = ({ params, signal }) => this.#restore(params, false, signal);
     }
-    this.#stored.register(app);
-    if (modes) app.onRequest(acp.methods.agent.session.setMode, ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({})));
+    if (modes) handlers[acp.methods.agent.session.setMode] = ({ params }) => this.#setMode(params.sessionId, params.modeId).then(() => ({}));
     if (models) {
-      app.onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
+      handlers[acp.methods.agent.session.setConfigOption] = async ({ params }) => {
         if ("type" in params && params.type === "boolean") throw acp.RequestError.invalidParams({ configId: params.configId }, `config option "${params.configId}" is not a boolean option`);
         return { configOptions: await this.#setConfig(params.sessionId, params.configId, params.value, true) };
-      });
+      };
     }
-    return app;
+    return handlers;
   }
 
-  /** Called while opening, before the agent factory: controls, store observer, snapshot. */
-  prepare(acpSessionId: string, agentSessionId: string, restore: SessionRestore | undefined): PreparedSession {
-    const { store, modes, models } = this.#settings;
-    const controls = new SessionControls({ modes, models, principal: this.#host.principal }, restore?.loaded.header.metadata ?? {}, this.#logger);
-    return {
-      controls,
-      transcriptObservers: store ? [storeTranscriptObserver(store, { sessionId: acpSessionId })] : [],
-      snapshot: restore && snapshotFromSession({ ...restore.loaded, items: restore.items }, { sessionId: agentSessionId }),
-    };
-  }
-
-  /**
-   * Called once the session is bound: writes a new session's header, checks a restored driver
-   * really took the transcript, and queues what follows the answer (available commands).
-   * Returns the new/load/resume answer fields. On a throw the caller closes the session.
-   */
-  async opened(session: LifecycleSessionView, prepared: PreparedSession, params: OpenSessionParams, restore: SessionRestore | undefined): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
-    const id = session.handle.acpSessionId;
-    const { store } = this.#settings;
-    this.#states.set(id, { controls: prepared.controls, title: restore?.loaded.header.title });
-    this.#settings.open.set(id, { close: (why) => this.#host.closeSession(id, why), busy: () => session.handle.gate.busy });
-    if (restore && session.driver.transcript.length !== restore.items.length) {
-      throw new Error("the agent factory returned a started LoopDriver that ignored context.snapshot; return an Agent (the runtime starts it) or start it with the snapshot");
-    }
-    if (store && !restore) {
-      await store.create({ sessionId: id, cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], metadata: prepared.controls.metadata() });
-      if (this.#settings.leases) this.#holdLease(id, await takeSessionLease(this.#settings.leases, id, this.#logger));
-    }
-    setImmediate(() => this.#afterAnswer(session.handle));
-    return prepared.controls.sessionState();
-  }
-
-  /** A new session whose session/new was cancelled: its stored header goes too. */
-  async discard(acpSessionId: string): Promise<void> {
-    await this.#settings.store?.delete(acpSessionId).catch((error: unknown) => this.#logger.warn("could not remove a cancelled session", { sessionId: acpSessionId, error: errorMessage(error) }));
-  }
-
-  /**
-   * Called when the connection closed a session (the file stays). The lease is given back
-   * before the close is answered, so another instance can open the session right after.
-   */
-  async closed(acpSessionId: string): Promise<void> {
-    const lease = this.#states.get(acpSessionId)?.lease;
-    this.#states.delete(acpSessionId);
-    this.#settings.open.delete(acpSessionId);
-    await lease?.release();
+  /** The operations on stored sessions (list, delete, fork, title, archive, status). */
+  storedHandlers(): GroupHandlers<"stored"> {
+    return this.#stored.handlers();
   }
 
   /**
@@ -188,7 +77,7 @@ export class ConnectionLifecycle {
    * otherwise the first prompt sets the title, then `run` drives the turn.
    */
   async prompt(handle: AcpSessionHandle, prompt: readonly ContentBlock[], run: () => Promise<PromptResponse>): Promise<PromptResponse> {
-    const state = this.#states.get(handle.acpSessionId);
+    const state = this.#sessions.find(handle.acpSessionId);
     if (state?.lease && !state.lease.held) throw sessionActiveElsewhere(handle.acpSessionId, undefined);
     if (state && this.#settings.slashCommands) {
       const command = parseSlashCommand(prompt, availableCommands(this.#settings.modes, this.#settings.models));
@@ -224,7 +113,7 @@ export class ConnectionLifecycle {
    * run after the turn: the user's message is durable before the model is called, and a second
    * fdatasync would only delay that call (a title lost in a crash comes from the next prompt).
    */
-  #setTitle(handle: AcpSessionHandle, state: SessionState, prompt: readonly ContentBlock[]): (() => Promise<void>) | undefined {
+  #setTitle(handle: AcpSessionHandle, state: OpenSessionEntry, prompt: readonly ContentBlock[]): (() => Promise<void>) | undefined {
     const title = titleFromPrompt(prompt);
     const { store } = this.#settings;
     if (title === undefined || !store) return undefined;
@@ -239,43 +128,27 @@ export class ConnectionLifecycle {
     };
   }
 
-  #afterAnswer(handle: AcpSessionHandle): void {
-    if (handle.closed) return;
-    if (this.#settings.slashCommands) {
-      handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.#settings.modes, this.#settings.models) });
-    }
-    const title = this.#states.get(handle.acpSessionId)?.title;
-    if (title !== undefined) handle.push({ sessionUpdate: "session_info_update", title });
-  }
-
-  #state(acpSessionId: string): { view: LifecycleSessionView; state: SessionState } {
-    const view = this.#host.session(acpSessionId);
-    const state = this.#states.get(acpSessionId);
-    if (!state) throw sessionNotFound(acpSessionId);
-    return { view, state };
-  }
-
   async #setMode(acpSessionId: string, modeId: string): Promise<void> {
-    const { view, state } = this.#state(acpSessionId);
+    const state = this.#sessions.get(acpSessionId);
     if (!state.controls.setMode(modeId)) return;
     await this.#persistControls(acpSessionId, state);
-    view.handle.push({ sessionUpdate: "current_mode_update", currentModeId: modeId });
-    await view.handle.flush();
+    state.handle.push({ sessionUpdate: "current_mode_update", currentModeId: modeId });
+    await state.handle.flush();
   }
 
   async #setConfig(acpSessionId: string, configId: string, value: unknown, fromClient: boolean): Promise<SessionConfigOption[]> {
-    const { view, state } = this.#state(acpSessionId);
+    const state = this.#sessions.get(acpSessionId);
     const { options, shapeChanged } = state.controls.setConfig(configId, value);
     await this.#persistControls(acpSessionId, state);
     // The answer carries the list; an update also tells clients that only watch updates, and is a must when a command changed it.
     if (shapeChanged || !fromClient) {
-      view.handle.push({ sessionUpdate: "config_option_update", configOptions: options });
-      await view.handle.flush();
+      state.handle.push({ sessionUpdate: "config_option_update", configOptions: options });
+      await state.handle.flush();
     }
     return options;
   }
 
-  async #persistControls(acpSessionId: string, state: SessionState): Promise<void> {
+  async #persistControls(acpSessionId: string, state: OpenSessionEntry): Promise<void> {
     const { store } = this.#settings;
     if (!store) return;
     try {
@@ -286,11 +159,11 @@ export class ConnectionLifecycle {
   }
 
   /** Load / resume; a cancelled request ($/cancel_request) leaves the session closed and answers -32800. */
-  async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean, signal?: AbortSignal): Promise<{ modes?: SessionModeState; configOptions?: SessionConfigOption[] }> {
+  async #restore(params: LoadSessionRequest | ResumeSessionRequest, replay: boolean, signal?: AbortSignal): Promise<OpenedState> {
     const id = params.sessionId;
     // Checked in full before anything happens (an open copy is closed below): a refused cwd changes nothing.
-    this.#host.checkDirectory(params.cwd, "cwd");
-    (params.additionalDirectories ?? []).forEach((d, i) => this.#host.checkDirectory(d, `additionalDirectories[${i}]`));
+    this.#sessions.checkDirectory(params.cwd, "cwd");
+    (params.additionalDirectories ?? []).forEach((d, i) => this.#sessions.checkDirectory(d, `additionalDirectories[${i}]`));
     return this.#locked(id, async () => {
       // Another principal's session is answered as unknown before anything of it is touched.
       if (!(await this.#settings.store!.exists(id).catch(storeError))) throw sessionNotFound(id);
@@ -302,7 +175,7 @@ export class ConnectionLifecycle {
         await lease?.release();
         throw error;
       });
-      if (lease) this.#holdLease(id, lease);
+      if (lease) this.#sessions.holdLease(id, lease);
       await this.#moveIfNeeded(restore.loaded, open);
       if (replay) {
         let sent = 0;
@@ -315,23 +188,24 @@ export class ConnectionLifecycle {
         await view.handle.flush();
       }
       if (signal?.aborted) {
-        await this.#host.closeSession(id, "the client cancelled the request");
+        await this.#sessions.close(id, "the client cancelled the request");
         throw signal.reason instanceof acp.RequestError ? signal.reason : acp.RequestError.requestCancelled({}, "the client cancelled the request");
       }
-      return this.#states.get(id)!.controls.sessionState();
+      return view.controls.sessionState();
     });
   }
 
-  async #openStored(id: string, params: LoadSessionRequest | ResumeSessionRequest, signal?: AbortSignal): Promise<{ view: LifecycleSessionView; restore: SessionRestore; open: OpenSessionParams }> {
+  async #openStored(id: string, params: LoadSessionRequest | ResumeSessionRequest, signal?: AbortSignal): Promise<{ view: OpenSessionEntry; restore: SessionRestore; open: NewSessionRequest }> {
     const loaded = await this.#settings.store!.load(id).catch(storeError);
     if (!loaded) throw sessionNotFound(id);
     const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(loaded.items) };
-    const open: OpenSessionParams = { cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null };
-    return { view: await this.#host.openSession(open, restore, signal), restore, open };
+    const open: NewSessionRequest = { cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null };
+    await this.#sessions.open(open, restore, signal);
+    return { view: this.#sessions.get(id), restore, open };
   }
 
   /** The client may open a stored session in another directory: the header follows. */
-  async #moveIfNeeded(loaded: LoadedSession, open: OpenSessionParams): Promise<void> {
+  async #moveIfNeeded(loaded: LoadedSession, open: NewSessionRequest): Promise<void> {
     const dirs = open.additionalDirectories ?? [];
     const same = loaded.header.cwd === open.cwd && JSON.stringify(loaded.header.additionalDirectories) === JSON.stringify(dirs);
     if (same) return;
@@ -342,12 +216,11 @@ export class ConnectionLifecycle {
 
   /** A title set by session/set_title, told to the session if it is open on this connection. */
   async #titleChanged(id: string, title: string): Promise<void> {
-    const state = this.#states.get(id);
-    if (!state) return;
+    const state = this.#sessions.find(id);
+    if (!state || state.closing) return;
     state.title = title;
-    const view = this.#host.session(id);
-    view.handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
-    await view.handle.flush();
+    state.handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
+    await state.handle.flush();
   }
 
   /** For a request about a session that is not open on this connection: -32600 if its lease was lost here or another instance runs it. */
@@ -355,25 +228,8 @@ export class ConnectionLifecycle {
     // Not this principal's (or unknown): "not found", never "active elsewhere".
     const store = this.#settings.store;
     if (store && !(await store.exists(acpSessionId).catch(storeError))) throw sessionNotFound(acpSessionId);
-    if (this.#lost.has(acpSessionId)) throw sessionLeaseLost(acpSessionId);
+    if (this.#sessions.lostLease(acpSessionId)) throw sessionLeaseLost(acpSessionId);
     await refuseIfLeasedElsewhere(this.#settings.leases, acpSessionId);
-  }
-
-  /** Keeps the lease with the open session; losing it (not renewed in time) closes the session here. */
-  #holdLease(id: string, lease: SessionLease): void {
-    const state = this.#states.get(id);
-    if (!state) {
-      void lease.release();
-      return;
-    }
-    state.lease = lease;
-    this.#lost.delete(id);
-    lease.onLost((reason) => {
-      this.#logger.warn("session lease lost; closing the session on this instance", { sessionId: id, reason });
-      this.#lost.add(id);
-      for (const old of this.#lost) if (this.#lost.size > MAX_LOST_REMEMBERED) this.#lost.delete(old);
-      void this.#host.closeSession(id, "the session lease was lost").catch(() => undefined);
-    });
   }
 
   async #locked<T>(id: string, run: () => Promise<T>): Promise<T> {

@@ -1,5 +1,4 @@
 import type {
-  AgentApp,
   ForkSessionRequest,
   ForkSessionResponse,
   ListSessionsResponse,
@@ -10,6 +9,7 @@ import type {
 } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
+import type { GroupHandlers } from "../methods.js";
 import type { Logger } from "../../core/index.js";
 import { newId } from "../../core/index.js";
 import type { SessionStore } from "../../store/index.js";
@@ -46,26 +46,25 @@ export class StoredSessions {
     this.#logger = logger;
   }
 
-  /** Adds the handlers for what is configured; what is not stays -32601. */
-  register(app: AgentApp): AgentApp {
+  /** The handlers for what is configured; what is not stays -32601 (and is not advertised). */
+  handlers(): GroupHandlers<"stored"> {
     const { store, unstable } = this.#settings;
+    const handlers: GroupHandlers<"stored"> = {};
     if (store) {
-      app
-        .onRequest(acp.methods.agent.session.list, async ({ params }) => {
-          if (params.cwd != null) checkPathField(params.cwd, "cwd");
-          return this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined, params.archived ?? undefined);
-        })
-        .onRequest(acp.methods.agent.session.delete, ({ params }) => this.#delete(store, params.sessionId));
+      handlers[acp.methods.agent.session.list] = async ({ params }) => {
+        if (params.cwd != null) checkPathField(params.cwd, "cwd");
+        return this.#list(store, params.cwd ?? undefined, params.cursor ?? undefined, params.archived ?? undefined);
+      };
+      handlers[acp.methods.agent.session.delete] = ({ params }) => this.#delete(store, params.sessionId);
+      if (unstable.fork) handlers[acp.methods.agent.session.fork] = ({ params, signal }) => this.#fork(store, params, signal);
+      if (unstable.title) handlers[acp.methods.agent.session.setTitle] = ({ params }) => this.#setTitle(store, params.sessionId, params.title);
+      if (unstable.archive) {
+        handlers[acp.methods.agent.session.archive] = ({ params }) => this.#archive(store, params.sessionId, true);
+        handlers[acp.methods.agent.session.unarchive] = ({ params }) => this.#archive(store, params.sessionId, false);
+      }
     }
-    if (store && unstable.fork) app.onRequest(acp.methods.agent.session.fork, ({ params, signal }) => this.#fork(store, params, signal));
-    if (store && unstable.title) app.onRequest(acp.methods.agent.session.setTitle, ({ params }) => this.#setTitle(store, params.sessionId, params.title));
-    if (store && unstable.archive) {
-      app
-        .onRequest(acp.methods.agent.session.archive, ({ params }) => this.#archive(store, params.sessionId, true))
-        .onRequest(acp.methods.agent.session.unarchive, ({ params }) => this.#archive(store, params.sessionId, false));
-    }
-    if (unstable.status) app.onRequest(acp.methods.agent.session.status, ({ params }) => this.#status(params.sessionId));
-    return app;
+    if (unstable.status) handlers[acp.methods.agent.session.status] = ({ params }) => this.#status(params.sessionId);
+    return handlers;
   }
 
   async #list(store: SessionStore, cwd: string | undefined, cursor: string | undefined, archived: string | undefined): Promise<ListSessionsResponse> {

@@ -1,28 +1,11 @@
 import type * as acp from "@agentclientprotocol/sdk/unstable";
+import { capabilityOf, hasCapability, type AgentMethod } from "../methods.js";
 import { CapabilityError } from "./errors.js";
 
-/** Gate for the capability-dependent agent methods (ACP v1, stable and unstable). */
-export function requireCapability(caps: acp.AgentCapabilities | undefined, method: string): void {
-  const sc = caps?.sessionCapabilities;
-  const gates: Record<string, [boolean, string]> = {
-    "session/load": [caps?.loadSession === true, "loadSession"],
-    "session/resume": [sc?.resume != null, "sessionCapabilities.resume"],
-    "session/list": [sc?.list != null, "sessionCapabilities.list"],
-    "session/close": [sc?.close != null, "sessionCapabilities.close"],
-    "session/delete": [sc?.delete != null, "sessionCapabilities.delete"],
-    logout: [caps?.auth?.logout != null, "auth.logout"],
-    "auth/status": [caps?.auth?.status != null, "auth.status"],
-    "providers/list": [caps?.providers != null, "providers"],
-    "providers/set": [caps?.providers != null, "providers"],
-    "providers/disable": [caps?.providers != null, "providers"],
-    "session/fork": [sc?.fork != null, "sessionCapabilities.fork"],
-    "session/set_title": [sc?.title != null, "sessionCapabilities.title"],
-    "session/status": [sc?.status != null, "sessionCapabilities.status"],
-    "session/archive": [sc?.archive != null, "sessionCapabilities.archive"],
-    "session/unarchive": [sc?.archive != null, "sessionCapabilities.archive"],
-  };
-  const gate = gates[method];
-  if (gate && !gate[0]) throw new CapabilityError(method, gate[1]);
+/** Gate for the capability-dependent agent methods: the capability the method table names (acp/methods.ts). */
+export function requireCapability(caps: acp.AgentCapabilities | undefined, method: AgentMethod): void {
+  const path = capabilityOf(method);
+  if (path !== undefined && !hasCapability(caps, path)) throw new CapabilityError(method, path);
 }
 
 /** `additionalDirectories` on new/load/resume needs `sessionCapabilities.additionalDirectories`. */

@@ -229,8 +229,7 @@ export class AcpClient {
 
   /** `session/set_title` (unstable; `sessionCapabilities.title`): resolves with the title the agent stored. */
   async setSessionTitle(sessionId: string, title: string, options: RequestOptions = {}): Promise<string> {
-    requireCapability(this.agentCapabilities, "session/set_title");
-    const response = await this.request(acp.methods.agent.session.setTitle, { sessionId, title }, options);
+    const response = await this.#call(acp.methods.agent.session.setTitle, { sessionId, title }, options);
     const stored = typeof response?.title === "string" ? response.title : title;
     this.#sessions.get(sessionId)?.receive({ sessionUpdate: "session_info_update", title: stored });
     return stored;
@@ -238,22 +237,19 @@ export class AcpClient {
 
   /** `session/status` (unstable; `sessionCapabilities.status`): `open` (in the agent's memory) or `saved`. */
   async sessionStatus(sessionId: string, options: RequestOptions = {}): Promise<acp.SessionStatusResponse> {
-    requireCapability(this.agentCapabilities, "session/status");
-    const response = await this.request(acp.methods.agent.session.status, { sessionId }, options);
+    const response = await this.#call(acp.methods.agent.session.status, { sessionId }, options);
     if (!response || typeof response.status !== "string") throw new Error("the agent answered session/status without a status");
     return response;
   }
 
   /** `session/archive` (unstable; `sessionCapabilities.archive`): hidden from the default list; an open session is closed. */
   async archiveSession(sessionId: string, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "session/archive");
-    await this.request(acp.methods.agent.session.archive, { sessionId }, options);
+    await this.#call(acp.methods.agent.session.archive, { sessionId }, options);
     await this.#forget(sessionId);
   }
 
   async unarchiveSession(sessionId: string, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "session/unarchive");
-    await this.request(acp.methods.agent.session.unarchive, { sessionId }, options);
+    await this.#call(acp.methods.agent.session.unarchive, { sessionId }, options);
   }
 
   /** `session/close` when advertised; always releases the session's host terminals. */
@@ -270,48 +266,48 @@ export class AcpClient {
   }
 
   async deleteSession(sessionId: string, options: { signal?: AbortSignal } = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "session/delete");
-    await this.request(acp.methods.agent.session.delete, { sessionId }, options);
+    await this.#call(acp.methods.agent.session.delete, { sessionId }, options);
     await this.#forget(sessionId);
   }
 
   async logout(options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "logout");
-    await this.request(acp.methods.agent.logout, {}, options);
+    await this.#call(acp.methods.agent.logout, {}, options);
   }
 
   /** `auth/status` (unstable; `auth.status`): the agent's authentication state, without changing it. */
   async authStatus(options: RequestOptions = {}): Promise<acp.AuthStatusResponse> {
-    requireCapability(this.agentCapabilities, "auth/status");
-    const response = await this.request(acp.methods.agent.auth.status, {}, options);
+    const response = await this.#call(acp.methods.agent.auth.status, {}, options);
     if (!response || typeof response.state !== "string") throw new Error("the agent answered auth/status without a state");
     return response;
   }
 
   /** `providers/list` (unstable; `providers`): the agent's configurable LLM providers. */
   async listProviders(options: RequestOptions = {}): Promise<acp.ProviderInfo[]> {
-    requireCapability(this.agentCapabilities, "providers/list");
-    const response = await this.request(acp.methods.agent.providers.list, {}, options);
+    const response = await this.#call(acp.methods.agent.providers.list, {}, options);
     if (!response || !Array.isArray(response.providers)) throw new Error("the agent answered providers/list without a providers array");
     return response.providers;
   }
 
   /** `providers/set`: replaces one provider's routing (protocol, base URL, headers). */
   async setProvider(providerId: string, config: { apiType: string; baseUrl: string; headers?: Record<string, string> }, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "providers/set");
-    await this.request(acp.methods.agent.providers.set, { providerId, apiType: config.apiType, baseUrl: config.baseUrl, ...(config.headers ? { headers: config.headers } : {}) }, options);
+    await this.#call(acp.methods.agent.providers.set, { providerId, apiType: config.apiType, baseUrl: config.baseUrl, ...(config.headers ? { headers: config.headers } : {}) }, options);
   }
 
   /** `providers/disable` (a provider listed as `required` cannot be disabled). */
   async disableProvider(providerId: string, options: RequestOptions = {}): Promise<void> {
-    requireCapability(this.agentCapabilities, "providers/disable");
-    await this.request(acp.methods.agent.providers.disable, { providerId }, options);
+    await this.#call(acp.methods.agent.providers.disable, { providerId }, options);
   }
 
   /** `auth/status_update` notifications (the agent's authentication state changed). */
   onAuthStatus(listener: (status: acp.AuthStatusUpdateNotification) => void): () => void {
     this.#authListeners.add(listener);
     return () => this.#authListeners.delete(listener);
+  }
+
+  /** A request gated by its capability (the one named in the method table, acp/methods.ts). */
+  #call<M extends acp.AgentRequestMethod>(method: M, params: acp.AgentRequestParamsByMethod[M], options: RequestOptions = {}): Promise<acp.AgentRequestResponsesByMethod[M]> {
+    requireCapability(this.agentCapabilities, method);
+    return this.request(method, params, options);
   }
 
   /** The typed raw request (no capability checks): an escape hatch for methods not wrapped here. */
@@ -449,9 +445,6 @@ export class AcpClient {
       policy: this.policy,
       promptTimeoutMs: this.timeouts.promptMs,
       closeSession: (sessionId, options) => this.closeSession(sessionId, options),
-      forkSession: (sessionId, options) => this.forkSession(sessionId, options),
-      setSessionTitle: (sessionId, title, options) => this.setSessionTitle(sessionId, title, options),
-      sessionStatus: (sessionId, options) => this.sessionStatus(sessionId, options),
       client: this,
     };
   }

@@ -18,10 +18,7 @@ export interface SessionHost {
   readonly policy: ClientPermissionPolicy;
   readonly promptTimeoutMs: number;
   closeSession(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
-  forkSession(sessionId: string, options?: ForkOptions): Promise<AcpSession>;
-  setSessionTitle(sessionId: string, title: string, options?: RequestOptions): Promise<string>;
-  sessionStatus(sessionId: string, options?: RequestOptions): Promise<acp.SessionStatusResponse>;
-  /** The client that owns the session (a type-only link: no import cycle at run time). */
+  /** The client that owns the session (a type-only link: no import cycle at run time); its session methods serve this one's. */
   readonly client: AcpClient;
 }
 
@@ -116,17 +113,17 @@ export class AcpSession {
 
   /** `session/fork`: a new session with this one's history (this one is untouched). */
   fork(options: ForkOptions = {}): Promise<AcpSession> {
-    return this.#host.forkSession(this.sessionId, { cwd: this.info.cwd, additionalDirectories: this.info.additionalDirectories, ...options });
+    return this.#host.client.forkSession(this.sessionId, { cwd: this.info.cwd, additionalDirectories: this.info.additionalDirectories, ...options });
   }
 
   /** `session/set_title`: resolves with the title the agent stored (it may normalize it). */
   setTitle(title: string, options: RequestOptions = {}): Promise<string> {
-    return this.#host.setSessionTitle(this.sessionId, title, options);
+    return this.#host.client.setSessionTitle(this.sessionId, title, options);
   }
 
   /** `session/status`: `open` or `saved` (no side effects on the agent). */
   status(options: RequestOptions = {}): Promise<acp.SessionStatusResponse> {
-    return this.#host.sessionStatus(this.sessionId, options);
+    return this.#host.client.sessionStatus(this.sessionId, options);
   }
 
   /** The agent's slash commands (`available_commands_update`). */
