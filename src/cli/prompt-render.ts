@@ -1,5 +1,5 @@
 import type { AcpSessionEvent, DiffContent, ToolCallState } from "../acp/client/index.js";
-import { AgentExitedError } from "../acp/client/index.js";
+import { AgentExitedError, TurnInterruptedError } from "../acp/client/index.js";
 import { sanitizeDeep, stripControls } from "./terminal-safe.js";
 
 export interface Writer {
@@ -204,6 +204,10 @@ function limit(lines: string[], max: number): string[] {
 /** One line about a failure, for stderr. */
 export function describeFailure(error: unknown): string {
   if (error instanceof AgentExitedError) return error.message;
+  // The library's wording promises a re-attach on reconnect; prompt exits instead, and the session line follows.
+  if (error instanceof TurnInterruptedError && error.cause instanceof Error) {
+    return `the turn was interrupted: ${error.cause.message}; what it did before is kept, its outcome is unknown: continue the session with --session (below)`;
+  }
   // The message says what happened; class names (RequestError, AgentConnectionError) mean nothing to a user.
   if (error instanceof Error) return error.message || error.name;
   return String(error);

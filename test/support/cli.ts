@@ -21,6 +21,8 @@ export interface CliRunOptions {
   env?: NodeJS.ProcessEnv;
   /** Each NDJSON line as it arrives. */
   onLine?: (line: Record<string, unknown>) => void;
+  /** stdout so far, after each chunk (text mode: wait for something to be shown). */
+  onStdout?: (stdout: string) => void;
 }
 
 function collector(onLine?: (line: Record<string, unknown>) => void): { write(chunk: Buffer | string): void; lines: Record<string, unknown>[]; text(): string } {
@@ -62,7 +64,10 @@ export async function runCli(args: string[], options: CliRunOptions): Promise<Cl
   const stdin = new PassThrough();
   const out = collector(options.onLine);
   let err = "";
-  stdout.on("data", (chunk: Buffer) => out.write(chunk));
+  stdout.on("data", (chunk: Buffer) => {
+    out.write(chunk);
+    options.onStdout?.(out.text());
+  });
   stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   stdin.end(options.input ?? "");
   const code = await main(args, { stdout, stderr, stdin, env: { ...(options.env ?? process.env), NO_COLOR: "1" }, cwd: options.cwd, ownsProcess: false });

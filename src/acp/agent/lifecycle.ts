@@ -13,6 +13,7 @@ import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
 import type { AcpSessionHandle } from "./session.js";
 import { refuseIfLeasedElsewhere, sessionActiveElsewhere, sessionLeaseLost, takeSessionLease } from "./session-leases.js";
 import { StoredSessions, storeError } from "./stored-sessions.js";
+import { titleStored } from "./session-title.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
 import type { OpenedState, OpenSessionEntry, SessionRestore, SessionTable } from "./session-table.js";
 
@@ -100,32 +101,25 @@ export class ConnectionLifecycle {
         }
       }
     }
-    const title = state && state.title === undefined && !handle.gate.busy ? this.#setTitle(handle, state, prompt) : undefined;
+    const titled = state !== undefined && state.title === undefined && !handle.gate.busy && this.#setTitle(handle, state, prompt);
     try {
       return await run();
     } finally {
-      await title?.();
+      if (titled && this.#settings.store) await titleStored(state, this.#settings.store, handle.acpSessionId, this.#logger);
     }
   }
 
   /**
-   * Sets the title from the first prompt and tells the client at once; returns the store write,
-   * run after the turn: the user's message is durable before the model is called, and a second
-   * fdatasync would only delay that call (a title lost in a crash comes from the next prompt).
+   * Sets the title from the first prompt and tells the client at once; it is stored with the
+   * prompt's user item (session-title.ts), and the turn waits for that write only at its end.
    */
-  #setTitle(handle: AcpSessionHandle, state: OpenSessionEntry, prompt: readonly ContentBlock[]): (() => Promise<void>) | undefined {
+  #setTitle(handle: AcpSessionHandle, state: OpenSessionEntry, prompt: readonly ContentBlock[]): boolean {
     const title = titleFromPrompt(prompt);
-    const { store } = this.#settings;
-    if (title === undefined || !store) return undefined;
+    if (title === undefined || !this.#settings.store) return false;
     state.title = title;
+    state.unstoredTitle = title;
     handle.push({ sessionUpdate: "session_info_update", title, updatedAt: new Date().toISOString() });
-    return async () => {
-      try {
-        await store.updateHeader(handle.acpSessionId, { title });
-      } catch (error) {
-        this.#logger.warn("could not store the session title", { sessionId: handle.acpSessionId, error: errorMessage(error) });
-      }
-    };
+    return true;
   }
 
   async #setMode(acpSessionId: string, modeId: string): Promise<void> {

@@ -23,6 +23,7 @@ import { SessionControls } from "./session-controls.js";
 import { takeSessionLease } from "./session-leases.js";
 import { SessionWarnings } from "./session-warnings.js";
 import type { QuotaGate } from "./quotas.js";
+import { titledTranscript, type SessionTitleState } from "./session-title.js";
 
 /** How many sessions whose lease was lost a connection remembers (to answer their prompts with the reason). */
 const MAX_LOST_REMEMBERED = 256;
@@ -36,7 +37,7 @@ export interface SessionRestore {
 }
 
 /** One open session of a connection: its binding and driver, and its lifecycle state. */
-export interface OpenSessionEntry {
+export interface OpenSessionEntry extends SessionTitleState {
   handle: AcpSessionHandle;
   driver: LoopDriver;
   close: (() => void | Promise<void>) | undefined;
@@ -45,8 +46,6 @@ export interface OpenSessionEntry {
   closing: boolean;
   warnings: SessionWarnings;
   controls: SessionControls;
-  /** The title as last stored or told (undefined until the first prompt sets one). */
-  title: string | undefined;
   lease?: SessionLease;
   /** Gives back the principal's `sessions` quota slot (when quotas are on). */
   releaseQuota?: () => Promise<void>;
@@ -237,7 +236,7 @@ export class SessionTable {
       metadata: { acpSessionId, cwd, additionalDirectories, ...(params._meta ? { acpMeta: params._meta } : {}) },
       logger,
       ...(signal ? { signal } : {}),
-      transcriptObservers: store ? [storeTranscriptObserver(store, { sessionId: acpSessionId })] : [],
+      transcriptObservers: store ? [titledTranscript(storeTranscriptObserver(store, { sessionId: acpSessionId }), () => this.#sessions.get(acpSessionId), store, acpSessionId, logger)] : [],
       ...(restore ? { snapshot: snapshotFromSession({ ...restore.loaded, items: restore.items }, { sessionId: agentSessionId }) } : {}),
     };
     return { context, controller, cwd, additionalDirectories };

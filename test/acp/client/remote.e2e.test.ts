@@ -98,4 +98,21 @@ describe("prompt --agent URL", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`the connection to the ACP agent at ${url} failed: HTTP 401: the bearer token was refused`);
   });
+
+  it("a turn interrupted by the instance's death: the error says so and, piped, names the session to continue with (exit 1)", async () => {
+    const dir = workspace();
+    const a = listen(["--model", `scripted:${writeScript(dir, [{ hang: true, text: "working" }])}`], dir);
+    const url = await a.url;
+    let killed: Promise<void> | undefined;
+    const run = await runCli(["prompt", "--agent", url, "--cwd", dir, "Fix the login bug"], {
+      cwd: dir,
+      env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }),
+      onStdout: (stdout) => void (stdout.includes("working") && (killed ??= a.kill())),
+    });
+    await killed;
+    expect(run.code).toBe(1);
+    const [error, session] = run.stderr.trim().split("\n").slice(-2);
+    expect(error).toMatch(/^agentkit-acp prompt: the turn was interrupted: the connection to the ACP agent at \S+ failed: .*; what it did before is kept, its outcome is unknown: continue the session with --session \(below\)$/);
+    expect(session).toMatch(/^session: (sess_\w+) \(continue with --session \1\)$/);
+  });
 });

@@ -121,4 +121,20 @@ describe("kill -9 of serve in the middle of a turn", () => {
     await b.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "what happened?" }] });
     expect(textOf(b.client.updates(sid), "agent_message_chunk")).toContain(`tool: [result shell error: ${INTERRUPTED_TOOL_TEXT}]`);
   });
+
+  it("a session killed during its first turn keeps its title (the first prompt), not (untitled)", async () => {
+    const { root, ws, state } = workspace();
+    const script = writeScriptFile(root, "script.json", { steps: [{ hang: true, text: "working" }] });
+    const args = ["--model", `scripted:${script}`, "--state-dir", state];
+    const a = await startServe(args, ws);
+    const { sessionId: sid } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    a.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "Fix the login bug" }] }).catch(() => undefined); // never answered: killed
+    await a.client.waitFor(() => textOf(a.client.updates(sid), "agent_message_chunk") === "working", "the model to stream");
+    a.proc.kill();
+    expect((await a.proc.exited).signal).toBe("SIGKILL");
+
+    const b = await startServe(args, ws);
+    const { sessions } = await b.agent.request(acp.methods.agent.session.list, { cwd: ws });
+    expect(sessions.map((s) => [s.sessionId, s.title])).toEqual([[sid, "Fix the login bug"]]);
+  });
 });
