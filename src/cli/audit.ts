@@ -1,31 +1,41 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { createStderrLogger, errorMessage } from "../core/index.js";
 import type { AuditLog, AuditRecord } from "../store/index.js";
 import { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, defaultStateDir, openStore } from "../store/index.js";
 import { parseSince } from "./duration.js";
 import { processIo, type CliIo } from "./io.js";
 import { storeUrlFrom } from "./serve-options.js";
-import { UsageError, parseArgsUsageError } from "./usage.js";
+import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type Env } from "./options.js";
+import { UsageError } from "./usage.js";
 
-export const auditHelp = `Usage: agentkit-acp audit [--store URL | --state-dir DIR] [--principal NAME] [--since AGE|ISO] [--limit N] [--json]
+const options = {
+  store: textOption("store", "URL", `the shared store (default AGENTKIT_STORE_URL)`, { env: { name: "AGENTKIT_STORE_URL", help: "the store when --store and --state-dir are not given", fallback: false } }),
+  stateDir: textOption("state-dir", "DIR", `the state directory of a file store (default: serve's default state dir)`, { parse: (text, flag) => resolve(read.nonBlank("a directory")(text, flag)) }),
+  principal: textOption("principal", "NAME", `only this principal's records`, { parse: read.nonBlank("a name") }),
+  since: textOption("since", "AGE|ISO", `only records from the last AGE (30d, 12h, 90m, 45s) or since an ISO time`, { parse: (text, flag) => parseSince(text, flag) }),
+  limit: withDefault(textOption("limit", "N", `at most N records (default {default})`, { parse: read.whole(1) }), DEFAULT_AUDIT_QUERY_LIMIT),
+  json: switchOption("json", `one JSON record per line`),
+  help: switchOption("help", `show this help`, { short: "h" }),
+};
+
+export const auditSchema: CommandSchema<typeof options> = {
+  command: "audit",
+  intro: `Usage: agentkit-acp audit [--store URL | --state-dir DIR] [--principal NAME] [--since AGE|ISO] [--limit N] [--json]
 
 Prints the audit trail serve --listen records in its store: sessions opened, loaded, resumed,
 forked, deleted and closed, prompts (with their stop reason), tool calls with their permission
 outcome, and every refused request (workspace, client MCP, ceiling, quota, unknown or another
 principal's session) with principal, session, instance and time, oldest first.
 
-Options:
-  --store URL        the PostgreSQL store (default AGENTKIT_STORE_URL)
-  --state-dir DIR    the state directory of a JSONL store (default: serve's default state dir)
-  --principal NAME   only this principal's records
-  --since AGE|ISO    only records from the last AGE (30d, 12h, 90m, 45s) or since an ISO time
-  --limit N          at most N records (default 10000)
-  --json             one JSON record per line
-  -h, --help         show this help
+`,
+  options,
+  sections: { main: "Options:" },
+  column: 19,
+  outro: `Retention: serve --audit-retain AGE (default 30d) deletes older records.
+`,
+};
 
-Retention: serve --audit-retain AGE (default 30d) deletes older records.
-`;
+export const auditHelp = renderHelp(auditSchema);
 
 interface AuditArgs {
   help: boolean;
@@ -37,41 +47,10 @@ interface AuditArgs {
   json: boolean;
 }
 
-export function parseAuditArgs(argv: string[], env: NodeJS.ProcessEnv): AuditArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        store: { type: "string" },
-        "state-dir": { type: "string" },
-        principal: { type: "string" },
-        since: { type: "string" },
-        limit: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    throw parseArgsUsageError(error);
-  }
-  const limitText = values.limit as string | undefined;
-  if (limitText !== undefined && !/^[1-9]\d{0,6}$/.test(limitText)) throw new UsageError(`--limit takes a whole number from 1 to 9999999 (got "${limitText}")`);
-  const stateDir = values["state-dir"] as string | undefined;
-  if (stateDir !== undefined && stateDir.trim() === "") throw new UsageError("--state-dir needs a directory");
-  const principal = values.principal as string | undefined;
-  if (principal !== undefined && principal.trim() === "") throw new UsageError("--principal needs a name");
-  return {
-    help: values.help === true,
-    storeUrl: storeUrlFrom(values, env),
-    stateDir: stateDir === undefined ? undefined : resolve(stateDir),
-    principal,
-    since: values.since === undefined ? undefined : parseSince(values.since as string, "--since"),
-    limit: limitText === undefined ? DEFAULT_AUDIT_QUERY_LIMIT : Number(limitText),
-    json: values.json === true,
-  };
+export function parseAuditArgs(argv: string[], env: Env): AuditArgs {
+  const { values: v, given } = parseCommandLine(auditSchema, argv, env);
+  if (given.has("store") && given.has("stateDir")) throw new UsageError("--store and --state-dir exclude each other: the audit trail is in one store");
+  return { help: v.help, storeUrl: storeUrlFrom({ store: v.store, noPersist: false }, given, env), stateDir: v.stateDir, principal: v.principal, since: v.since, limit: v.limit, json: v.json };
 }
 
 /** One line per record: time, principal, session, action, details (key=value), instance. */
