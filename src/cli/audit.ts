@@ -4,7 +4,7 @@ import type { AuditLog, AuditRecord } from "../store/index.js";
 import { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, defaultStateDir, openStore } from "../store/index.js";
 import { parseSince } from "./duration.js";
 import { processIo, type CliIo } from "./io.js";
-import { storeUrlFrom } from "./serve-options.js";
+import { storeUrlFrom } from "./store-option.js";
 import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type Env } from "./options.js";
 import { UsageError } from "./usage.js";
 
@@ -12,7 +12,7 @@ const options = {
   store: textOption("store", "URL", `the shared store (default AGENTKIT_STORE_URL)`, { env: { name: "AGENTKIT_STORE_URL", help: "the store when --store and --state-dir are not given", fallback: false } }),
   stateDir: textOption("state-dir", "DIR", `the state directory of a file store (default: serve's default state dir)`, { parse: (text, flag) => resolve(read.nonBlank("a directory")(text, flag)) }),
   principal: textOption("principal", "NAME", `only this principal's records`, { parse: read.nonBlank("a name") }),
-  since: textOption("since", "AGE|ISO", `only records from the last AGE (30d, 12h, 90m, 45s) or since an ISO time`, { parse: (text, flag) => parseSince(text, flag) }),
+  since: textOption("since", "AGE|ISO", `only records from the last AGE (30d, 12h, 90m) or since an ISO time`, { parse: (text, flag) => parseSince(text, flag) }),
   limit: withDefault(textOption("limit", "N", `at most N records (default {default})`, { parse: read.whole(1) }), DEFAULT_AUDIT_QUERY_LIMIT),
   json: switchOption("json", `one JSON record per line`),
   help: switchOption("help", `show this help`, { short: "h" }),
@@ -50,7 +50,7 @@ interface AuditArgs {
 export function parseAuditArgs(argv: string[], env: Env): AuditArgs {
   const { values: v, given } = parseCommandLine(auditSchema, argv, env);
   if (given.has("store") && given.has("stateDir")) throw new UsageError("--store and --state-dir exclude each other: the audit trail is in one store");
-  return { help: v.help, storeUrl: storeUrlFrom({ store: v.store, noPersist: false }, given, env), stateDir: v.stateDir, principal: v.principal, since: v.since, limit: v.limit, json: v.json };
+  return { help: v.help, storeUrl: storeUrlFrom({ store: v.store, storeGiven: given.has("store"), stateDirGiven: given.has("stateDir") }, env), stateDir: v.stateDir, principal: v.principal, since: v.since, limit: v.limit, json: v.json };
 }
 
 /** One line per record: time, principal, session, action, details (key=value), instance. */

@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { advertisedCapabilities, registerAgentMethods, type AgentMethod, type GroupHandlers } from "../methods.js";
 import { traceIncomingRequests, type InboundTraceContext } from "../tracing.js";
 import type { Logger } from "../../core/index.js";
-import { newId, raceAbort } from "../../core/index.js";
+import { activeContext, inContext, newId, raceAbort } from "../../core/index.js";
 import type { McpAcpChannel } from "../../tools/index.js";
 import { AccountMethods } from "./account-methods.js";
 import type { AcpAuthentication } from "./auth.js";
@@ -120,12 +120,13 @@ export class AcpConnectionState {
       [acp.methods.agent.session.new]: async ({ params, client, signal }) =>
         this.#sessions.open(params, undefined, signal, this.#sessions.client ?? new AcpClientHandle(stableContext(client), {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs })),
       [acp.methods.agent.session.prompt]: async ({ params, signal }) => {
+        const traced = activeContext(); // the served request's span: the turn's parent, after the awaits below
         if (!this.#sessions.find(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#sessions.get(params.sessionId);
         // Quotas are checked before the turn: a running turn is never cut by one.
         const endTurn = await this.#settings.quotas?.startTurn(this.principal, params.sessionId, newId("turn"));
         try {
-          return await this.#prompt(session, params, signal, port);
+          return await this.#prompt(session, params, signal, () => inContext(traced, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject")));
         } finally {
           await endTurn?.();
         }
@@ -144,14 +145,14 @@ export class AcpConnectionState {
     return handlers;
   }
 
-  /** A prompt to an open session, once its quotas let it run. */
-  async #prompt(session: OpenSessionEntry, params: acp.PromptRequest, signal: AbortSignal, port: ReturnType<AcpIntegration["inputPort"]>): Promise<acp.PromptResponse> {
+  /** A prompt to an open session once its quotas let it run; `run` drives the turn (in the request's trace context). */
+  async #prompt(session: OpenSessionEntry, params: acp.PromptRequest, signal: AbortSignal, run: () => Promise<acp.PromptResponse>): Promise<acp.PromptResponse> {
     if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
     await session.warnings.beforePrompt();
     // A $/cancel_request for the prompt cancels the turn like session/cancel.
     const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
     signal.addEventListener("abort", onAbort, { once: true });
-    const running = this.#lifecycle.prompt(session.handle, params.prompt, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject"));
+    const running = this.#lifecycle.prompt(session.handle, params.prompt, run);
     if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
     try {
       return await running;

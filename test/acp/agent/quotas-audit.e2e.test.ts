@@ -184,9 +184,9 @@ describe("bad input", () => {
     expect(foo.code).toBe(2);
     expect(foo.stderr).toMatch(/--quota takes NAME=VALUE\[,NAME=VALUE\] with NAME one of sessions, turns, prompts-per-minute, tokens-per-day .*got "foo"/);
     expect((await serve("--quota", "sessions=2,tokens=5")).stderr).toMatch(/got "tokens=5"/);
-    expect((await serve("--listen", "0", "--audit-retain", "soon")).stderr).toMatch(/--audit-retain takes a duration such as 30d/);
+    expect((await serve("--listen", "0", "--audit-retain", "soon")).stderr).toMatch(/--audit-retain takes an age such as 30d, 12h or 90m/);
     const audit = await runCli(["audit", "--since", "yesterday"], { cwd: dir.path, env: cleanEnv() });
     expect(audit.code).toBe(2);
-    expect(audit.stderr).toMatch(/--since takes a duration back from now .* or an ISO time \(got "yesterday"\)/);
+    expect(audit.stderr).toMatch(/--since takes an age back from now \(30d, 12h, 90m\) or an ISO time \(got "yesterday"\)/);
   });
 });
