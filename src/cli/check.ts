@@ -1,46 +1,57 @@
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { agentPresets } from "../acp/client/index.js";
-import { UsageError, parseArgsUsageError } from "./usage.js";
+import { UsageError } from "./usage.js";
+import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema } from "./options.js";
 import { agentEnvFor, processIo, type CliIo } from "./io.js";
 import { conformanceChecks, formatConformanceMarkdown, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
 const EXIT = { conformant: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
-export const checkHelp = `Usage: agentkit-acp check [options]
+const options = {
+  agent: withDefault(textOption("agent", "AGENT", `a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line, e.g.
+--agent "node ./my-agent.js" (default: self = agentkit-acp serve
+with the demo model)`, { parse: read.nonBlank("a preset name or a command line") }), "self"),
+  cwd: textOption("cwd", "DIR", `the sessions' working directory (default: a fresh temporary
+directory, removed afterwards)`),
+  skipPrompts: switchOption("skip-prompts", `run no prompt turn: no tokens are spent (prompt, cancel and
+content checks are skipped)`),
+  changeState: switchOption("change-state", `also run the checks that change the agent's state: logout,
+providers/set, providers/disable (each when advertised). They run
+last, in a launch of their own, and restore provider routes; after
+logout the agent may need a new login. Skipped (and listed) otherwise`),
+  only: textOption("only", "ID,ID", `run only these checks (see --list)`, { parse: (text) => checkIds(text) }),
+  timeoutMs: textOption("timeout", "MS", `bound for each request and prompt turn (default 30000)`, {
+    parse: (text, flag) => {
+      if (!/^\d+$/.test(text) || Number(text) < 100) throw new UsageError(`${flag} must be a number of milliseconds >= 100 (got "${text}")`);
+      return Number(text);
+    },
+  }),
+  prompt: textOption("prompt", "TEXT", `the harmless prompt (default "Reply with the word ok.")`),
+  cancelPrompt: textOption("cancel-prompt", "TEXT", `a prompt that keeps the agent busy long enough to be cancelled`),
+  permissionPrompt: textOption("permission-prompt", "TEXT", `a prompt that makes the agent ask permission for a tool call`),
+  authMethod: textOption("auth-method", "ID", `call authenticate with this method before creating sessions`),
+  json: switchOption("json", `print the report as JSON`),
+  report: textOption("report", "FILE", `also write the report to FILE.json and a Markdown table to
+FILE.md (a .json or .md ending of FILE is dropped first)`),
+  verbose: switchOption("verbose", `show the agent's stderr and the spec reference of passed checks`),
+  list: switchOption("list", `list the checks and exit`),
+  help: switchOption("help", `show this help`, { short: "h" }),
+};
+
+export const checkSchema: CommandSchema<typeof options> = {
+  command: "check",
+  intro: `Usage: agentkit-acp check [options]
 
 Runs the ACP v1 conformance suite against an agent launched over stdio and reports, check
 by check, where it breaks the spec (as bundled in @agentclientprotocol/sdk 2.4.0), with the
 spec reference and what to fix.
 
-Options:
-  --agent AGENT            a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line, e.g.
-                           --agent "node ./my-agent.js" (default: self = agentkit-acp serve
-                           with the demo model)
-  --cwd DIR                the sessions' working directory (default: a fresh temporary
-                           directory, removed afterwards)
-  --skip-prompts           run no prompt turn: no tokens are spent (prompt, cancel and
-                           content checks are skipped)
-  --change-state           also run the checks that change the agent's state: logout,
-                           providers/set, providers/disable (each when advertised). They run
-                           last, in a launch of their own, and restore provider routes; after
-                           logout the agent may need a new login. Skipped (and listed) otherwise
-  --only ID,ID             run only these checks (see --list)
-  --timeout MS             bound for each request and prompt turn (default 30000)
-  --prompt TEXT            the harmless prompt (default "Reply with the word ok.")
-  --cancel-prompt TEXT     a prompt that keeps the agent busy long enough to be cancelled
-  --permission-prompt TEXT a prompt that makes the agent ask permission for a tool call
-  --auth-method ID         call authenticate with this method before creating sessions
-  --json                   print the report as JSON
-  --report FILE            also write the report to FILE.json and a Markdown table to
-                           FILE.md (a .json or .md ending of FILE is dropped first)
-  --verbose                show the agent's stderr and the spec reference of passed checks
-  --list                   list the checks and exit
-  -h, --help               show this help
-
-Prompt checks send real prompts (about ten short turns): an agent backed by a paid model
+`,
+  options,
+  sections: { main: "Options:" },
+  outro: `Prompt checks send real prompts (about ten short turns): an agent backed by a paid model
 spends tokens. Permission requests are answered "reject" (or "cancelled"), never "allow".
 
 Levels come from the sentence each check quotes: a failed MUST check is a spec violation,
@@ -50,7 +61,18 @@ leaves open (rules that bind the client, definitions, common practice) and never
 Exit codes:
   0  every MUST check passed    1  a MUST check failed    2  usage error
   130  interrupted (Ctrl-C); the agent's process group is ended
-`;
+`,
+};
+
+export const checkHelp = renderHelp(checkSchema);
+
+/** `--only a,b`: known check ids only. */
+function checkIds(text: string): string[] {
+  const only = text.split(",").map((s) => s.trim()).filter(Boolean);
+  const unknown = only.filter((id) => !conformanceChecks.some((c) => c.id === id));
+  if (unknown.length > 0) throw new UsageError(`unknown check id(s): ${unknown.join(", ")} (see --list)`);
+  return only;
+}
 
 interface CheckArgs {
   options: ConformanceOptions;
@@ -114,59 +136,24 @@ export async function runCheck(argv: string[], io: CliIo = processIo()): Promise
 }
 
 function parseCheckArgs(argv: string[], io: CliIo): CheckArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        agent: { type: "string" },
-        cwd: { type: "string" },
-        "skip-prompts": { type: "boolean" },
-        "change-state": { type: "boolean" },
-        only: { type: "string" },
-        timeout: { type: "string" },
-        prompt: { type: "string" },
-        "cancel-prompt": { type: "string" },
-        "permission-prompt": { type: "string" },
-        "auth-method": { type: "string" },
-        json: { type: "boolean" },
-        report: { type: "string" },
-        verbose: { type: "boolean" },
-        list: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    throw parseArgsUsageError(error);
-  }
-  const str = (name: string): string | undefined => values[name] as string | undefined;
-  const only = str("only")?.split(",").map((s) => s.trim()).filter(Boolean);
-  const unknown = only?.filter((id) => !conformanceChecks.some((c) => c.id === id)) ?? [];
-  if (unknown.length > 0) throw new UsageError(`unknown check id(s): ${unknown.join(", ")} (see --list)`);
-  const timeoutText = str("timeout");
-  if (timeoutText !== undefined && (!/^\d+$/.test(timeoutText) || Number(timeoutText) < 100)) throw new UsageError(`--timeout must be a number of milliseconds >= 100 (got "${timeoutText}")`);
-  const agent = str("agent") ?? "self";
-  if (agent.trim() === "") throw new UsageError("--agent needs a preset name or a command line");
-  const cwdText = str("cwd");
-  const reportBase = reportBaseOf(str("report"), io.cwd);
-  const { launch, env: launchEnv, stateDir } = launchFor(agent, values.help === true || values.list === true);
+  const { values: v } = parseCommandLine(checkSchema, argv);
+  const reportBase = reportBaseOf(v.report, io.cwd);
+  const { launch, env: launchEnv, stateDir } = launchFor(v.agent, v.help || v.list);
   // The conformance runner always starts from this process's environment.
   const { env } = agentEnvFor(io, launchEnv);
-  const prompts = { text: str("prompt"), cancel: str("cancel-prompt"), permission: str("permission-prompt") };
+  const prompts = { text: v.prompt, cancel: v.cancelPrompt, permission: v.permissionPrompt };
   const options: ConformanceOptions = {
     ...launch,
-    ...(cwdText !== undefined ? { cwd: isAbsolute(cwdText) ? cwdText : resolve(io.cwd, cwdText) } : {}),
+    ...(v.cwd !== undefined ? { cwd: isAbsolute(v.cwd) ? v.cwd : resolve(io.cwd, v.cwd) } : {}),
     ...(env ? { env } : {}),
-    ...(timeoutText !== undefined ? { timeoutMs: Number(timeoutText) } : {}),
-    skipPrompts: values["skip-prompts"] === true,
-    changeState: values["change-state"] === true,
-    ...(only ? { only } : {}),
-    prompts: Object.fromEntries(Object.entries(prompts).filter(([, v]) => v !== undefined)),
-    ...(str("auth-method") !== undefined ? { authMethod: str("auth-method") as string } : {}),
+    ...(v.timeoutMs !== undefined ? { timeoutMs: v.timeoutMs } : {}),
+    skipPrompts: v.skipPrompts,
+    changeState: v.changeState,
+    ...(v.only ? { only: v.only } : {}),
+    prompts: Object.fromEntries(Object.entries(prompts).filter(([, value]) => value !== undefined)),
+    ...(v.authMethod !== undefined ? { authMethod: v.authMethod } : {}),
   };
-  return { options, json: values.json === true, reportBase, verbose: values.verbose === true, list: values.list === true, help: values.help === true, stateDir };
+  return { options, json: v.json, reportBase, verbose: v.verbose, list: v.list, help: v.help, stateDir };
 }
 
 /** `--report FILE` → the path without a .json/.md ending; its folder must exist (checked before the run, not after). */

@@ -3,15 +3,24 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClientPermissionPolicy } from "../acp/client/index.js";
 import { EXIT, parsePromptArgs } from "./prompt-args.js";
-import { argWords } from "./argv.js";
-import { UsageError } from "./usage.js";
+import { listOption, parseCommandLine, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type OptionValues } from "./options.js";
 import { runPromptFlow } from "./prompt.js";
 import { processIo, type CliIo } from "./io.js";
 
 const DEMO_NOTE = "agentkit-demo.md";
 const DEFAULT_PROMPTS = ["Write a short note about this demo.", "Add a line saying that ACP works."];
 
-export const demoHelp = `Usage: agentkit-acp demo [options]
+const options = {
+  keep: switchOption("keep", `keep the temporary workspace (default: remove it at the end)`),
+  json: switchOption("json", `print NDJSON events instead of the readable stream`),
+  agent: withDefault(textOption("agent", "AGENT", `drive another agent instead (a preset or a command line)`), "self"),
+  prompts: listOption("prompt", "TEXT", `send TEXT instead of the demo's prompts (repeatable)`, { split: false }),
+  help: switchOption("help", `show this help`, { short: "h" }),
+};
+
+export const demoSchema: CommandSchema<typeof options> = {
+  command: "demo",
+  intro: `Usage: agentkit-acp demo [options]
 
 The zero-key demo: in a temporary workspace, runs \`agentkit-acp prompt\` against this
 package's own agent (\`agentkit-acp serve\` with AGENTKIT_MODEL=demo, a fixed script instead
@@ -19,41 +28,20 @@ of an LLM). It shows streamed text, a tool call with its permission question, an
 On a terminal you answer the permission questions; otherwise they are answered
 "allow once" automatically (and the demo says so).
 
-Options:
-  --keep           keep the temporary workspace (default: remove it at the end)
-  --json           print NDJSON events instead of the readable stream
-  --agent AGENT    drive another agent instead (a preset or a command line)
-  --prompt TEXT    send TEXT instead of the demo's prompts (repeatable)
-  -h, --help       show this help
+`,
+  options,
+  sections: { main: "Options:" },
+  column: 19,
+  outro: `Exit codes are those of \`agentkit-acp prompt\` (0 = the turns ended normally).
+`,
+};
 
-Exit codes are those of \`agentkit-acp prompt\` (0 = the turns ended normally).
-`;
-
-interface DemoArgs {
-  keep: boolean;
-  json: boolean;
-  agent: string;
-  prompts: string[];
-  help: boolean;
-}
-
-function parseDemoArgs(argv: string[]): DemoArgs {
-  const args: DemoArgs = { keep: false, json: false, agent: "self", prompts: [], help: false };
-  for (const { flag: arg, value } of argWords(argv)) {
-    if (arg === "--keep") args.keep = true;
-    else if (arg === "--json") args.json = true;
-    else if (arg === "--agent") args.agent = value();
-    else if (arg === "--prompt") args.prompts.push(value());
-    else if (arg === "-h" || arg === "--help") args.help = true;
-    else throw new UsageError(arg.startsWith("-") ? `unknown option ${arg}` : `unexpected argument ${arg}`);
-  }
-  return args;
-}
+export const demoHelp = renderHelp(demoSchema);
 
 export async function runDemo(argv: string[], io: CliIo = processIo()): Promise<number> {
-  let demo: DemoArgs;
+  let demo: OptionValues<typeof options>;
   try {
-    demo = parseDemoArgs(argv);
+    demo = parseCommandLine(demoSchema, argv).values;
   } catch (error) {
     io.stderr.write(`agentkit-acp demo: ${(error as Error).message}\nRun \`agentkit-acp demo --help\` for the options.\n`);
     return EXIT.usage;

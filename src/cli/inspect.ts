@@ -16,10 +16,35 @@ import {
   type StatusInfo,
   type TraceHeader,
 } from "../inspect/index.js";
-import { absolutePath, argWords } from "./argv.js";
+import { absolutePath } from "./argv.js";
+import { parseCommandLine, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type OptionValues } from "./options.js";
 import { UsageError } from "./usage.js";
 
-export const inspectHelp = `Usage:
+const options = {
+  port: withDefault(
+    textOption("port", "P", `listen on this port (default: a random free port)`, {
+      parse: (text, flag) => {
+        if (!/^\d+$/.test(text) || Number(text) > 65535) throw new UsageError(`${flag} must be a number 0–65535, got "${text}"`);
+        return Number(text);
+      },
+    }),
+    0,
+  ),
+  host: withDefault(textOption("host", "H", `listen on this address (default 127.0.0.1; anything else exposes the traffic)`), "127.0.0.1"),
+  trace: textOption("trace", "FILE", `write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)`, { parse: (text) => resolve(text) }),
+  noRedact: switchOption("no-redact", `keep secrets (MCP env/header values, authenticate params) in the page and trace`),
+  agent: textOption("agent", "AGENT", `a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line`),
+  cwd: textOption("cwd", "DIR", `drive mode: default session cwd; all modes: the agent's working directory`, { parse: (text) => absolutePath(text, process.cwd()) }),
+  // Shown in the usage lines above the options.
+  open: textOption("open", "FILE", "view a saved trace", { hidden: true, parse: (text) => resolve(text) }),
+  replay: textOption("replay", "FILE", "send a trace's client messages again", { hidden: true, parse: (text) => resolve(text) }),
+  verbose: switchOption("verbose", `drive/replay: show the agent's stderr`),
+  help: switchOption("help", `show this help`, { short: "h" }),
+};
+
+export const inspectSchema: CommandSchema<typeof options> = {
+  command: "inspect",
+  intro: `Usage:
   agentkit-acp inspect [options] -- AGENT_CMD [ARGS…]   tap: relay an editor ↔ agent, show and record it
   agentkit-acp inspect [options] --agent AGENT          drive: the page is the client
   agentkit-acp inspect [options] --open FILE            view a saved trace
@@ -28,78 +53,29 @@ export const inspectHelp = `Usage:
 
 The page's URL (with its access token) is printed on stderr; stdout carries only the relayed protocol.
 
-Options:
-  --port P          listen on this port (default: a random free port)
-  --host H          listen on this address (default 127.0.0.1; anything else exposes the traffic)
-  --trace FILE      write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)
-  --no-redact       keep secrets (MCP env/header values, authenticate params) in the page and trace
-  --agent AGENT     a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line
-  --cwd DIR         drive mode: default session cwd; all modes: the agent's working directory
-  --verbose         drive/replay: show the agent's stderr
-  -h, --help        show this help
-
-Exit codes: 0 ok; 1 the agent could not be started (or a replay differs); 2 usage error or port in use.
+`,
+  options,
+  sections: { main: "Options:" },
+  column: 20,
+  outro: `Exit codes: 0 ok; 1 the agent could not be started (or a replay differs); 2 usage error or port in use.
 Tap mode exits when either side ends (the agent's process group is ended); the other modes run until Ctrl-C.
-`;
+`,
+};
 
-interface InspectArgs {
-  port: number;
-  host: string;
-  trace: string | undefined;
+export const inspectHelp = renderHelp(inspectSchema);
+
+interface InspectArgs extends Omit<OptionValues<typeof options>, "noRedact" | "cwd" | "help"> {
   redact: boolean;
-  agent: string | undefined;
   cwd: string;
-  open: string | undefined;
-  replay: string | undefined;
-  verbose: boolean;
+  /** The agent's command line after `--` (tap mode). */
   command: string[] | undefined;
 }
 
 function parseArgs(argv: string[]): InspectArgs | "help" {
-  const args: InspectArgs = { port: 0, host: "127.0.0.1", trace: undefined, redact: true, agent: undefined, cwd: process.cwd(), open: undefined, replay: undefined, verbose: false, command: undefined };
-  for (const { flag, value, rest } of argWords(argv)) {
-    switch (flag) {
-      case "-h":
-      case "--help":
-        return "help";
-      case "--port": {
-        const v = value();
-        const port = Number(v);
-        if (!/^\d+$/.test(v) || port > 65535) throw new UsageError(`--port must be a number 0–65535, got "${v}"`);
-        args.port = port;
-        break;
-      }
-      case "--host":
-        args.host = value();
-        break;
-      case "--trace":
-        args.trace = resolve(value());
-        break;
-      case "--no-redact":
-        args.redact = false;
-        break;
-      case "--agent":
-        args.agent = value();
-        break;
-      case "--cwd":
-        args.cwd = absolutePath(value(), process.cwd());
-        break;
-      case "--open":
-        args.open = resolve(value());
-        break;
-      case "--replay":
-        args.replay = resolve(value());
-        break;
-      case "--verbose":
-        args.verbose = true;
-        break;
-      case "--":
-        args.command = rest();
-        break;
-      default:
-        throw new UsageError(`unknown option ${flag}`);
-    }
-  }
+  const { values, afterDashes } = parseCommandLine(inspectSchema, argv, {}, { splitAtDashes: true });
+  if (values.help) return "help";
+  const { noRedact, help: _help, ...rest } = values;
+  const args: InspectArgs = { ...rest, redact: !noRedact, cwd: values.cwd ?? process.cwd(), command: afterDashes };
   const modes = [args.command !== undefined, args.open !== undefined, args.replay !== undefined, args.agent !== undefined && args.replay === undefined].filter(Boolean).length;
   if (modes !== 1) throw new UsageError("choose one mode: `-- AGENT_CMD …` (tap), --agent (drive), --open FILE (view) or --replay FILE --agent AGENT");
   if (args.command?.length === 0) throw new UsageError("no agent command after --");

@@ -8,8 +8,9 @@ import type { LeaseAttempt, SessionLeases, SessionStore } from "../../store/inde
 import { FileApprovalMemoryStore, InProcessSessionLeases, InMemorySessionStore, JsonlSessionStore, defaultStateDir, openStore, storeBackendFor } from "../../store/index.js";
 import type { PermissionMode } from "../../tools/index.js";
 
-/** Who answers what the session's mode asks about: the client (ask, auto-reads), nobody (auto-all approves, deny refuses). */
-export type ApproveMode = "ask" | "auto-reads" | "auto-all" | "deny";
+import type { ApproveMode } from "./serve-defaults.js";
+
+export type { ApproveMode } from "./serve-defaults.js";
 
 /** The persistence choices of `serve` (`--state-dir`, `--no-persist`, …). */
 export interface ServeStateOptions {

@@ -3,9 +3,8 @@ import { childEnvironment, createStderrLogger } from "../../core/index.js";
 import { Agent } from "../../loop/index.js";
 import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
 import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
-import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 import { AcpIntegration } from "./integration.js";
-import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "./credential-elicitation.js";
+import { SERVE_DEFAULTS } from "./serve-defaults.js";
 import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
 import { planTool, planToolRule } from "./plan-tool.js";
 import { askUserRule, askUserTool } from "./ask-user-tool.js";
@@ -18,6 +17,7 @@ import { modeCeilingFor, type ClientMcpPolicy } from "./serve-bounds.js";
 import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./serve-state.js";
 
 export type { ApproveMode, ServeState, ServeStateOptions } from "./serve-state.js";
+export { SERVE_DEFAULTS } from "./serve-defaults.js";
 export type { ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource } from "./serve-models.js";
 export { serveModels } from "./serve-models.js";
 export type { ServeSessionServices } from "./serve-session.js";
@@ -78,7 +78,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
   const env = options.env ?? process.env;
   const logger = options.logger ?? createStderrLogger("info");
   const models = options.serveModels ?? serveModels(options, env, logger);
-  const approve = options.approve ?? "ask";
+  const approve = options.approve ?? SERVE_DEFAULTS.approve;
   const initialMode = initialModeFor(approve, options.mode);
   const ceiling = modeCeilingFor(approve, options.mode);
   const state = await serveState(
@@ -96,8 +96,8 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
   );
   const services: ServeSessionServices = {
     localTools: options.localTools ?? false,
-    mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? 10_000,
-    mcpCallTimeoutMs: options.mcpCallTimeoutMs ?? 600_000,
+    mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? SERVE_DEFAULTS.mcpStartupTimeoutMs,
+    mcpCallTimeoutMs: options.mcpCallTimeoutMs ?? SERVE_DEFAULTS.mcpCallTimeoutMs,
     // Nothing of the server's environment (its token, store URL, provider keys) reaches a child unless named.
     childEnv: options.childEnv ?? childEnvironment(env),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -107,15 +107,15 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .approvalResolver(approvalResolverFor(approve, state.offerAlways))
     .approvalMemory(state.approvalMemory)
     .logger(logger)
-    .coalesceMs(options.coalesceMs ?? 0)
+    .coalesceMs(options.coalesceMs ?? SERVE_DEFAULTS.coalesceMs)
     .infoMeta({ agentkit: { sandbox: options.sandbox ? { mode: "workspace", ...options.sandbox.describe(["<session cwd>", "<additionalDirectories>"]) } : { mode: "off" } } })
     .build();
   const probe = models.primary.create();
   const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule, askUserRule] });
   const builder = AcpHeadlessRuntime.builder()
     .integration(integration)
-    .maxSessions(options.maxSessions ?? 32)
-    .clientRequestTimeout(options.clientTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS)
+    .maxSessions(options.maxSessions ?? SERVE_DEFAULTS.maxSessions)
+    .clientRequestTimeout(options.clientTimeoutMs ?? SERVE_DEFAULTS.clientTimeoutMs)
     .inboundTraceContext(options.traceContext ?? "honor")
     .logger(logger)
     // Advertise only what the model takes; embedded text resources always become text.
@@ -124,7 +124,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     // over the ACP connection itself (unstable `acp`), and the model's key from the environment.
     .mcpTransports({ ...clientMcpTransports(options.clientMcp ?? "all"), privateAddresses: options.clientMcpPrivate ?? true })
     .authentication(models.primary.authentication)
-    .keyPage(options.keyPageMs === 0 ? false : { lifetimeMs: options.keyPageMs ?? DEFAULT_KEY_PAGE_LIFETIME_MS })
+    .keyPage(options.keyPageMs === 0 ? false : { lifetimeMs: options.keyPageMs ?? SERVE_DEFAULTS.keyPageMs })
     // Durable sessions, modes (the permission policy per session), model choices, /help /mode /model.
     .sessionStore(state.sessions)
     .sessionLeases(state.leases)
