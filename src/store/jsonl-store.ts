@@ -1,6 +1,6 @@
 import { constants } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, open, readFile, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Item, Logger, SessionId } from "../core/index.js";
 import { createStderrLogger } from "../core/index.js";
@@ -11,6 +11,7 @@ import type {
   LoadedSession,
   SessionHeader,
   SessionHeaderPatch,
+  SessionReader,
   SessionStore,
 } from "./types.js";
 import { SessionStoreError } from "./types.js";
@@ -18,6 +19,7 @@ import { fsyncDirectory, isErrnoCode, readFirstLine, truncateTornTail } from "./
 import { assertItem, newHeader, normalizePatch, summaryOf } from "./header.js";
 import { fileLocks } from "./keyed-lock.js";
 import { LiveSessionIndex } from "./live-index.js";
+import { openJsonlReader } from "./jsonl-reader.js";
 import { pageQuery } from "./pagination.js";
 import { headerLine, headerUpdateLine, itemLine, parseHeader, parseSessionText } from "./records.js";
 import { SessionListIndex } from "./session-index.js";
@@ -160,6 +162,15 @@ export class JsonlSessionStore implements SessionStore {
       for (const warning of parsed.warnings) this.#logger.warn(`session ${sessionId}: ${warning}`);
       return parsed;
     });
+  }
+
+  /** Item by item: the file's size is taken under its lock, and only that much is read (see jsonl-reader.ts). */
+  async read(sessionId: SessionId): Promise<SessionReader | undefined> {
+    const path = this.pathFor(sessionId);
+    if (path === undefined) return undefined;
+    // Skipped lines are reported when the read ends, as `load` reports them.
+    const report = (warnings: string[]): void => warnings.forEach((warning) => this.#logger.warn(`session ${sessionId}: ${warning}`));
+    return openJsonlReader(path, sessionId, () => fileLocks.run(path, () => stat(path).then((s) => s.size, () => undefined)), report);
   }
 
   /** A page costs the journal's new records and the page itself, not the store (see live-index.ts). */
