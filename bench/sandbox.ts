@@ -8,11 +8,12 @@
  *
  * Run: npx tsx bench/sandbox.ts [runs=40] ["command"="true"]
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CommandSandbox } from "../src/core/index.js";
 import { LocalCommandRunner } from "../src/tools/index.js";
+import { childrenCpuMs } from "./support.js";
 
 const runs = Number(process.argv[2] ?? 40);
 const command = process.argv[3] ?? "true";
@@ -20,13 +21,6 @@ const workspace = mkdtempSync(join(tmpdir(), "agentkit-bench-sandbox-"));
 const sandbox = CommandSandbox.create();
 const plain = new LocalCommandRunner({ drainMs: 0 });
 const boxed = new LocalCommandRunner({ drainMs: 0, sandbox: { sandbox, writable: [workspace] } });
-
-/** CPU ms used by this process's reaped children (cutime + cstime, clock ticks of 10 ms). */
-function childrenCpuMs(): number {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[13]) + Number(fields[14])) * 10;
-}
 
 const cpu = { plain: 0, sandboxed: 0 };
 

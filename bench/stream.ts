@@ -6,50 +6,20 @@
  *
  * Run: npx tsx bench/stream.ts [N=10000] [runs=5]
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import * as acp from "@agentclientprotocol/sdk";
-import { median } from "./support.js";
+import { median, startStdioAgent } from "./support.js";
 
 const count = Number(process.argv[2] ?? "10000");
 const runs = Number(process.argv[3] ?? "5");
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-/** A spawned agent with an SDK client that counts the message chunks of one prompt. */
+/** A spawned agent (from the checkout's root) whose prompt turn is timed. */
 async function startAgent(label: string, command: string[], cwd: string) {
-  const child = spawn(process.execPath, command, { cwd: root, stdio: ["pipe", "pipe", "inherit"] });
-  child.stdin.on("error", () => undefined);
-  let chunks = 0;
-  const client = acp
-    .client({ name: "bench" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      if (params.update.sessionUpdate === "agent_message_chunk") chunks += 1;
-    })
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-  return {
-    /** Seconds for one prompt turn (all updates arrive before the response). */
-    async run(): Promise<number> {
-      const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
-      chunks = 0;
-      const started = performance.now();
-      const response = await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
-      const seconds = (performance.now() - started) / 1000;
-      if (response.stopReason !== "end_turn" || chunks !== count) throw new Error(`${label}: got ${chunks} chunks and ${response.stopReason}`);
-      await client.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined);
-      return seconds;
-    },
-    async stop(): Promise<void> {
-      client.close();
-      child.stdin.end();
-      await exited;
-    },
-  };
+  const agent = await startStdioAgent({ label, command, cwd, spawnCwd: root, count });
+  return { run: async () => (await agent.run()).seconds, stop: () => agent.stop() };
 }
 
 const work = mkdtempSync(join(tmpdir(), "agentkit-bench-"));

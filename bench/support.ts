@@ -1,7 +1,10 @@
 /** What the benchmarks read off a process, how they summarise runs (Linux: /proc), and the mock model they share. */
+import { spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
 import { anthropicChunks, openAIChunks } from "../src/testing/mock-provider-formats.js";
 
 /** CPU time of every thread of a process so far, in ms (schedstat: ns resolution, unlike getrusage's ticks). */
@@ -15,6 +18,13 @@ export function cpuMs(pid: number): number {
     }
   }
   return ns / 1e6;
+}
+
+/** CPU time of this process's reaped children so far (cutime + cstime), in ms (10 ms clock ticks). */
+export function childrenCpuMs(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
 function statusKb(pid: number, field: "VmHWM" | "VmRSS"): number {
@@ -87,4 +97,48 @@ export interface MockModel {
   /** Called (with performance.now()) when a request arrives. */
   onRequest: (at: number) => void;
   close(): Promise<void>;
+}
+
+/**
+ * An agent spawned over stdio (`node ...command`) with an official SDK client that counts the
+ * message chunks of a prompt; `run()` times one prompt turn (wall and the agent's CPU) and checks
+ * that all `count` chunks arrived before the response.
+ */
+export async function startStdioAgent(options: { label: string; command: string[]; cwd: string; spawnCwd?: string; env?: NodeJS.ProcessEnv; count: number }) {
+  const { label, cwd, count } = options;
+  const spawned = performance.now();
+  const child = spawn(process.execPath, options.command, { cwd: options.spawnCwd ?? cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.on("error", () => undefined);
+  child.stdout.on("error", () => undefined);
+  let chunks = 0;
+  const client = acp
+    .client({ name: "bench" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      if (params.update.sessionUpdate === "agent_message_chunk") chunks += 1;
+    })
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  return {
+    label,
+    /** Spawn → initialize answered: wall ms and the agent's CPU ms. */
+    startup: { ms: performance.now() - spawned, cpuMs: cpuMs(child.pid!) },
+    async run(): Promise<{ seconds: number; cpuMs: number }> {
+      const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+      chunks = 0;
+      const cpuBefore = cpuMs(child.pid!);
+      const started = performance.now();
+      const response = await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = cpuMs(child.pid!) - cpuBefore;
+      if (response.stopReason !== "end_turn" || chunks !== count) throw new Error(`${label}: got ${chunks} chunks and ${response.stopReason}`);
+      await client.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined);
+      return { seconds, cpuMs: cpu };
+    },
+    async stop(): Promise<void> {
+      client.close();
+      child.stdin.end();
+      await exited;
+    },
+  };
 }

@@ -1,72 +1,33 @@
 /**
  * Tracing overhead: the same N-delta prompt turn through `agentkit-acp serve` built from another
  * checkout (BASE, e.g. the commit before tracing), this build with tracing off, and this build
- * with tracing on (OTLP/HTTP JSON to a loopback sink that accepts and discards). Interleaved
- * runs; wall time per turn and the serve process's CPU time (from /proc, Linux) per turn; plus
+ * with tracing on (OTLP/HTTP JSON to a loopback sink that accepts and discards), and — when a
+ * PREVIOUS checkout is given (e.g. the build before a tracing change) — that build with tracing
+ * on too. Interleaved runs; wall time per turn and the serve process's CPU time (user + system,
+ * all threads, from /proc: on a loaded machine wall time is mostly waiting) per turn; plus
  * start-up (spawn → initialize answered) for each.
  *
- * Run: npx tsx bench/tracing.ts BASE_CHECKOUT [N=2000] [runs=15]
+ * Run: npx tsx bench/tracing.ts BASE_CHECKOUT [N=2000] [runs=15] [PREVIOUS_CHECKOUT]
  */
-import { spawn } from "node:child_process";
-import { readFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import * as acp from "@agentclientprotocol/sdk";
+import { median, startStdioAgent } from "./support.js";
 
 const base = process.argv[2];
 if (!base) throw new Error("usage: npx tsx bench/tracing.ts BASE_CHECKOUT [N] [runs]");
 const count = Number(process.argv[3] ?? "2000");
 const runs = Number(process.argv[4] ?? "15");
+const previous = process.argv[5];
 const root = fileURLToPath(new URL("..", import.meta.url));
-const TICK_MS = 10; // USER_HZ = 100 on Linux
 
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime + stime
+function startAgent(label: string, bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  return startStdioAgent({ label, command: [bin, "serve", ...args], cwd, env, count });
 }
 
-async function startAgent(label: string, bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
-  const spawned = performance.now();
-  const child = spawn(process.execPath, [bin, "serve", ...args], { cwd, env, stdio: ["pipe", "pipe", "inherit"] });
-  child.stdin.on("error", () => undefined);
-  let chunks = 0;
-  const client = acp
-    .client({ name: "bench" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      if (params.update.sessionUpdate === "agent_message_chunk") chunks += 1;
-    })
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
-  const startup = { ms: performance.now() - spawned, cpuMs: cpuMs(child.pid!) };
-  return {
-    label,
-    startup,
-    async run(): Promise<{ seconds: number; cpuMs: number }> {
-      const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
-      chunks = 0;
-      const cpuBefore = cpuMs(child.pid!);
-      const started = performance.now();
-      const response = await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
-      const seconds = (performance.now() - started) / 1000;
-      const cpu = cpuMs(child.pid!) - cpuBefore;
-      if (response.stopReason !== "end_turn" || chunks !== count) throw new Error(`${label}: got ${chunks} chunks and ${response.stopReason}`);
-      await client.agent.request(acp.methods.agent.session.close, { sessionId }).catch(() => undefined);
-      return { seconds, cpuMs: cpu };
-    },
-    async stop(): Promise<void> {
-      client.close();
-      child.stdin.end();
-      await exited;
-    },
-  };
-}
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 
 const sink = createServer((request, response) => {
@@ -84,10 +45,12 @@ try {
   const args = ["--model", `scripted:${scriptPath}`, "--log-level", "warn", "--no-persist"];
   const env = { ...process.env };
   for (const key of Object.keys(env)) if (key.startsWith("OTEL_")) delete env[key];
+  const on = { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" };
   const agents = [
     await startAgent("base (before tracing)", join(base, "bin/agentkit-acp.js"), args, env, work),
     await startAgent("this build, tracing off", join(root, "bin/agentkit-acp.js"), args, env, work),
-    await startAgent("this build, tracing on", join(root, "bin/agentkit-acp.js"), args, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, work),
+    await startAgent("this build, tracing on", join(root, "bin/agentkit-acp.js"), args, on, work),
+    ...(previous ? [await startAgent("previous build, tracing on", join(previous, "bin/agentkit-acp.js"), args, on, work)] : []),
     // The SDK and its context manager loaded, but no span sampled: what the context manager alone costs.
     await startAgent("on, sampler always_off", join(root, "bin/agentkit-acp.js"), args, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_TRACES_SAMPLER: "always_off" }, work),
   ];
@@ -102,10 +65,12 @@ try {
       }
     }
     const lines = [`N = ${count} text deltas per prompt, ${runs} interleaved runs after a warm-up (Node ${process.version})`];
+    const baseCpu = sum(results[0]!.cpu) / runs;
     for (const [j, agent] of agents.entries()) {
       const r = results[j]!;
+      const cpu = sum(r.cpu) / runs;
       lines.push(
-        `${agent.label.padEnd(26)} ${Math.round(count / median(r.seconds)).toLocaleString("en-US").padStart(8)} deltas/s (median)   CPU ${(sum(r.cpu) / runs).toFixed(1).padStart(6)} ms/turn (mean)   start-up ${agent.startup.ms.toFixed(0)} ms wall, ${agent.startup.cpuMs} ms CPU`,
+        `${agent.label.padEnd(26)} ${Math.round(count / median(r.seconds)).toLocaleString("en-US").padStart(8)} deltas/s (median)   CPU ${cpu.toFixed(1).padStart(6)} ms/turn (mean, ${j === 0 ? "  base" : `${cpu >= baseCpu ? "+" : "-"}${(Math.abs(cpu / baseCpu - 1) * 100).toFixed(1)} %`})   start-up ${agent.startup.ms.toFixed(0)} ms wall, ${agent.startup.cpuMs.toFixed(0)} ms CPU`,
       );
     }
     process.stdout.write(`${lines.join("\n")}\n`);

@@ -1,5 +1,5 @@
 import type { Attributes, Context, Span } from "../core/tracing.js";
-import { SpanKind, activeSpan, extractTraceMeta, injectTraceMeta, recordSpanError, startSpan, withSpanActive } from "../core/tracing.js";
+import { SpanKind, extractTraceMeta, injectTraceMeta, recordSpanError, startSpan, withSpanActive } from "../core/tracing.js";
 
 /**
  * Spans for ACP requests, both directions, and W3C trace context in `_meta` (`traceparent`,
@@ -90,9 +90,11 @@ export function traceIncomingRequests<A extends object>(app: A, inbound: Inbound
   return app;
 }
 
-/** Puts the client's permission decision on the active `session/request_permission` span. */
-export function notePermissionDecision(decision: string, source: string, optionKind?: string): void {
-  const span = activeSpan();
+/**
+ * Puts the client's permission decision on the `session/request_permission` span — `span` as
+ * captured (`activeSpan()`) when the handler started, before it awaited the answer.
+ */
+export function notePermissionDecision(span: Span | undefined, decision: string, source: string, optionKind?: string): void {
   if (!span?.isRecording()) return;
   span.setAttributes({ "agentkit.permission.decision": decision, "agentkit.permission.source": source, ...(optionKind ? { "agentkit.permission.option_kind": optionKind } : {}) });
 }

@@ -1,5 +1,6 @@
 import { SpanKind, createStderrLogger, errorMessage, inSpan } from "../core/index.js";
-import { startTracing } from "../core/tracing-setup.js";
+import { setAmbientContext, startTracing } from "../core/tracing-setup.js";
+import { activeContext } from "../core/tracing.js";
 import type { CliIo } from "./io.js";
 
 /**
@@ -18,6 +19,8 @@ export async function withCommandTracing(name: string, io: CliIo, run: () => Pro
   if (!tracing) return run();
   try {
     return await inSpan(name, SpanKind.INTERNAL, undefined, async (span) => {
+      // The command's whole run (across every await) is inside this span.
+      setAmbientContext(activeContext());
       const code = await run();
       span.setAttribute("process.exit.code", code);
       return code;

@@ -1,6 +1,5 @@
 import { createRequire } from "node:module";
-import type { TracerProvider } from "@opentelemetry/api";
-import type * as ContextAsyncHooks from "@opentelemetry/context-async-hooks";
+import type { Context, TracerProvider } from "@opentelemetry/api";
 import type * as OtelCore from "@opentelemetry/core";
 import type * as OtlpHttp from "@opentelemetry/exporter-trace-otlp-http";
 import type * as OtlpProto from "@opentelemetry/exporter-trace-otlp-proto";
@@ -10,7 +9,7 @@ import { context, propagation, trace } from "@opentelemetry/api";
 import type { Logger } from "./logger.js";
 import { errorMessage } from "./errors.js";
 import { packageVersion } from "./package-files.js";
-import { setContentCapture } from "./tracing.js";
+import { SyncContextManager, setContentCapture } from "./tracing.js";
 
 export interface TracingOptions {
   /** Read for the standard OTEL_* variables (default process.env). */
@@ -78,6 +77,12 @@ export function parseResourceAttributes(text: string | undefined): Record<string
 }
 
 let active: TracingHandle | undefined;
+const contextManager = new SyncContextManager();
+
+/** Makes `ctx` active wherever no other context is (a CLI command's root span; tracing must be on). */
+export function setAmbientContext(ctx: Context): void {
+  contextManager.setAmbient(ctx);
+}
 
 /**
  * Turns tracing on when `tracerProvider` is given or the environment asks for OTLP; otherwise
@@ -89,10 +94,9 @@ export async function startTracing(options: TracingOptions = {}): Promise<Tracin
   const env = options.env ?? process.env;
   const config = options.tracerProvider ? undefined : tracingEnvConfig(env);
   if (!options.tracerProvider && !config) return undefined;
-  const { AsyncLocalStorageContextManager } = load<typeof ContextAsyncHooks>("@opentelemetry/context-async-hooks");
   const core = load<typeof OtelCore>("@opentelemetry/core");
-  // Spans started across awaits must find their parent: the API's default context does not follow them.
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // No async hooks (their cost on Node 20 is per promise): contexts are carried explicitly.
+  context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] }));
   setContentCapture(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.trim().toLowerCase() === "true");
   const flushTimeoutMs = options.flushTimeoutMs ?? 2_000;

@@ -1,4 +1,4 @@
-import type { Attributes, Context, Span, SpanOptions, TextMapGetter, TextMapSetter } from "@opentelemetry/api";
+import type { Attributes, Context, ContextManager, Span, SpanOptions, TextMapGetter, TextMapSetter } from "@opentelemetry/api";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from "@opentelemetry/api";
 import { redactSecrets } from "./redact.js";
 
@@ -39,6 +39,96 @@ export function capturedText(value: unknown): string {
     text = "[unserializable]";
   }
   return redactSecrets(text);
+}
+
+/**
+ * The context manager tracing installs: no async hooks. On Node 20 an AsyncLocalStorage-based
+ * manager turns on promise hooks for the whole process, and a streaming turn makes ~35 promises
+ * per text delta: +50 % CPU with tracing on, even with nothing sampled (docs/benchmarks.md).
+ * Here `with` makes a context active for the synchronous extent of its callback only; code that
+ * starts spans after an `await` carries its context explicitly (`activeContext()` captured
+ * first, `inContext(captured, …)`), which the turn, the loop, tool calls and client requests do.
+ * Outside any `with`, the ambient context is active: the CLI command's root span.
+ */
+export class SyncContextManager implements ContextManager {
+  #current: Context | undefined;
+  #ambient: Context = ROOT_CONTEXT;
+
+  active(): Context {
+    return this.#current ?? this.#ambient;
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    const previous = this.#current;
+    this.#current = ctx;
+    try {
+      return fn.call(thisArg, ...args);
+    } finally {
+      this.#current = previous;
+    }
+  }
+
+  bind<T>(ctx: Context, target: T): T {
+    if (typeof target !== "function") return target;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the bound function keeps its own `this`
+    const manager = this;
+    const fn = target as unknown as (...args: unknown[]) => unknown;
+    return function (this: unknown, ...args: unknown[]) {
+      return manager.with(ctx, () => fn.apply(this, args));
+    } as unknown as T;
+  }
+
+  /** The context active outside any `with` (a CLI command's root span), until reset. */
+  setAmbient(ctx: Context): void {
+    this.#ambient = ctx;
+  }
+
+  enable(): this {
+    return this;
+  }
+
+  disable(): this {
+    this.#current = undefined;
+    this.#ambient = ROOT_CONTEXT;
+    return this;
+  }
+}
+
+/** The active context, to carry across an `await` (see SyncContextManager). */
+export function activeContext(): Context {
+  return context.active();
+}
+
+/** `parent` (default: the active context) with `span` as its span: the context of the span's children. */
+export function contextWith(span: Span, parent: Context = context.active()): Context {
+  return trace.setSpan(parent, span);
+}
+
+/** The active context when it has a span, else `fallback` (a context captured earlier). */
+export function activeContextOr(fallback: Context): Context {
+  const active = context.active();
+  return trace.getSpan(active) ? active : fallback;
+}
+
+/** Runs `fn` with `ctx` active (its synchronous extent; see SyncContextManager). */
+export function inContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
+/**
+ * `target` whose methods run with `ctx` active, so requests they start after the caller's
+ * awaits (a tool's file reads and writes) are children of the span active when it was bound.
+ * Returns `target` itself when there is no span to carry.
+ */
+export function bindMethods<T extends object>(target: T, ctx: Context): T {
+  if (!trace.getSpan(ctx)) return target;
+  return new Proxy(target, {
+    get(object, key) {
+      const value: unknown = Reflect.get(object, key, object);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => context.with(ctx, () => (value as (...a: unknown[]) => unknown).apply(object, args));
+    },
+  });
 }
 
 /** Starts a span as a child of the active (or given) context; the caller ends it. */

@@ -10,7 +10,8 @@ import type {
   TurnResult,
   Usage,
 } from "../core/index.js";
-import { StateError, errorMessage, isAbortError, newId } from "../core/index.js";
+import { StateError, activeContext, errorMessage, isAbortError, newId } from "../core/index.js";
+import type { Context } from "../core/index.js";
 import type { ModelAdapter, ModelFinishReason, ThinkingLevel } from "../model/types.js";
 import { ModelError } from "../model/types.js";
 import type { CommandRunner, FileOperations, PermissionPolicy, ToolRegistry } from "../tools/index.js";
@@ -39,6 +40,8 @@ export interface DriverSettings {
 
 interface TurnState {
   generation: number;
+  /** The context the turn started in (its `invoke_agent` span): the parent of its model calls and tools. */
+  trace: Context;
   signal: AbortSignal;
   modelCalls: number;
   items: Item[];
@@ -156,6 +159,7 @@ export class LoopDriver {
       const generation = this.#settings.cancellation.generation();
       this.#turn = {
         generation,
+        trace: activeContext(),
         signal: this.#settings.cancellation.signalSince(generation),
         modelCalls: 0,
         items: [],
@@ -255,9 +259,10 @@ export class LoopDriver {
       },
       turn.signal,
       hub,
+      turn.trace,
       (call) => {
         const pending = describeCall(this.#settings.tools, scope, call.callId, call.toolName, call.input);
-        pending.span = startToolSpan(pending);
+        pending.span = startToolSpan(pending, turn.trace);
         hub.emit({
           type: "tool_call_requested",
           callId: call.callId,

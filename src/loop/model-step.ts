@@ -1,6 +1,6 @@
 import type { Item, Part, ToolCallId, Usage } from "../core/index.js";
 import { SpanKind, capturedText, contentCaptured, newId, recordSpanError, startSpan } from "../core/index.js";
-import type { Span } from "../core/index.js";
+import type { Context, Span } from "../core/index.js";
 import type { ModelAdapter, ModelFinishReason, ModelRequest } from "../model/types.js";
 import type { ObserverHub } from "./observers.js";
 
@@ -23,12 +23,13 @@ export async function runModelStep(
   request: ModelRequest,
   signal: AbortSignal,
   hub: ObserverHub,
+  parent: Context,
   onToolCall: (call: { callId: ToolCallId; toolName: string; input: unknown }) => void,
 ): Promise<ModelStepOutcome> {
   const outcome: ModelStepOutcome = { parts: [], toolCalls: [], finish: undefined, usage: undefined };
   let open: { partId: string; kind: "text" | "reasoning"; text: string } | undefined;
   const inputStarts = new Map<ToolCallId, string>();
-  const span = startChatSpan(model, request);
+  const span = startChatSpan(model, request, parent);
   let firstToken = span.isRecording();
 
   const closePart = (): void => {
@@ -106,10 +107,10 @@ function untilAborted(wait: Promise<void>, signal: AbortSignal): Promise<void> {
 }
 
 /** `chat {model}` (GenAI semantic conventions): one per model call. */
-function startChatSpan(model: ModelAdapter, request: ModelRequest): Span {
+function startChatSpan(model: ModelAdapter, request: ModelRequest, parent: Context): Span {
   const colon = model.id.indexOf(":");
   const modelName = colon === -1 ? model.id : model.id.slice(colon + 1);
-  const span = startSpan(`chat ${modelName}`, { kind: SpanKind.CLIENT });
+  const span = startSpan(`chat ${modelName}`, { kind: SpanKind.CLIENT }, parent);
   if (!span.isRecording()) return span;
   span.setAttributes({
     "gen_ai.operation.name": "chat",

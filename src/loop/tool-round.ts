@@ -9,8 +9,8 @@ import type {
   ToolLocation,
   ToolResult,
 } from "../core/index.js";
-import type { Span } from "../core/index.js";
-import { SpanKind, SpanStatusCode, capturedText, contentCaptured, errorMessage, isAbortError, startSpan, withSpanActive } from "../core/index.js";
+import type { Context, Span } from "../core/index.js";
+import { SpanKind, SpanStatusCode, bindMethods, capturedText, contentCaptured, contextWith, errorMessage, inContext, isAbortError, startSpan } from "../core/index.js";
 import type { CommandRunner, FileOperations, PermissionPolicy, Tool, ToolRegistry } from "../tools/index.js";
 import { errorResult } from "../tools/index.js";
 import type { ObserverHub } from "./observers.js";
@@ -129,18 +129,21 @@ export async function executeCall(call: PendingCall, options: ExecuteOptions): P
   try {
     const tool = call.tool;
     const input = call.parsed.value;
+    // Client fs/terminal requests, MCP calls and delegated agents become children of the tool's
+    // span: its context is active while execute starts, and bound to the file and command
+    // operations it calls later (after its own awaits).
+    const traced = call.span ? contextWith(call.span) : undefined;
     const run = () => tool.execute(input, {
       sessionId: scope.sessionId,
       callId: call.callId,
       cwd: scope.cwd,
       roots: scope.roots,
       signal,
-      files: options.files,
-      commands: options.commands,
+      files: traced ? bindMethods(options.files, traced) : options.files,
+      commands: traced ? bindMethods(options.commands, traced) : options.commands,
       progress: (progress) => hub.emit({ type: "tool_execution_progress", callId: call.callId, progress }),
     });
-    // Client fs/terminal requests, MCP calls and delegated agents become children of the tool's span.
-    const result = await (call.span ? withSpanActive(call.span, run) : run());
+    const result = await (traced ? inContext(traced, run) : run());
     if (signal.aborted) return { result: withCancelNote(result), cancelled: true };
     return { result, cancelled: false };
   } catch (error) {
@@ -155,8 +158,8 @@ function withCancelNote(result: ToolResult): ToolResult {
 }
 
 /** Starts the call's `execute_tool {name}` span (GenAI semantic conventions); a child of the active turn. */
-export function startToolSpan(call: PendingCall): Span {
-  const span = startSpan(`execute_tool ${call.toolName}`, { kind: SpanKind.INTERNAL });
+export function startToolSpan(call: PendingCall, parent: Context): Span {
+  const span = startSpan(`execute_tool ${call.toolName}`, { kind: SpanKind.INTERNAL }, parent);
   if (!span.isRecording()) return span;
   span.setAttributes({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.toolName, "gen_ai.tool.call.id": call.callId, "gen_ai.tool.type": "function" });
   if (contentCaptured(span)) span.setAttribute("gen_ai.tool.call.arguments", capturedText(call.rawInput));

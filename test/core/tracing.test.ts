@@ -1,16 +1,17 @@
 import { context, propagation, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createStderrLogger, extractTraceMeta, injectTraceMeta, startSpan, withSpanActive } from "../../src/core/index.js";
+import type { Context } from "@opentelemetry/api";
+import { SyncContextManager, activeContext, bindMethods, createStderrLogger, inContext, extractTraceMeta, injectTraceMeta, startSpan, withSpanActive } from "../../src/core/index.js";
 import { parseResourceAttributes, tracingEnvConfig } from "../../src/core/tracing-setup.js";
 import { redactSecrets } from "../../src/core/redact.js";
 
 /** An in-memory provider for one test; the globals are reset afterwards (workers share modules). */
 function inMemoryTracing(): InMemorySpanExporter {
   const exporter = new InMemorySpanExporter();
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  context.setGlobalContextManager(new SyncContextManager());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
   return exporter;
@@ -75,5 +76,24 @@ describe("tracing helpers", () => {
       ["a token of 3 tasks, ask-me-later", "a token of 3 tasks, ask-me-later"],
     ];
     for (const [input, expected] of cases) expect(redactSecrets(input)).toBe(expected);
+  });
+
+  it("the context manager has no async hooks: a context is active for a callback's synchronous extent; captured, it is carried across awaits", async () => {
+    inMemoryTracing();
+    const span = startSpan("turn");
+    const parentOf = (child: ReturnType<typeof startSpan>) => (child as unknown as { parentSpanContext?: { spanId: string } }).parentSpanContext?.spanId;
+    let captured: Context | undefined;
+    await withSpanActive(span, async () => {
+      captured = activeContext();
+      expect(parentOf(startSpan("sync"))).toBe(span.spanContext().spanId);
+      await Promise.resolve();
+      // After an await the synchronous extent is over: only a captured context carries on.
+      expect(parentOf(startSpan("lost"))).toBeUndefined();
+      expect(parentOf(inContext(captured, () => startSpan("carried")))).toBe(span.spanContext().spanId);
+    });
+    // Methods bound to a context start their spans in it, whenever they are called.
+    const ops = bindMethods({ read: () => startSpan("read") }, captured!);
+    expect(parentOf(ops.read())).toBe(span.spanContext().spanId);
+    expect(bindMethods(ops, activeContext())).toBe(ops);
   });
 });

@@ -1,10 +1,10 @@
 import { context, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ToolResult } from "../../src/core/index.js";
-import { deny, newId, setContentCapture } from "../../src/core/index.js";
+import { SyncContextManager, deny, newId, setContentCapture } from "../../src/core/index.js";
 import { Agent } from "../../src/loop/index.js";
 import { ScriptedModel, script } from "../../src/testing/index.js";
 import { ToolRegistry, defineTool } from "../../src/tools/index.js";
@@ -21,7 +21,7 @@ const echo = defineTool({
 
 function tracing(): InMemorySpanExporter {
   const exporter = new InMemorySpanExporter();
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  context.setGlobalContextManager(new SyncContextManager());
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
   return exporter;
 }

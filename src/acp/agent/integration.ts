@@ -1,7 +1,7 @@
 import type { ContentBlock, PromptResponse } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { ApprovalRequest, CancellationHandle, Item, Logger, LoopObserver, ObservedEvent } from "../../core/index.js";
-import { ConfigError, StateError, createStderrLogger, packageVersion } from "../../core/index.js";
+import { ConfigError, StateError, activeContext, createStderrLogger, inContext, packageVersion } from "../../core/index.js";
 import type { AcpApprovalDecision, AcpApprovalResolver } from "./approval.js";
 import type { AcpApprovalMemory } from "./approval-memory.js";
 import { NoopApprovalMemory } from "./approval-memory.js";
@@ -169,13 +169,14 @@ export class AcpInputPort {
    */
   async prompt(acpSessionId: string, driver: TurnDriver, blocks: readonly ContentBlock[], policy: BusyPolicy = "reject"): Promise<PromptResponse> {
     const session = this.#integration.session(acpSessionId);
+    const traced = activeContext(); // the turn's parent, should beginTurn wait
     const items = promptToItems(blocks, session.accepts);
     // Synchronous up to driver.next() when the gate is free, so a cancel that arrives right
     // after the prompt still lands on this turn's generation.
     const lease = session.gate.tryAcquire() ?? (await this.beginTurn(acpSessionId, policy));
     try {
       driver.submitInput(items);
-      return await driveTurn(session, driver, this.#deps);
+      return await inContext(traced, () => driveTurn(session, driver, this.#deps));
     } finally {
       lease.release();
     }

@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { advertisedCapabilities, registerAgentMethods, type AgentMethod, type GroupHandlers } from "../methods.js";
 import { traceIncomingRequests, type InboundTraceContext } from "../tracing.js";
 import type { Logger } from "../../core/index.js";
-import { raceAbort } from "../../core/index.js";
+import { activeContext, inContext, raceAbort } from "../../core/index.js";
 import type { McpAcpChannel } from "../../tools/index.js";
 import { AccountMethods } from "./account-methods.js";
 import type { AcpAuthentication } from "./auth.js";
@@ -109,6 +109,7 @@ export class AcpConnectionState {
       [acp.methods.agent.session.new]: async ({ params, client, signal }) =>
         this.#sessions.open(params, undefined, signal, this.#sessions.client ?? new AcpClientHandle(stableContext(client), {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs })),
       [acp.methods.agent.session.prompt]: async ({ params, signal }) => {
+        const traced = activeContext(); // the served request's span: the turn's parent, after the awaits below
         if (!this.#sessions.find(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#sessions.get(params.sessionId);
         if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
@@ -116,7 +117,7 @@ export class AcpConnectionState {
         // A $/cancel_request for the prompt cancels the turn like session/cancel.
         const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
         signal.addEventListener("abort", onAbort, { once: true });
-        const running = this.#lifecycle.prompt(session.handle, params.prompt, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject"));
+        const running = this.#lifecycle.prompt(session.handle, params.prompt, () => inContext(traced, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject")));
         if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
         try {
           return await running;

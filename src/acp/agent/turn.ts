@@ -2,7 +2,7 @@ import type { PromptResponse, StopReason } from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import type { ApprovalRequest, FinishReason, Logger, TurnResult } from "../../core/index.js";
-import { SpanKind, errorMessage, recordSpanError, startSpan, withSpanActive } from "../../core/index.js";
+import { SpanKind, activeContext, errorMessage, inContext, recordSpanError, startSpan, withSpanActive } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
 import type { AcpApprovalDecision, AcpApprovalResolver } from "./approval.js";
 import { isRememberable, toLoopDecision } from "./approval.js";
@@ -76,6 +76,7 @@ export async function decideApproval(
   deps: ApprovalDeps,
 ): Promise<AcpApprovalDecision> {
   const signal = session.cancellationHandle().signalSince(generation);
+  const traced = activeContext(); // the turn's: the permission request's parent
   try {
     // The client must have seen the tool_call before it is asked about it.
     await session.flush();
@@ -92,7 +93,10 @@ export async function decideApproval(
       toolCall: approvalToolCall(request),
       signal,
     };
-    const decision = await raceCancel(deps.resolver.resolve(context, session.client), signal);
+    const decision = await raceCancel(
+      inContext(traced, () => deps.resolver.resolve(context, session.client)),
+      signal,
+    );
     if (decision === CANCELLED) return { type: "cancelled" };
     if (isRememberable(decision)) await deps.memory.remember(request, decision, session.principal);
     return decision;
@@ -139,9 +143,11 @@ export function driveTurn(session: AcpSessionHandle, driver: TurnDriver, deps: A
 async function runTurn(session: AcpSessionHandle, driver: TurnDriver, deps: ApprovalDeps): Promise<PromptResponse> {
   // Captured before the first next() (same tick), so it is the generation the turn runs at.
   const generation = session.cancellationHandle().generation();
+  // The turn's span, carried across the awaits below to what next() and approvals start.
+  const traced = activeContext();
   try {
     for (;;) {
-      const step = await driver.next();
+      const step = await inContext(traced, () => driver.next());
       if (step.type === "finished") {
         // Interjections that found no after-tool-result point go with the next turn, never lost.
         const leftover = session.takeInterjections();
@@ -159,7 +165,7 @@ async function runTurn(session: AcpSessionHandle, driver: TurnDriver, deps: Appr
         if (extra.length > 0) driver.submitInput(extra);
         continue;
       }
-      const decision = await decideApproval(session, interrupt.request, generation, deps);
+      const decision = await inContext(traced, () => decideApproval(session, interrupt.request, generation, deps));
       if (decision.type === "cancelled") {
         // Abort the turn (if the client cancelled only the permission prompt), settle the waiting
         // calls with error results, and let next() finish the turn as cancelled.

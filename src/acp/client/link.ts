@@ -2,6 +2,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/logger.js";
 import { abortError } from "../../core/cancellation.js";
 import { tracedRequest } from "../tracing.js";
+import { activeContext, activeContextOr, inContext } from "../../core/tracing.js";
 import type { AcpAgentConfig, ResolvedTimeouts } from "./config.js";
 import { AcpTimeoutError, AuthenticationRequiredError, ClientClosedError, ProtocolVersionError } from "./errors.js";
 import type { AgentEndpoint } from "./endpoint.js";
@@ -26,6 +27,8 @@ export class Link {
   #closedByUs: Error | undefined;
   /** Set when the link speaks ACP v2 (through the bridge). */
   readonly #v2: ClientV2Bridge | undefined;
+  /** The context the link was made in (a delegating tool's span): the parent of its requests. */
+  readonly #trace = activeContext();
 
   constructor(endpoint: AgentEndpoint, logger: Logger, app: acp.ClientApp, v2?: V2BridgeFactory) {
     this.endpoint = endpoint;
@@ -60,11 +63,13 @@ export class Link {
     const signals = [timeout.signal, ...(options.signal ? [options.signal] : [])];
     try {
       // A span per request; its trace context goes to the agent in `params._meta`.
-      return await tracedRequest(method, params, (traced) =>
-        this.connection.agent.request(method, traced, {
-          cancellationSignal: AbortSignal.any(signals),
-          stopWaitingOnCancel: true,
-        }),
+      return await inContext(activeContextOr(this.#trace), () =>
+        tracedRequest(method, params, (traced) =>
+          this.connection.agent.request(method, traced, {
+            cancellationSignal: AbortSignal.any(signals),
+            stopWaitingOnCancel: true,
+          }),
+        ),
       );
     } catch (error) {
       throw this.explain(error, method, timeout.signal.aborted ? options.timeoutMs : undefined, options.signal);

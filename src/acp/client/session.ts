@@ -8,6 +8,7 @@ import type { AcpClient } from "./client.js";
 import type { HostSessionInfo } from "./host-services.js";
 import type { RequestOptions } from "./link.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
+import { activeSpan } from "../../core/tracing.js";
 import { notePermissionDecision } from "../tracing.js";
 
 /** What a session needs from its client (kept narrow so the two stay decoupled). */
@@ -229,6 +230,7 @@ export class AcpSession {
   /** @internal Answers one `session/request_permission` through the policy. */
   async handlePermission(params: acp.RequestPermissionRequest, requestSignal: AbortSignal): Promise<acp.RequestPermissionResponse> {
     const turn = this.#active;
+    const requestSpan = activeSpan(); // the served request's span: the answer is awaited below
     const known = this.#mapper.toolCalls.get(params.toolCall.toolCallId);
     const title = params.toolCall.title ?? known?.title ?? "(untitled tool call)";
     const kind = params.toolCall.kind ?? known?.kind ?? "other";
@@ -243,7 +245,7 @@ export class AcpSession {
             known: known ? { ...known } : undefined,
             signal: AbortSignal.any(signals),
           });
-    notePermissionDecision(resolution.decision, resolution.source, "optionKind" in resolution ? resolution.optionKind : undefined);
+    notePermissionDecision(requestSpan, resolution.decision, resolution.source, "optionKind" in resolution ? resolution.optionKind : undefined);
     this.#emit({
       type: "permission_answered",
       answer: {
