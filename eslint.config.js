@@ -44,7 +44,7 @@ const layerRules = Object.entries(layers).map(([folder, banned]) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**", "docs/api/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
