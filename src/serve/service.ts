@@ -1,10 +1,10 @@
-import type { Logger, LoopObserver } from "../../core/index.js";
-import { errorMessage } from "../../core/index.js";
-import { auditToolCalls } from "./audit-requests.js";
-import { AuditTrail } from "./audit-trail.js";
-import type { PrincipalMetrics } from "./principal-metrics.js";
-import { QuotaGate, type QuotaPolicy } from "./quotas.js";
-import type { ServeState } from "./serve-state.js";
+import type { Logger, LoopObserver } from "../core/index.js";
+import { errorMessage } from "../core/index.js";
+import { auditToolCalls } from "../acp/agent/audit-requests.js";
+import { AuditTrail } from "../acp/agent/audit-trail.js";
+import type { PrincipalMetrics } from "../acp/agent/principal-metrics.js";
+import { QuotaGate, type QuotaPolicy } from "../acp/agent/quotas.js";
+import type { ServeState } from "./state.js";
 
 /** Default retention of audit records: 30 days. */
 export const DEFAULT_AUDIT_RETAIN_MS = 30 * 24 * 3_600_000;

@@ -1,10 +1,10 @@
 import { access, constants, mkdir } from "node:fs/promises";
-import { InMemoryApprovalMemory, NoopApprovalMemory, type AcpApprovalMemory } from "./approval-memory.js";
-import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type AcpApprovalResolver } from "./approval.js";
-import { DurableApprovalMemory } from "./durable-approval-memory.js";
-import type { Logger } from "../../core/index.js";
-import { fenceGroupsWithin } from "../../core/index.js";
-import type { AuditLog, LeaseAttempt, QuotaStore, SessionLeases, SessionStore } from "../../store/index.js";
+import { InMemoryApprovalMemory, NoopApprovalMemory, type AcpApprovalMemory } from "../acp/agent/approval-memory.js";
+import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type AcpApprovalResolver } from "../acp/agent/approval.js";
+import { DurableApprovalMemory } from "../acp/agent/durable-approval-memory.js";
+import type { Logger } from "../core/index.js";
+import { fenceGroupsWithin } from "../core/index.js";
+import type { AuditLog, LeaseAttempt, QuotaStore, SessionLeases, SessionStore } from "../store/index.js";
 import {
   FileApprovalMemoryStore,
   FileAuditLog,
@@ -19,12 +19,12 @@ import {
   openStore,
   startRetention,
   storeBackendFor,
-} from "../../store/index.js";
-import type { PermissionMode } from "../../tools/index.js";
+} from "../store/index.js";
+import type { PermissionMode } from "../tools/index.js";
 
-import type { ApproveMode } from "./serve-defaults.js";
+import type { ApproveMode } from "./defaults.js";
 
-export type { ApproveMode } from "./serve-defaults.js";
+export type { ApproveMode } from "./defaults.js";
 
 /** The persistence choices of `serve` (`--state-dir`, `--no-persist`, …). */
 export interface ServeStateOptions {
