@@ -2,12 +2,16 @@
  * Sessions at scale: `list` pages, a cold start and a long session's load over the JSONL store
  * (and PostgreSQL with --pg), at up to 100,000 sessions.
  *
- * Run: npx tsx bench/store-scale.ts [--sessions 100000] [--items 10000] [--pages 40] [--walk] [--pg]
+ * Run: npx tsx bench/store-scale.ts [--sessions 100000] [--items 10000] [--pages 40] [--walk] [--pg] [--only pg]
  *   --sessions N  sessions to build (default 100,000)
+ *   --owners N    principals the sessions are spread over (default 1,000; PostgreSQL per-owner page)
  *   --items N     items in the one long session (default 10,000)
  *   --pages N     further pages timed after the first (default 40; each is a separate call)
  *   --walk        also walk every page to the end (JSONL: before the index this was quadratic)
  *   --pg          the same on PostgreSQL: AGENTKIT_BENCH_PG_URL, else a throwaway cluster
+ *                 (test/support/postgres.ts, stopped at the end); also a deep page, one
+ *                 owner's page, and EXPLAIN ANALYZE of each (printed: the keyset uses an index)
+ *   --only pg     skip the JSONL store
  *
  * JSONL sessions are built by a documented fast path: each file is written with exactly the
  * bytes `JsonlSessionStore.create` writes (`headerLine(newHeader(...))`, the same name, mode
@@ -28,11 +32,20 @@ import { sessionFileStem } from "../src/store/session-ids.js";
 import { median } from "./support.js";
 
 const { values } = parseArgs({
-  options: { sessions: { type: "string" }, items: { type: "string" }, pages: { type: "string" }, walk: { type: "boolean" }, pg: { type: "boolean" } },
+  options: {
+    sessions: { type: "string" },
+    owners: { type: "string" },
+    items: { type: "string" },
+    pages: { type: "string" },
+    walk: { type: "boolean" },
+    pg: { type: "boolean" },
+    only: { type: "string" },
+  },
 });
 const SESSIONS = Number(values.sessions ?? 100_000);
 const ITEMS = Number(values.items ?? 10_000);
 const PAGES = Number(values.pages ?? 40);
+const OWNERS = Number(values.owners ?? 1000);
 const LONG_ID = "long-session";
 
 function item(n: number): Item {
@@ -42,7 +55,14 @@ function item(n: number): Item {
 /** The n-th session's header, with distinct times (one second apart) and a few cwds. */
 function headerFor(n: number) {
   const createdAt = new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
-  return newHeader({ sessionId: `sess-${String(n).padStart(6, "0")}`, cwd: `/work/project-${n % 7}`, title: `session ${n}: a first prompt of typical length`, createdAt }, new Date(createdAt));
+  return newHeader(
+    { sessionId: `sess-${String(n).padStart(6, "0")}`, owner: ownerOf(n), cwd: `/work/project-${n % 7}`, title: `session ${n}: a first prompt of typical length`, createdAt },
+    new Date(createdAt),
+  );
+}
+
+function ownerOf(n: number): string {
+  return `principal-${n % OWNERS}`;
 }
 
 async function buildJsonl(stateDir: string): Promise<void> {
@@ -72,6 +92,8 @@ interface Figures {
   nextMedian: number;
   nextMax: number;
   walk?: { pages: number; seconds: number };
+  deep?: number;
+  ownerFirst?: number;
   load: { ms: number; rssMb: number; items: number };
   diskMb?: number;
 }
@@ -115,49 +137,98 @@ async function diskUse(dir: string): Promise<number> {
 
 const work = mkdtempSync(join(tmpdir(), "agentkit-store-scale-"));
 const rows: Figures[] = [];
+const plans: string[] = [];
 try {
-  const stateDir = join(work, "state");
-  const built = await timed(() => buildJsonl(stateDir));
-  process.stderr.write(`built ${SESSIONS} JSONL sessions + one of ${ITEMS} items in ${(built.ms / 1000).toFixed(1)} s\n`);
-  const jsonl = await measure("JSONL", () => new JsonlSessionStore({ stateDir }), () => new JsonlSessionStore({ stateDir }));
-  jsonl.diskMb = await diskUse(join(stateDir, "sessions"));
-  rows.push(jsonl);
-  if (values.pg) rows.push(await postgresFigures());
+  if (values.only !== "pg") {
+    const stateDir = join(work, "state");
+    const built = await timed(() => buildJsonl(stateDir));
+    process.stderr.write(`built ${SESSIONS} JSONL sessions + one of ${ITEMS} items in ${(built.ms / 1000).toFixed(1)} s\n`);
+    const jsonl = await measure("JSONL", () => new JsonlSessionStore({ stateDir }), () => new JsonlSessionStore({ stateDir }));
+    jsonl.diskMb = await diskUse(join(stateDir, "sessions"));
+    rows.push(jsonl);
+  }
+  if (values.pg || values.only === "pg") rows.push(await postgresFigures(work));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
 
 const f = (ms: number | undefined): string => (ms === undefined ? "–" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 process.stdout.write(`\n${SESSIONS} sessions; pages of 50 (Node ${process.versions.node})\n\n`);
-process.stdout.write("| store | cold first page (no snapshot) | cold (snapshot) | warm first page | next pages: median / max | whole walk | load of " + ITEMS + " items (RSS growth) | disk |\n|---|---|---|---|---|---|---|---|\n");
+process.stdout.write("| store | cold first page (no snapshot) | cold (snapshot) | warm first page | next pages: median / max | deep page | one owner's first page | whole walk | load of " + ITEMS + " items (RSS growth) | disk |\n|---|---|---|---|---|---|---|---|---|---|\n");
 for (const r of rows) {
   const walk = r.walk ? `${r.walk.pages} pages in ${r.walk.seconds.toFixed(1)} s` : "–";
-  process.stdout.write(`| ${r.store} | ${f(r.cold)} | ${f(r.coldSnapshot)} | ${f(r.warmFirst)} | ${f(r.nextMedian)} / ${f(r.nextMax)} | ${walk} | ${f(r.load.ms)} (${r.load.rssMb.toFixed(0)} MB) | ${r.diskMb !== undefined ? `${r.diskMb.toFixed(0)} MB` : "–"} |\n`);
+  process.stdout.write(
+    `| ${r.store} | ${f(r.cold)} | ${f(r.coldSnapshot)} | ${f(r.warmFirst)} | ${f(r.nextMedian)} / ${f(r.nextMax)} | ${f(r.deep)} | ${f(r.ownerFirst)} | ${walk} | ${f(r.load.ms)} (${r.load.rssMb.toFixed(0)} MB) | ${r.diskMb !== undefined ? `${r.diskMb.toFixed(0)} MB` : "–"} |\n`,
+  );
+}
+for (const plan of plans) process.stdout.write(`\n${plan}\n`);
+
+/** A cursor about 90 % into the list: pages of 1000 walked to there. */
+async function deepCursor(store: SessionStore): Promise<string | undefined> {
+  let cursor: string | undefined;
+  for (let p = 0; p < Math.floor((SESSIONS * 0.9) / 1000); p++) cursor = (await store.list({ limit: 1000, ...(cursor !== undefined ? { cursor } : {}) })).nextCursor;
+  return cursor;
 }
 
-async function postgresFigures(): Promise<Figures> {
+async function postgresFigures(work: string): Promise<Figures> {
   const { openPostgresStore } = await import("../src/store/postgres/index.js");
-  const { createTestDatabase, testPostgres } = await import("../test/support/postgres.js");
-  const server = process.env.AGENTKIT_BENCH_PG_URL !== undefined ? { url: process.env.AGENTKIT_BENCH_PG_URL } : await testPostgres();
-  if (server.url === undefined) throw new Error(`PostgreSQL: ${server.reason ?? "not available"}`);
-  const db = await createTestDatabase(server.url, "scale");
-  const opened = await openPostgresStore({ url: db.url });
+  const { listStatement } = await import("../src/store/postgres/session-store.js");
+  const { pageQuery } = await import("../src/store/pagination.js");
+  const { createTestDatabase, testPostgres, stopSharedPostgres, TEST_PG_RUN_DIR_ENV } = await import("../test/support/postgres.js");
+  const given = process.env.AGENTKIT_BENCH_PG_URL;
+  const runDir = join(work, "pg-run");
+  if (given === undefined) {
+    await mkdir(runDir, { recursive: true });
+    process.env[TEST_PG_RUN_DIR_ENV] = runDir;
+  }
   try {
-    const store = opened.sessions;
-    const started = performance.now();
-    // Through the store API, in parallel batches (one commit per create is the store's contract).
-    for (let n = 0; n < SESSIONS; n += 200) {
-      await Promise.all(Array.from({ length: Math.min(200, SESSIONS - n) }, (_, i) => {
-        const h = headerFor(n + i);
-        return store.create({ sessionId: h.sessionId, cwd: h.cwd, title: h.title!, createdAt: h.createdAt });
-      }));
+    const server = given !== undefined ? { url: given } : await testPostgres();
+    if (server.url === undefined) throw new Error(`PostgreSQL: ${server.reason ?? "not available"}`);
+    const db = await createTestDatabase(server.url, "scale");
+    const opened = await openPostgresStore({ url: db.url });
+    try {
+      const store = opened.sessions;
+      const started = performance.now();
+      // Through the store API, in parallel batches (one commit per create is the store's contract).
+      for (let n = 0; n < SESSIONS; n += 200) {
+        await Promise.all(
+          Array.from({ length: Math.min(200, SESSIONS - n) }, (_, i) => {
+            const h = headerFor(n + i);
+            return store.create({ sessionId: h.sessionId, owner: h.owner, cwd: h.cwd, title: h.title!, createdAt: h.createdAt });
+          }),
+        );
+      }
+      await store.create({ sessionId: LONG_ID, cwd: "/work/long", createdAt: new Date(Date.UTC(2025, 0, 1)).toISOString() });
+      for (let n = 0; n < ITEMS; n += 100) await Promise.all(Array.from({ length: Math.min(100, ITEMS - n) }, (_, i) => store.append(LONG_ID, item(n + i))));
+      await opened.db.query("ANALYZE");
+      process.stderr.write(`built ${SESSIONS} PostgreSQL sessions in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+      // Cold: a new instance (new pool) answering its first page.
+      const fresh = await openPostgresStore({ url: db.url });
+      const cold = await timed(() => fresh.sessions.list({ limit: 50 }));
+      await fresh.close();
+      const figures = await measure("PostgreSQL", () => store);
+      figures.cold = cold.ms;
+      const deep = await deepCursor(store);
+      figures.deep = (await timed(() => store.list({ limit: 50, ...(deep !== undefined ? { cursor: deep } : {}) }))).ms;
+      const owner = ownerOf(7);
+      figures.ownerFirst = (await timed(() => store.list({ limit: 50, owner }))).ms;
+      const ownerPage = await store.list({ limit: 5, owner });
+      const table = opened.db.table("agentkit_sessions");
+      const explain = async (what: string, options: Parameters<typeof pageQuery>[0]): Promise<void> => {
+        const { text, values: params } = listStatement(table, pageQuery(options));
+        const { rows: lines } = await opened.db.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${text}`, params);
+        plans.push(`EXPLAIN ANALYZE — ${what}:\n${lines.map((l) => `    ${l["QUERY PLAN"]}`).join("\n")}`);
+      };
+      await explain("first page", { limit: 50 });
+      await explain("a page 90 % deep (keyset)", { limit: 50, ...(deep !== undefined ? { cursor: deep } : {}) });
+      await explain(`one owner's first page (${OWNERS} owners)`, { limit: 50, owner });
+      await explain("one owner's next page", { limit: 50, owner, ...(ownerPage.nextCursor !== undefined ? { cursor: ownerPage.nextCursor } : {}) });
+      return figures;
+    } finally {
+      await opened.close();
+      await db.drop();
     }
-    await store.create({ sessionId: LONG_ID, cwd: "/work/long", createdAt: new Date(Date.UTC(2025, 0, 1)).toISOString() });
-    for (let n = 0; n < ITEMS; n += 100) await Promise.all(Array.from({ length: Math.min(100, ITEMS - n) }, (_, i) => store.append(LONG_ID, item(n + i))));
-    process.stderr.write(`built ${SESSIONS} PostgreSQL sessions in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-    return await measure("PostgreSQL", () => store);
   } finally {
-    await opened.close();
-    await db.drop();
+    if (given === undefined) await stopSharedPostgres(runDir);
   }
 }

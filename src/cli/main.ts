@@ -24,6 +24,7 @@ const commands: Record<string, CommandEntry> = {
   prompt: { summary: "drive any ACP agent: send a prompt, stream the turn", load: async (from) => (await from("prompt", () => import("./prompt.js"))).runPrompt },
   demo: { summary: "zero-key demo: `prompt` against our own `serve` in a temp workspace", load: async (from) => (await from("demo", () => import("./demo.js"))).runDemo },
   inspect: { summary: "see, record and replay any ACP conversation in the browser (tap, drive, view)", load: async (from) => (await from("inspect", () => import("./inspect.js"))).runInspect },
+  sessions: { summary: "the stored sessions: list, show, export (JSONL / Markdown), prune by age", load: async (from) => (await from("sessions", () => import("./sessions.js"))).runSessions },
   check: { summary: "ACP v1 conformance check of any agent: where it breaks the spec, and what to fix", load: async (from) => (await from("check", () => import("./check.js"))).runCheck },
 };
 

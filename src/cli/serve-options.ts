@@ -3,11 +3,11 @@ import type { SandboxLimits, SandboxMode } from "../core/index.js";
 import { sandboxModes, type LogLevel } from "../core/index.js";
 import { defaultModelTimeouts, providers, type ModelTimeouts } from "../model/index.js";
 import { permissionModes, type PermissionMode } from "../tools/index.js";
-import { checkStoreUrl } from "../store/backends.js";
 import { APPROVE_MODES, SERVE_DEFAULTS } from "../acp/agent/serve-defaults.js";
 import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
 import { ACP_PROTOCOL_CHOICES } from "../acp/agent/protocol.js";
 import { UsageError } from "./usage.js";
+import { parseAge, storeUrlFrom } from "./store-option.js";
 import { listOption, parseCommandLine, read, renderHelp, splitList, switchOption, textOption, withDefault, type CommandSchema, type Env, type OptionValues } from "./options.js";
 
 // `agentkit-acp serve`: every flag declared once below (flag, value, help, variable, default,
@@ -68,6 +68,15 @@ sessions, and a session is open on one instance at a time`, {
   leaseTtlMs: textOption("lease-ttl", "MS", `with --store: how long an instance's hold on an open session lasts
 unless renewed (renewed every third of it; default 10000). A session
 of an instance that died is free again within this time`, { parse: ms() }),
+  retainMs: textOption("retain", "AGE", `delete sessions not updated for AGE (30d, 12h, 90m; a bare number is
+days): a sweep at start-up, then every --retain-interval, at most
+1000 sessions a run. Sessions open on any instance are kept; archived
+ones age like the others. Each deletion is logged (docs/sessions.md;
+\`agentkit-acp sessions prune\` does it by hand)`, { parse: parseAge }),
+  retainIntervalMs: textOption("retain-interval", "MS", `with --retain: time between sweeps (default 3600000, an hour)`, {
+    parse: ms(),
+    env: { name: "AGENTKIT_RETAIN_INTERVAL_MS", help: "--retain-interval when it is not given" },
+  }),
   noApprovalMemory: switchOption("no-approval-memory", `do not offer "always allow / always reject"; remember nothing`),
   clearApprovalMemory: switchOption("clear-approval-memory", `forget every remembered approval at start-up, then serve`),
   maxSessions: withDefault(textOption("max-sessions", "N", `open sessions allowed at once (default {default})`, { parse: read.whole(1) }), SERVE_DEFAULTS.maxSessions),
@@ -238,8 +247,9 @@ export function parseServeOptions(argv: string[], env: Env): ServeOptions {
       if (given.has(key)) throw new UsageError(`--${options[key].flag} only applies with --listen`);
     }
   }
-  const storeUrl = storeUrlFrom(v, given, env);
+  const storeUrl = storeUrlFrom({ store: v.store, storeGiven: given.has("store"), stateDirGiven: given.has("stateDir"), noPersist: v.noPersist }, env);
   if (v.leaseTtlMs !== undefined && storeUrl === undefined) throw new UsageError("--lease-ttl only applies with --store (PostgreSQL): leases of one process need no expiry");
+  if (given.has("retainIntervalMs") && v.retainMs === undefined) throw new UsageError("--retain-interval only applies with --retain");
   if (v.leaseTtlMs !== undefined && v.leaseTtlMs < 1_000) throw new UsageError(`--lease-ttl must be at least 1000 ms (got "${v.leaseTtlMs}"): renewals must fit in it`);
   try {
     modeCeilingFor(v.approve, v.mode);
@@ -308,22 +318,4 @@ export function parseListen(text: string): ListenAddress {
   const port = Number(match[3]);
   if (!Number.isInteger(port) || port > 65_535) throw bad("the port must be 0–65535");
   return { host: match[1] ?? match[2] ?? "127.0.0.1", port };
-}
-
-/** --store wins; AGENTKIT_STORE_URL applies unless --state-dir or --no-persist chose otherwise. The store registry checks the URL. */
-function storeUrlFrom(v: Given, given: ReadonlySet<keyof Given>, env: Env): string | undefined {
-  if (given.has("store")) {
-    if (v.noPersist) throw new UsageError("--store and --no-persist exclude each other: choose where sessions are kept");
-    if (given.has("stateDir")) throw new UsageError("--store and --state-dir exclude each other: sessions go to PostgreSQL or to files, not both");
-  }
-  const blank = (text: string | undefined): string | undefined => (text === undefined || text.trim() === "" ? undefined : text.trim());
-  const url = blank(v.store) ?? (v.noPersist || given.has("stateDir") ? undefined : blank(env.AGENTKIT_STORE_URL));
-  if (given.has("store") && url === undefined) throw new UsageError("--store needs a URL such as postgres://USER:PASSWORD@HOST:5432/DATABASE");
-  if (url === undefined) return undefined;
-  try {
-    checkStoreUrl(url);
-  } catch (error) {
-    throw new UsageError(`${given.has("store") ? "--store" : "AGENTKIT_STORE_URL"}: ${(error as Error).message}`);
-  }
-  return url;
 }

@@ -12,14 +12,15 @@ export interface Logger {
 
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-export function createStderrLogger(level: LogLevel = "info", name = "agentkit-acp"): Logger {
+/** Lines `[name] level: message {data}` on stderr (or through `write`, e.g. a CLI run's own stream). */
+export function createStderrLogger(level: LogLevel = "info", name = "agentkit-acp", write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
   const emit = (at: LogLevel, message: string, data?: Record<string, unknown>): void => {
     if (order[at] < order[level]) return;
     // Inside a recording span (tracing on) a line names its trace and span, to join it with the trace.
     const ids = activeTraceIds();
     if (ids) data = { ...data, ...ids };
     const suffix = data && Object.keys(data).length > 0 ? ` ${safeJson(data)}` : "";
-    process.stderr.write(`[${name}] ${at}: ${message}${suffix}\n`);
+    write(`[${name}] ${at}: ${message}${suffix}\n`);
   };
   return {
     debug: (m, d) => emit("debug", m, d),

@@ -32,6 +32,14 @@ function decodeCursor(cursor: string): CursorPosition {
   throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
 }
 
+/**
+ * A `list` cursor from which the pages hold the sessions last updated at or before `time` (ISO),
+ * oldest last as always: retention reaches the old sessions without paging through the rest.
+ */
+export function cursorBefore(time: string): string {
+  return encodeCursor({ updatedAt: new Date(time).toISOString(), sessionId: "" });
+}
+
 /** Validated list options: what a store needs to fetch one page itself (e.g. in SQL). */
 export interface PageQuery {
   limit: number;

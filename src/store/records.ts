@@ -76,29 +76,31 @@ export function parseHeader(line: string, source: string): SessionHeader {
 }
 
 /**
- * Replays a session file. Returns undefined when there is no complete header line (a create
- * that never finished). A torn last line, an unreadable middle line or an unknown record type
- * is skipped with a warning; a bad header or a newer format throws. With `items: false` item
- * records are not parsed (for listing).
+ * Reads a session file's records after its header line, one line at a time (whole-text and
+ * streaming readers share it): items are returned, header updates applied to `header`, anything
+ * unreadable skipped with a warning.
  */
-export function parseSessionText(text: string, source: string, options: { items: boolean } = { items: true }): ParsedSession | undefined {
-  const warnings: string[] = [];
-  const lines = text.split("\n");
-  const tail = lines.pop() ?? "";
-  if (tail.length > 0) warnings.push(`${source}: torn last line (${Buffer.byteLength(tail)} bytes without a newline) skipped`);
-  const first = lines[0];
-  if (first === undefined) return undefined;
-  const header = parseHeader(first, source);
-  const items: Item[] = [];
-  for (let index = 1; index < lines.length; index++) {
-    const line = lines[index]!;
-    if (line.trim().length === 0) continue;
-    const where = `${source}:${index + 1}`;
-    if (!options.items) {
+export class SessionRecordParser {
+  readonly header: SessionHeader;
+  readonly warnings: string[] = [];
+  readonly #source: string;
+  readonly #items: boolean;
+
+  constructor(header: SessionHeader, source: string, options: { items: boolean } = { items: true }) {
+    this.header = header;
+    this.#source = source;
+    this.#items = options.items;
+  }
+
+  /** One complete line (without its newline); `lineNo` counts from 1 (the header). */
+  line(line: string, lineNo: number): { item: Item; at: string } | undefined {
+    if (line.trim().length === 0) return undefined;
+    const where = `${this.#source}:${lineNo}`;
+    if (!this.#items) {
       const fast = ITEM_PREFIX.exec(line);
       if (fast) {
-        header.updatedAt = fast[1]!;
-        continue;
+        this.header.updatedAt = fast[1]!;
+        return undefined;
       }
     }
     let record: Record<string, unknown>;
@@ -107,27 +109,54 @@ export function parseSessionText(text: string, source: string, options: { items:
       if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not an object");
       record = value as Record<string, unknown>;
     } catch (error) {
-      warnings.push(`${where}: unreadable record skipped (${errorMessage(error)})`);
-      continue;
+      this.warnings.push(`${where}: unreadable record skipped (${errorMessage(error)})`);
+      return undefined;
     }
     const at = typeof record.at === "string" ? record.at : undefined;
     if (record.type === "item") {
       if (!isItem(record.item)) {
-        warnings.push(`${where}: item record without a valid item skipped`);
-        continue;
+        this.warnings.push(`${where}: item record without a valid item skipped`);
+        return undefined;
       }
-      if (options.items) items.push(record.item);
-      if (at !== undefined) header.updatedAt = at;
-    } else if (record.type === "header_update") {
+      if (at !== undefined) this.header.updatedAt = at;
+      return this.#items ? { item: record.item, at: at ?? this.header.updatedAt } : undefined;
+    }
+    if (record.type === "header_update") {
       try {
         const patch = normalizePatch((record.patch ?? {}) as SessionHeaderPatch);
-        applyPatch(header, patch, at ?? header.updatedAt);
+        applyPatch(this.header, patch, at ?? this.header.updatedAt);
       } catch (error) {
-        warnings.push(`${where}: invalid header update skipped (${errorMessage(error)})`);
+        this.warnings.push(`${where}: invalid header update skipped (${errorMessage(error)})`);
       }
     } else {
-      warnings.push(`${where}: unknown record type ${JSON.stringify(record.type)} skipped`);
+      this.warnings.push(`${where}: unknown record type ${JSON.stringify(record.type)} skipped`);
     }
+    return undefined;
   }
-  return { header, items, warnings };
+
+  /** The text after the last newline: a torn last line (a write cut short) is skipped. */
+  end(tail: string): void {
+    if (tail.length > 0) this.warnings.push(`${this.#source}: torn last line (${Buffer.byteLength(tail)} bytes without a newline) skipped`);
+  }
+}
+
+/**
+ * Replays a session file. Returns undefined when there is no complete header line (a create
+ * that never finished). A torn last line, an unreadable middle line or an unknown record type
+ * is skipped with a warning; a bad header or a newer format throws. With `items: false` item
+ * records are not parsed (for listing).
+ */
+export function parseSessionText(text: string, source: string, options: { items: boolean } = { items: true }): ParsedSession | undefined {
+  const lines = text.split("\n");
+  const tail = lines.pop() ?? "";
+  const first = lines[0];
+  if (first === undefined) return undefined;
+  const parser = new SessionRecordParser(parseHeader(first, source), source, options);
+  parser.end(tail);
+  const items: Item[] = [];
+  for (let index = 1; index < lines.length; index++) {
+    const read = parser.line(lines[index]!, index + 1);
+    if (read) items.push(read.item);
+  }
+  return { header: parser.header, items, warnings: parser.warnings };
 }

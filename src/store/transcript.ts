@@ -1,5 +1,5 @@
 import type { LoopSnapshot, SessionId, TranscriptObserver } from "../core/index.js";
-import type { LoadedSession, SessionStore } from "./types.js";
+import type { LoadedSession, SessionHeader, SessionReader, SessionStore, StoredItem } from "./types.js";
 
 export interface StoreTranscriptObserverOptions {
   /**
@@ -38,5 +38,23 @@ export function snapshotFromSession(session: LoadedSession, options: SnapshotFro
     sessionId: options.sessionId ?? session.header.sessionId,
     items: structuredClone(session.items),
     metadata: structuredClone(options.metadata ?? session.header.metadata),
+  };
+}
+
+/**
+ * The session item by item: the store's own reader where it has one, else its `load` behind the
+ * same interface (the whole transcript then is in memory at once).
+ */
+export async function openSessionReader(store: SessionStore, sessionId: SessionId): Promise<SessionReader | undefined> {
+  if (store.read) return store.read(sessionId);
+  const loaded = await store.load(sessionId);
+  if (!loaded) return undefined;
+  return {
+    created: structuredClone(loaded.header),
+    async *items(): AsyncIterable<StoredItem> {
+      for (const item of loaded.items) yield { item, at: item.createdAt };
+    },
+    result: (): { header: SessionHeader; warnings: string[] } => ({ header: loaded.header, warnings: loaded.warnings }),
+    close: async () => {},
   };
 }

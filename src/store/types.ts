@@ -68,6 +68,31 @@ export interface LoadedSession {
   warnings: string[];
 }
 
+/** One transcript item as stored, with the time it was appended. */
+export interface StoredItem {
+  item: Item;
+  /** ISO time of the append. */
+  at: string;
+}
+
+/**
+ * A stored session read item by item (a long session's `session/load` replays while it reads;
+ * `sessions export` writes while it reads): memory holds one batch, not the transcript. Reads
+ * what was committed when the reader was opened. `close` when done (also when not iterated).
+ */
+export interface SessionReader {
+  /**
+   * The header as created: id, owner and createdAt never change; the other fields are as first
+   * written (later updates are met among the items — `result()` has them applied).
+   */
+  readonly created: SessionHeader;
+  /** The items in append order; iterate once. */
+  items(): AsyncIterable<StoredItem>;
+  /** After `items()` is exhausted: the header with every update applied and what was skipped. */
+  result(): { header: SessionHeader; warnings: string[] };
+  close(): Promise<void>;
+}
+
 /** What `list` returns per session (cheap: no transcript). */
 export interface SessionSummary {
   sessionId: SessionId;
@@ -115,6 +140,11 @@ export interface SessionStore {
   /** Resolves once the item is durable (fsync'd for file stores). Appends to one session are serialized. */
   append(sessionId: SessionId, item: Item): Promise<void>;
   load(sessionId: SessionId): Promise<LoadedSession | undefined>;
+  /**
+   * The session item by item (undefined when there is none); a store without it is read
+   * through `load` (see `openSessionReader`).
+   */
+  read?(sessionId: SessionId): Promise<SessionReader | undefined>;
   list(options?: ListSessionsOptions): Promise<ListSessionsResult>;
   /** Durable like `append`. */
   updateHeader(sessionId: SessionId, patch: SessionHeaderPatch): Promise<void>;

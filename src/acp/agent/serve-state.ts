@@ -5,7 +5,7 @@ import { DurableApprovalMemory } from "./durable-approval-memory.js";
 import type { Logger } from "../../core/index.js";
 import { fenceGroupsWithin } from "../../core/index.js";
 import type { LeaseAttempt, SessionLeases, SessionStore } from "../../store/index.js";
-import { FileApprovalMemoryStore, InProcessSessionLeases, InMemorySessionStore, JsonlSessionStore, defaultStateDir, openStore, storeBackendFor } from "../../store/index.js";
+import { FileApprovalMemoryStore, InProcessSessionLeases, InMemorySessionStore, JsonlSessionStore, defaultStateDir, openStore, startRetention, storeBackendFor } from "../../store/index.js";
 import type { PermissionMode } from "../../tools/index.js";
 
 import type { ApproveMode } from "./serve-defaults.js";
@@ -32,6 +32,13 @@ export interface ServeStateOptions {
   storeUrl?: string | undefined;
   /** --lease-ttl: the shared store's lease time to live (default: the backend's, 10 s for PostgreSQL). */
   leaseTtlMs?: number | undefined;
+  /**
+   * --retain: sessions not updated for this long are deleted, by a sweep at start-up and then
+   * every `retainIntervalMs` (default one hour; AGENTKIT_RETAIN_INTERVAL_MS), at most 1000 per
+   * run. Sessions open on any instance (leased) are kept; archived ones age like the others.
+   */
+  retainMs?: number | undefined;
+  retainIntervalMs?: number | undefined;
 }
 
 export interface ServeState {
@@ -51,8 +58,35 @@ export interface ServeState {
   close(): Promise<void>;
 }
 
-/** Builds the session store and approval memory; clears remembered answers first when asked. */
+/** Builds the session store and approval memory (and starts the retention policy); clears remembered answers first when asked. */
 export async function serveState(options: ServeStateOptions, env: NodeJS.ProcessEnv, logger: Logger): Promise<ServeState> {
+  const state = await buildState(options, env, logger);
+  if (options.retainMs === undefined) return state;
+  // The runtime's own leases (file and memory stores) live in this process's table: a lease
+  // holder of our own sees every session open here as held by another.
+  const sweeper = startRetention(state.sessions, {
+    maxAgeMs: options.retainMs,
+    ...(options.retainIntervalMs !== undefined ? { intervalMs: options.retainIntervalMs } : {}),
+    leases: state.leases ?? new InProcessSessionLeases(),
+    logger,
+  });
+  const close = state.close;
+  return {
+    ...state,
+    description: `${state.description}; sessions not updated for ${formatAge(options.retainMs)} are deleted (--retain)`,
+    close: async () => {
+      await sweeper.stop();
+      await close();
+    },
+  };
+}
+
+function formatAge(ms: number): string {
+  const days = ms / 86_400_000;
+  return days >= 1 && Number.isInteger(days) ? `${days} day${days === 1 ? "" : "s"}` : `${Math.round(ms / 60_000)} minutes`;
+}
+
+async function buildState(options: ServeStateOptions, env: NodeJS.ProcessEnv, logger: Logger): Promise<ServeState> {
   if (!options.persist) {
     if (options.clearApprovalMemory) logger.warn("--clear-approval-memory has nothing to clear with --no-persist");
     const sessions = new InMemorySessionStore();

@@ -90,6 +90,8 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
       clearApprovalMemory: options.clearApprovalMemory ?? false,
       storeUrl: options.storeUrl,
       leaseTtlMs: options.leaseTtlMs,
+      retainMs: options.retainMs,
+      retainIntervalMs: options.retainIntervalMs,
     },
     env,
     logger,

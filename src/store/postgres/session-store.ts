@@ -7,11 +7,14 @@ import type {
   LoadedSession,
   SessionHeader,
   SessionHeaderPatch,
+  SessionReader,
   SessionStore,
   SessionSummary,
+  StoredItem,
 } from "../types.js";
 import { DEFAULT_OWNER, SessionStoreError } from "../types.js";
 import { applyPatch, assertItem, newHeader, normalizePatch, summaryOf } from "../header.js";
+import type { PageQuery } from "../pagination.js";
 import { pageOf, pageQuery } from "../pagination.js";
 import { isValidSessionId } from "../session-ids.js";
 import type { PostgresDatabase } from "./database.js";
@@ -27,6 +30,9 @@ export interface PostgresSessionStoreOptions {
    */
   fence?: (sessionId: SessionId) => string | undefined;
 }
+
+/** Items per query of a streaming read. */
+const READ_BATCH = 500;
 
 /** The key a session is stored under: UTF-16BE bytes, so `bytea` order is JavaScript string order. */
 export function sessionKey(sessionId: SessionId): Buffer {
@@ -118,22 +124,46 @@ export class PostgresSessionStore implements SessionStore {
     return { header: headerOf(row), items: row.items, warnings: [] };
   }
 
+  /**
+   * Item by item, in batches of `READ_BATCH` (keyset on seq): the items committed when the
+   * header was read, so a long session never arrives as one JSON array.
+   */
+  async read(sessionId: SessionId): Promise<SessionReader | undefined> {
+    if (!isValidSessionId(sessionId)) return undefined;
+    const key = sessionKey(sessionId);
+    const { rows } = await this.#db
+      .query<HeaderRow & { item_count: number }>(`SELECT header, cwd, updated_at, item_count FROM ${this.#sessions} WHERE id = $1`, [key])
+      .catch(translate);
+    const row = rows[0];
+    if (!row) return undefined;
+    const header = headerOf(row);
+    const db = this.#db;
+    const items = this.#items;
+    return {
+      created: structuredClone(header),
+      async *items(): AsyncIterable<StoredItem> {
+        for (let after = 0; after < row.item_count; ) {
+          const batch = await db
+            .query<{ seq: number; at: Date; item: Item }>(`SELECT seq, at, item FROM ${items} WHERE session_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT ${READ_BATCH}`, [
+              key,
+              after,
+              row.item_count,
+            ])
+            .catch(translate);
+          if (batch.rows.length === 0) break;
+          for (const r of batch.rows) yield { item: r.item, at: r.at.toISOString() };
+          after = batch.rows.at(-1)!.seq;
+        }
+      },
+      result: () => ({ header, warnings: [] }),
+      close: async () => {},
+    };
+  }
+
   async list(options: ListSessionsOptions = {}): Promise<ListSessionsResult> {
     const query = pageQuery(options);
-    const after = query.after;
-    if (after !== undefined && Number.isNaN(Date.parse(after.updatedAt))) throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
-    const { rows } = await this.#db
-      .query<HeaderRow>(
-        `SELECT header, cwd, updated_at FROM ${this.#sessions}
-          WHERE ($1::text IS NULL OR cwd = $1)
-            AND ($2::timestamptz IS NULL OR updated_at < $2 OR (updated_at = $2 AND id > $3))
-            AND ($5::text = 'include' OR archived = ($5::text = 'only'))
-            AND ($6::text IS NULL OR owner = $6)
-          ORDER BY updated_at DESC, id ASC
-          LIMIT $4`,
-        [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived, query.owner ?? null],
-      )
-      .catch(translate);
+    const { text, values } = listStatement(this.#sessions, query);
+    const { rows } = await this.#db.query<HeaderRow>(text, values).catch(translate);
     const summaries: SessionSummary[] = rows.map((row) => summaryOf(headerOf(row)));
     return pageOf(summaries, query.limit);
   }
@@ -238,6 +268,28 @@ export class PostgresSessionStore implements SessionStore {
       })
       .catch(translate);
   }
+}
+
+/**
+ * One page of `list` as SQL (exported so the benchmark can EXPLAIN exactly what runs). The
+ * keyset condition repeats `updated_at <= cursor` on its own: the OR alone is not an index
+ * condition, so a deep page would scan every row before the cursor and filter them out; with it
+ * the index scan starts at the cursor. Parameters are planned with their values (unnamed
+ * statements), so an absent filter (`$n IS NULL`) folds away and the owner / cwd index applies.
+ */
+export function listStatement(table: string, query: PageQuery): { text: string; values: unknown[] } {
+  const after = query.after;
+  if (after !== undefined && Number.isNaN(Date.parse(after.updatedAt))) throw new SessionStoreError("invalid_cursor", "invalid session list cursor");
+  return {
+    text: `SELECT header, cwd, updated_at FROM ${table}
+          WHERE ($1::text IS NULL OR cwd = $1)
+            AND ($2::timestamptz IS NULL OR (updated_at <= $2 AND (updated_at < $2 OR id > $3)))
+            AND ($5::text = 'include' OR archived = ($5::text = 'only'))
+            AND ($6::text IS NULL OR owner = $6)
+          ORDER BY updated_at DESC, id ASC
+          LIMIT $4`,
+    values: [query.cwd ?? null, after?.updatedAt ?? null, after ? sessionKey(after.sessionId) : null, query.limit + 1, query.archived, query.owner ?? null],
+  };
 }
 
 /** The lease was lost (another instance may run the session now): nothing was written. */

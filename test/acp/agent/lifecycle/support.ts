@@ -36,8 +36,8 @@ export function writeScriptFile(dir: string, name: string, file: ScriptFile): st
 }
 
 /** `agentkit-acp serve ARGS` over stdio with the official SDK client, initialized; ended after the test. */
-export async function startServe(args: string[], cwd: string) {
-  const env = connectServe(["--log-level", "debug", ...args], { cwd });
+export async function startServe(args: string[], cwd: string, processEnv?: NodeJS.ProcessEnv) {
+  const env = connectServe(["--log-level", "debug", ...args], { cwd, ...(processEnv ? { env: processEnv } : {}) });
   let ended = false;
   const end = async () => {
     if (ended) return env.proc.exited;
