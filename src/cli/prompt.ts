@@ -21,6 +21,7 @@ import { UsageError } from "./usage.js";
 import { agentEnvFor, processIo, type CliIo } from "./io.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
+import { agentSandboxLine, agentSandboxReport } from "./prompt-sandbox.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
 import { continueSessionWhenFree, runSessionAction } from "./prompt-sessions.js";
 import { declineForms, terminalForm } from "./prompt-form.js";
@@ -193,7 +194,7 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   };
   if (config.sandbox) {
     if (config.url !== undefined) return usage(io, new UsageError("--sandbox runs a local agent process; a URL agent runs elsewhere"));
-    io.stderr.write(`sandbox: the agent runs in ${config.sandbox.sandbox.engine}: writable ${[config.cwd, ...(config.additionalDirectories ?? [])].join(", ")}; network kept (not limited); hosted terminals sandboxed without network\n`);
+    io.stderr.write(`${agentSandboxLine(config)}\n`);
   }
   if (io.ownsProcess) {
     process.on("SIGINT", onInterrupt);
@@ -202,6 +203,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   }
   try {
     client = await AcpClient.start(config, policy);
+    const reported = agentSandboxReport(client.initializeResponse._meta);
+    if (reported !== undefined) io.stderr.write(`${reported}\n`);
     await applyProviders(client, args.providers);
     const waiting = (until: string): boolean => io.stderr.write(`(session ${safe(args.session ?? "")} is still leased by another instance until ${until}; waiting for it)\n`);
     session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await continueSessionWhenFree(client, args.session, waiting);

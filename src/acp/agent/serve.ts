@@ -1,4 +1,4 @@
-import type { Logger, LoopObserver } from "../../core/index.js";
+import type { CommandSandbox, Logger, LoopObserver } from "../../core/index.js";
 import { childEnvironment, createStderrLogger } from "../../core/index.js";
 import { Agent } from "../../loop/index.js";
 import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
@@ -110,7 +110,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .approvalMemory(state.approvalMemory)
     .logger(logger)
     .coalesceMs(options.coalesceMs ?? SERVE_DEFAULTS.coalesceMs)
-    .infoMeta({ agentkit: { sandbox: options.sandbox ? { mode: "workspace", ...options.sandbox.describe(["<session cwd>", "<additionalDirectories>"]) } : { mode: "off" } } })
+    .infoMeta({ agentkit: { sandbox: sandboxMeta(options.sandbox, ["<session cwd>", "<additionalDirectories>"]) } })
     .build();
   const probe = models.primary.create();
   const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule, askUserRule] });
@@ -133,11 +133,18 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .modes({ initial: initialMode, ...(ceiling ? { withheld: { modes: ceiling.withheld, reason: ceiling.reason } } : {}) })
     .models(models.options)
     .slashCommands()
+    // The session's first update says what its commands may do, with its own roots.
+    .sessionInfoMeta((roots) => ({ agentkit: { sandbox: sandboxMeta(options.sandbox, [roots.cwd, ...roots.additionalDirectories]) } }))
     .protocol(options.protocol ?? "v1");
   if (models.primary.providers) builder.providers(models.primary.providers);
   if (options.workspaceRoot !== undefined) builder.workspaceRoot(options.workspaceRoot);
   const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? [])).build();
   return { runtime, state, model: models.primary };
+}
+
+/** `_meta.agentkit.sandbox` (initialize, the session's first update): off, or what the sandbox allows. */
+function sandboxMeta(sandbox: CommandSandbox | undefined, writable: readonly string[]): Record<string, unknown> {
+  return sandbox ? { mode: "workspace", ...sandbox.describe(writable) } : { mode: "off" };
 }
 
 function clientMcpTransports(policy: ClientMcpPolicy): { http: boolean; sse: boolean; acp: boolean; stdio: boolean } {

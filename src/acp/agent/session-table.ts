@@ -252,15 +252,17 @@ export class SessionTable {
       await store.create({ sessionId: id, cwd: dirs.cwd, additionalDirectories: dirs.additionalDirectories, metadata: entry.controls.metadata() });
       if (leases) this.holdLease(id, await takeSessionLease(leases, id, this.#settings.logger));
     }
-    setImmediate(() => this.#afterAnswer(entry));
+    setImmediate(() => this.#afterAnswer(entry, dirs));
   }
 
-  /** Available commands and the stored title, sent right after the answer. */
-  #afterAnswer(entry: OpenSessionEntry): void {
+  /** Available commands and the stored title, sent right after the answer; the first update carries the session's `_meta` (serve: its sandbox). */
+  #afterAnswer(entry: OpenSessionEntry, dirs: { cwd: string; additionalDirectories: string[] }): void {
     const { handle } = entry;
     if (handle.closed) return;
-    const { slashCommands, modes, models } = this.#context.lifecycle;
-    if (slashCommands) handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(modes, models) });
+    const { slashCommands, modes, models, sessionInfoMeta } = this.#context.lifecycle;
+    const meta = sessionInfoMeta?.(dirs);
+    if (slashCommands) handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(modes, models), ...(meta ? { _meta: meta } : {}) });
+    else if (meta) handle.push({ sessionUpdate: "session_info_update", _meta: meta });
     if (entry.title !== undefined) handle.push({ sessionUpdate: "session_info_update", title: entry.title });
   }
 
