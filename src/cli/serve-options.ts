@@ -3,8 +3,8 @@ import type { NetAllowEntry, SandboxLimits, SandboxMode } from "../core/index.js
 import { sandboxModes, type LogLevel } from "../core/index.js";
 import { defaultModelTimeouts, providers, type ModelTimeouts } from "../model/index.js";
 import { permissionModes, type PermissionMode } from "../tools/index.js";
-import { APPROVE_MODES, SERVE_DEFAULTS } from "../acp/agent/serve-defaults.js";
-import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
+import { APPROVE_MODES, SERVE_DEFAULTS } from "../serve/defaults.js";
+import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../serve/bounds.js";
 import { ACP_PROTOCOL_CHOICES } from "../acp/agent/protocol.js";
 import { UsageError } from "./usage.js";
 import { sandboxNetOption } from "./sandbox-net-flag.js";

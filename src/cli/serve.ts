@@ -1,6 +1,6 @@
 import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, netAllowText, platformLimits } from "../core/index.js";
 import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
-import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
+import type { ServeModels, ServeRuntime } from "../serve/runtime.js";
 import type { ListenIdentities } from "./serve-listen.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
@@ -35,7 +35,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   // The scripted model (tests and benchmarks) is loaded only when a spec names it.
   const scripted = [options.model ?? "", ...options.models].some((spec) => spec.includes("scripted:"));
   const [{ createServeRuntime, prepareWorkspaceRoot, serveModels }, scriptedModelResolver] = await Promise.all([
-    import("../acp/agent/serve.js"),
+    import("../serve/runtime.js"),
     scripted ? import("../testing/scripted-script.js").then((m) => m.scriptedModelResolver) : undefined,
   ]);
   const logger = createStderrLogger(options.logLevel);

@@ -22,10 +22,10 @@ import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js
 import type { AcpProviders } from "./providers.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
 
-import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice, type AcpServedConnection } from "./protocol.js";
 import type { InboundTraceContext } from "../tracing.js";
 
-export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice, type AcpServedConnection } from "./protocol.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
@@ -42,12 +42,6 @@ export interface AcpServeOptions {
 export { DEFAULT_PRINCIPAL };
 
 /** One served connection. */
-export interface AcpServedConnection {
-  /** Resolves when the connection has closed and its sessions are shut down. */
-  readonly closed: Promise<void>;
-  /** Cancels running turns (their prompts answer `cancelled`), then closes the connection. */
-  close(): Promise<void>;
-}
 
 /**
  * A complete ACP agent from the same parts a hybrid host uses: an agent factory per session,

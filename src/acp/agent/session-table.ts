@@ -59,7 +59,9 @@ export interface SessionTableSettings {
   promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
   logger: Logger;
   closeTimeoutMs: number;
+  /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
   mcpTransports: AcpMcpTransports;
+  /** Real path of the directory holding one workspace per principal (cwd and roots must be inside theirs). */
   workspaceRoot: string | undefined;
 }
 
@@ -102,6 +104,15 @@ export class SessionTable {
 
   get principal(): string {
     return this.#context.principal;
+  }
+
+  /** The lifecycle settings as this connection's principal sees them. */
+  get lifecycle(): LifecycleSettings {
+    return this.#context.lifecycle;
+  }
+
+  get logger(): Logger {
+    return this.#settings.logger;
   }
 
   /** The open session, or -32002 (also while it closes). */
