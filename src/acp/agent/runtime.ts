@@ -16,16 +16,18 @@ import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.j
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
 import { lifecycleSettings, type LifecycleSettings } from "./lifecycle-settings.js";
+import type { QuotaGate } from "./quotas.js";
+import type { AcpAuditSink } from "./audit-trail.js";
 import { prepareWorkspaceRoot } from "./path-params.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
 
-import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice, type AcpServedConnection } from "./protocol.js";
 import type { InboundTraceContext } from "../tracing.js";
 
-export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice, type AcpServedConnection } from "./protocol.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
@@ -42,12 +44,6 @@ export interface AcpServeOptions {
 export { DEFAULT_PRINCIPAL };
 
 /** One served connection. */
-export interface AcpServedConnection {
-  /** Resolves when the connection has closed and its sessions are shut down. */
-  readonly closed: Promise<void>;
-  /** Cancels running turns (their prompts answer `cancelled`), then closes the connection. */
-  close(): Promise<void>;
-}
 
 /**
  * A complete ACP agent from the same parts a hybrid host uses: an agent factory per session,
@@ -223,6 +219,8 @@ export class AcpHeadlessRuntimeBuilder {
   #providers: AcpProviders | undefined;
   #protocol: AcpProtocolChoice = "v1";
   #workspaceRoot: string | undefined;
+  #quotas: QuotaGate | undefined;
+  #audit: AcpAuditSink | undefined;
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -380,6 +378,18 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /** Per-principal quotas checked before a session opens and before each prompt (see `QuotaGate`). */
+  quotas(gate: QuotaGate): this {
+    this.#quotas = gate;
+    return this;
+  }
+
+  /** Records who did what: sessions opened/loaded/deleted, prompts, refused requests (see `AuditTrail`). */
+  audit(sink: AcpAuditSink): this {
+    this.#audit = sink;
+    return this;
+  }
+
   /** ACP versions served (default `v1`; see `AcpProtocolChoice`). */
   protocol(choice: AcpProtocolChoice): this {
     if (!ACP_PROTOCOL_CHOICES.includes(choice)) throw new ConfigError(`protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")}, got ${String(choice)}`);
@@ -414,6 +424,8 @@ export class AcpHeadlessRuntimeBuilder {
       protocol: this.#protocol,
       keyPage: this.#keyPage,
       workspaceRoot: this.#workspaceRoot,
+      quotas: this.#quotas,
+      audit: this.#audit,
     });
   }
 }

@@ -1,29 +1,30 @@
-import type { CommandSandbox, Logger, LoopObserver } from "../../core/index.js";
-import { childEnvironment, createStderrLogger } from "../../core/index.js";
-import { Agent } from "../../loop/index.js";
-import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
-import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
-import { AcpIntegration } from "./integration.js";
-import { SERVE_DEFAULTS } from "./serve-defaults.js";
-import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
-import { planTool, planToolRule } from "./plan-tool.js";
-import { askUserRule, askUserTool } from "./ask-user-tool.js";
-import { AcpHeadlessRuntime } from "./runtime.js";
-import type { AcpProtocolChoice } from "./protocol.js";
-import type { InboundTraceContext } from "../tracing.js";
-import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
-import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
-import { modeCeilingFor, type ClientMcpPolicy } from "./serve-bounds.js";
-import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./serve-state.js";
+import type { CommandSandbox, Logger, LoopObserver } from "../core/index.js";
+import { childEnvironment, createStderrLogger } from "../core/index.js";
+import { Agent } from "../loop/index.js";
+import type { PermissionMode, PermissionPolicy } from "../tools/index.js";
+import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../tools/index.js";
+import { AcpIntegration } from "../acp/agent/integration.js";
+import { SERVE_DEFAULTS } from "./defaults.js";
+import type { AcpAgentFactoryContext, AcpSessionAgent } from "../acp/agent/factory.js";
+import { planTool, planToolRule } from "../acp/agent/plan-tool.js";
+import { askUserRule, askUserTool } from "../acp/agent/ask-user-tool.js";
+import { AcpHeadlessRuntime } from "../acp/agent/runtime.js";
+import type { AcpProtocolChoice } from "../acp/agent/protocol.js";
+import type { InboundTraceContext } from "../acp/tracing.js";
+import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./models.js";
+import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./session.js";
+import { modeCeilingFor, type ClientMcpPolicy } from "./bounds.js";
+import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./state.js";
+import { serviceHooks, type ServiceHookOptions, type ServiceHooks } from "./service.js";
 
-export type { ApproveMode, ServeState, ServeStateOptions } from "./serve-state.js";
-export { SERVE_DEFAULTS } from "./serve-defaults.js";
-export type { ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource } from "./serve-models.js";
-export { serveModels } from "./serve-models.js";
-export type { ServeSessionServices } from "./serve-session.js";
+export type { ApproveMode, ServeState, ServeStateOptions } from "./state.js";
+export { SERVE_DEFAULTS } from "./defaults.js";
+export type { ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource } from "./models.js";
+export { serveModels } from "./models.js";
+export type { ServeSessionServices } from "./session.js";
 
 /** Everything `agentkit-acp serve` is configured with (its flags, as library options). */
-export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<ServeSessionServices>, ServeModelInputs {
+export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<ServeSessionServices>, ServeModelInputs, ServiceHookOptions {
   /** Default `ask` (the client answers permission requests). */
   approve?: ApproveMode;
   /** The mode sessions start in; default: what `approve` implies. */
@@ -55,8 +56,9 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   clientMcpPrivate?: boolean;
 }
 
-export type { ClientMcpPolicy } from "./serve-bounds.js";
-export { prepareWorkspaceRoot } from "./path-params.js";
+export type { ClientMcpPolicy } from "./bounds.js";
+export { prepareWorkspaceRoot } from "../acp/agent/path-params.js";
+export { QuotaPolicy } from "../acp/agent/quota-limits.js";
 
 /** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
 export interface ServeRuntime {
@@ -96,6 +98,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     env,
     logger,
   );
+  const hooks = serviceHooks(state, options, logger);
   const services: ServeSessionServices = {
     localTools: options.localTools ?? false,
     mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? SERVE_DEFAULTS.mcpStartupTimeoutMs,
@@ -138,8 +141,20 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .protocol(options.protocol ?? "v1");
   if (models.primary.providers) builder.providers(models.primary.providers);
   if (options.workspaceRoot !== undefined) builder.workspaceRoot(options.workspaceRoot);
-  const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? [])).build();
-  return { runtime, state, model: models.primary };
+  if (hooks.quotas) builder.quotas(hooks.quotas);
+  if (hooks.audit) builder.audit(hooks.audit);
+  const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, sessionObservers(context, hooks, options.observers ?? []))).build();
+  // Queued audit records and token counts are written before the store closes.
+  const close = async (): Promise<void> => {
+    await hooks.close();
+    await state.close();
+  };
+  return { runtime, state: { ...state, close }, model: models.primary };
+}
+
+function sessionObservers(context: AcpAgentFactoryContext, hooks: ServiceHooks, observers: LoopObserver[]): LoopObserver[] {
+  const own = hooks.observer(context.principal, context.acpSessionId);
+  return own ? [...observers, own] : observers;
 }
 
 /** `_meta.agentkit.sandbox` (initialize, the session's first update): off, or what the sandbox allows. */
