@@ -54,7 +54,7 @@ state directory (default) or a shared store (--store / AGENTKIT_STORE_URL).
 `,
   options,
   sections: { main: "Options:" },
-  column: 25,
+  column: 27,
   outro: `Exit codes: 0 done   1 no such session (show, export)   2 usage error   3 the store failed
 `,
   positionals: "words",

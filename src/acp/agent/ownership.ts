@@ -1,6 +1,6 @@
 import type { Item, SessionId } from "../../core/index.js";
-import type { CreateSessionInput, ListSessionsOptions, ListSessionsResult, LoadedSession, SessionHeader, SessionHeaderPatch, SessionStore } from "../../store/index.js";
-import { SessionStoreError } from "../../store/index.js";
+import type { CreateSessionInput, ListSessionsOptions, ListSessionsResult, LoadedSession, SessionHeader, SessionHeaderPatch, SessionReader, SessionStore } from "../../store/index.js";
+import { SessionStoreError, openSessionReader } from "../../store/index.js";
 import type { OpenSession, OpenSessions } from "./lifecycle-settings.js";
 
 /**
@@ -13,20 +13,33 @@ export function ownedSessionStore(store: SessionStore, principal: string): Sessi
     const loaded = await store.load(id);
     return loaded?.header.owner === principal ? loaded : undefined;
   };
+  // The owner is in the header as created: a reader tells it without reading the transcript.
+  const read = async (id: SessionId): Promise<SessionReader | undefined> => {
+    const reader = await openSessionReader(store, id);
+    if (reader?.created.owner === principal) return reader;
+    await reader?.close();
+    return undefined;
+  };
+  const isOwned = async (id: SessionId): Promise<boolean> => {
+    const reader = await read(id);
+    await reader?.close();
+    return reader !== undefined;
+  };
   const notFound = (id: SessionId): SessionStoreError => new SessionStoreError("session_not_found", `session ${JSON.stringify(id)} not found`);
   return {
     create: (input: CreateSessionInput): Promise<SessionHeader> => store.create({ ...input, owner: principal }),
     // Only reached for sessions this connection opened or just created (both checked above).
     append: (id: SessionId, item: Item): Promise<void> => store.append(id, item),
     load: owned,
+    read,
     list: (options: ListSessionsOptions = {}): Promise<ListSessionsResult> => store.list({ ...options, owner: principal }),
     async updateHeader(id: SessionId, patch: SessionHeaderPatch): Promise<void> {
-      if (!(await owned(id))) throw notFound(id);
+      if (!(await isOwned(id))) throw notFound(id);
       await store.updateHeader(id, patch);
     },
     // The owner never changes, so checking first cannot race with another principal's write.
-    delete: async (id: SessionId): Promise<boolean> => (await owned(id)) !== undefined && store.delete(id),
-    exists: async (id: SessionId): Promise<boolean> => (await owned(id)) !== undefined,
+    delete: async (id: SessionId): Promise<boolean> => (await isOwned(id)) && store.delete(id),
+    exists: isOwned,
   };
 }
 
