@@ -5,19 +5,22 @@ import globals from "globals";
 
 /** Folders of src/ and what each may NOT import (dependencies point one way). */
 const layers = {
-  core: ["model", "tools", "loop", "store", "acp", "cli", "testing"],
-  model: ["tools", "loop", "store", "acp", "cli", "testing"],
-  tools: ["loop", "store", "acp", "cli", "testing"],
-  loop: ["store", "acp", "cli", "testing"],
+  core: ["model", "tools", "loop", "store", "acp", "serve", "cli", "testing"],
+  model: ["tools", "loop", "store", "acp", "serve", "cli", "testing"],
+  tools: ["loop", "store", "acp", "serve", "cli", "testing"],
+  loop: ["store", "acp", "serve", "cli", "testing"],
   // The store sits on core: the persisted transcript shape (LoopSnapshot) is a core type.
-  store: ["model", "tools", "loop", "acp", "cli", "testing"],
+  store: ["model", "tools", "loop", "acp", "serve", "cli", "testing"],
   // Shape conversions v1 <-> v2 draft, shared by both bridges: wire types only.
-  "acp/v2": ["model", "tools", "loop", "store", "acp/agent", "acp/client", "acp/delegation", "cli", "testing", "inspect"],
-  "acp/agent": ["acp/client", "acp/delegation", "cli", "testing"],
-  "acp/client": ["acp/agent", "acp/delegation", "store", "cli", "testing"],
-  "acp/delegation": ["acp/agent", "store", "cli", "testing"],
+  "acp/v2": ["model", "tools", "loop", "store", "acp/agent", "acp/client", "acp/delegation", "serve", "cli", "testing", "inspect"],
+  // The protocol adapter: it knows no product (the reference agent is src/serve, above it).
+  "acp/agent": ["acp/client", "acp/delegation", "serve", "cli", "testing"],
+  "acp/client": ["acp/agent", "acp/delegation", "store", "serve", "cli", "testing"],
+  "acp/delegation": ["acp/agent", "store", "serve", "cli", "testing"],
+  // The reference agent `serve` runs (system prompt, tools, models, store choice, defaults).
+  serve: ["acp/client", "acp/delegation", "cli", "testing", "inspect"],
   testing: ["cli"],
-  inspect: ["cli", "acp/agent", "acp/delegation", "testing"],
+  inspect: ["cli", "acp/agent", "acp/delegation", "serve", "testing"],
 };
 
 const layerRules = Object.entries(layers).map(([folder, banned]) => ({
@@ -41,7 +44,7 @@ const layerRules = Object.entries(layers).map(([folder, banned]) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**", "docs/api/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,4 +1,12 @@
-import type { AgentCapabilities, AgentNotificationHandlersByMethod, AgentNotificationMethod, AgentRequestHandlersByMethod, AgentRequestMethod } from "@agentclientprotocol/sdk/unstable";
+import type {
+  AgentCapabilities,
+  AgentNotificationHandlersByMethod,
+  AgentNotificationMethod,
+  AgentRequestHandlersByMethod,
+  AgentRequestMethod,
+  ClientNotificationMethod,
+  ClientRequestMethod,
+} from "@agentclientprotocol/sdk/unstable";
 import { methods as m } from "@agentclientprotocol/sdk/unstable";
 import type * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 
@@ -10,7 +18,8 @@ import type * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
  *   method (`advertisedCapabilities`): what is advertised is what is served;
  * - the client checks the same capability before sending it (`requireCapability` in acp/client);
  * - both v2 bridges forward the `same`-shape methods from this table and must give a handler for
- *   each `converted` one (a missing one fails the type check; acp/v2/bridge-methods.ts).
+ *   each `converted` one (a missing one fails the type check; acp/v2/bridge-methods.ts); a v2
+ *   method reached from no v1 method fails the type check below.
  *
  * Fields: `capability` — the path in `AgentCapabilities` that advertises it (none: always served
  * or advertised otherwise); `unstable` — only in the SDK's `/unstable` schema; `group` — which
@@ -45,6 +54,31 @@ export const AGENT_METHODS = [
   { method: m.agent.mcp.message, kind: "notification", capability: "mcpCapabilities.acp", unstable: true, group: "connection", v2: { method: "mcp/message", shape: "same" } },
 ] as const satisfies readonly AgentMethodSpec[];
 
+/**
+ * The methods an agent calls on its client, with their v2 shapes (the bridges forward the `same`
+ * ones and give a handler for each `converted` one). fs/* and terminal/* have no v2 counterpart:
+ * v2 agents run their own tools. Their client capabilities are checked by the agent's
+ * `AcpClientHandle`.
+ */
+export const CLIENT_METHODS = [
+  { method: m.client.session.update, kind: "notification", unstable: false, v2: { method: "session/update", shape: "converted" } },
+  { method: m.client.session.requestPermission, kind: "request", unstable: false, v2: { method: "session/request_permission", shape: "converted" } },
+  { method: m.client.fs.readTextFile, kind: "request", unstable: false, v2: null },
+  { method: m.client.fs.writeTextFile, kind: "request", unstable: false, v2: null },
+  { method: m.client.terminal.create, kind: "request", unstable: false, v2: null },
+  { method: m.client.terminal.output, kind: "request", unstable: false, v2: null },
+  { method: m.client.terminal.release, kind: "request", unstable: false, v2: null },
+  { method: m.client.terminal.waitForExit, kind: "request", unstable: false, v2: null },
+  { method: m.client.terminal.kill, kind: "request", unstable: false, v2: null },
+  { method: m.client.mcp.message, kind: "request", unstable: true, v2: { method: "mcp/message", shape: "same" } },
+  { method: m.client.elicitation.create, kind: "request", unstable: true, v2: { method: "elicitation/create", shape: "converted" } },
+  { method: m.client.elicitation.complete, kind: "notification", unstable: true, v2: { method: "elicitation/complete", shape: "same" } },
+  { method: m.client.auth.statusUpdate, kind: "notification", unstable: true, v2: { method: "auth/status_update", shape: "same" } },
+] as const satisfies readonly ClientMethodSpec[];
+
+/** v2 agent methods no v1 method stands for (the runtime has no cancellable tool calls or terminals of its own). */
+export const V2_ONLY_AGENT_METHODS = ["tool_call/cancel", "terminal/cancel"] as const satisfies readonly V2AgentMethod[];
+
 /** Where a capability sits in `AgentCapabilities`; `loadSession` and `mcpCapabilities.acp` are booleans, the rest objects. */
 export type CapabilityPath =
   | "loadSession"
@@ -67,13 +101,28 @@ export interface AgentMethodSpec {
   v2: { method: V2AgentMethod; shape: "same" | "converted" } | null;
 }
 
+export interface ClientMethodSpec {
+  method: ClientRequestMethod | ClientNotificationMethod;
+  kind: "request" | "notification";
+  unstable: boolean;
+  v2: { method: V2.ClientRequestMethod | V2.ClientNotificationMethod; shape: "same" | "converted" } | null;
+}
+
 export type AgentMethodEntry = (typeof AGENT_METHODS)[number];
+export type ClientMethodEntry = (typeof CLIENT_METHODS)[number];
 export type AgentMethod = AgentMethodEntry["method"];
 
 // Every method the SDK's v1 agent can serve is in the table (a new SDK method fails the type check here).
 type Unlisted = Exclude<AgentRequestMethod | AgentNotificationMethod, AgentMethod>;
 const everyV1MethodListed: [Unlisted] extends [never] ? true : Unlisted = true;
-void everyV1MethodListed;
+type UnlistedClient = Exclude<ClientRequestMethod | ClientNotificationMethod, ClientMethodEntry["method"]>;
+const everyClientMethodListed: [UnlistedClient] extends [never] ? true : UnlistedClient = true;
+// …and every v2 method is reached from a v1 one, or said to be v2-only.
+type Unreached = Exclude<V2AgentMethod, NonNullable<AgentMethodEntry["v2"]>["method"] | (typeof V2_ONLY_AGENT_METHODS)[number]>;
+const everyV2MethodReached: [Unreached] extends [never] ? true : Unreached = true;
+type UnreachedClient = Exclude<V2.ClientRequestMethod | V2.ClientNotificationMethod, NonNullable<ClientMethodEntry["v2"]>["method"]>;
+const everyV2ClientMethodReached: [UnreachedClient] extends [never] ? true : UnreachedClient = true;
+void [everyV1MethodListed, everyClientMethodListed, everyV2MethodReached, everyV2ClientMethodReached];
 
 /** The handler the SDK's agent app takes for `M`. */
 export type AgentHandler<M extends AgentMethod> = M extends AgentRequestMethod

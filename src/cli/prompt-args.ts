@@ -77,10 +77,13 @@ terminal create/exit with command line, cwd, exit code) and every
 permission question and answer to FILE as JSONL (--json prints the
 same events)`, { parse: read.nonBlank("a file") }),
   sandbox: switchOption("sandbox", `run the agent process in an OS sandbox (bubblewrap; docs/sandbox.md):
---cwd and --add-dir writable, system directories read-only, nothing
-else (no home directory); the network is kept for its model (not
-limited yet); the terminals hosted here run sandboxed too, without
-network. No bubblewrap → exit 2 naming what to install`),
+--cwd and --add-dir writable, system directories read-only, a scratch
+home with only the preset's config (read-only) and caches (writable);
+network only to the preset's model provider hosts (a command-line
+agent: none) through the sandbox's proxy; the terminals hosted here
+run sandboxed too. No bubblewrap → exit 2 naming what to install`),
+  sandboxNet: listOption("sandbox-net", "allow=HOST[:PORT][,…]", `with --sandbox: further destinations for the agent and its terminals
+(repeatable; see serve --help)`, { split: false }),
   sandboxRo: listOption("sandbox-ro", "DIR", `with --sandbox: a further directory the agent may read (repeatable;
 e.g. where a vendor agent is installed)`, { split: false }),
   help: switchOption("help", `show this help`, { short: "h" }),
@@ -115,19 +118,19 @@ export const promptHelp = renderHelp(promptSchema);
 
 type Values = OptionValues<typeof options>;
 
-export interface PromptArgs extends Omit<Values, "cwd" | "addDir" | "fs" | "terminal" | "sandboxRo"> {
+export interface PromptArgs extends Omit<Values, "cwd" | "addDir" | "fs" | "terminal" | "sandboxRo" | "sandboxNet"> {
   /** The session's working directory (absolute; default the current directory). */
   cwd: string;
   /** The prompt text; `-` (or none with piped stdin) reads stdin. */
   text: string | undefined;
-  /** Options of other areas (host services: `--add-dir`, `--fs`, `--terminal`, `--sandbox-ro`) keyed by flag. */
+  /** Options of other areas (host services: `--add-dir`, `--fs`, `--terminal`, `--sandbox-ro`, `--sandbox-net`) keyed by flag. */
   extra: Map<string, string[]>;
 }
 
 export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs {
   const { values, words } = parseCommandLine(promptSchema, argv);
-  const { addDir, fs, terminal, sandboxRo, ...rest } = values;
-  const extra = new Map(Object.entries({ "--add-dir": addDir, "--fs": fs, "--terminal": terminal, "--sandbox-ro": sandboxRo }).filter(([, v]) => v.length > 0));
+  const { addDir, fs, terminal, sandboxRo, sandboxNet, ...rest } = values;
+  const extra = new Map(Object.entries({ "--add-dir": addDir, "--fs": fs, "--terminal": terminal, "--sandbox-ro": sandboxRo, "--sandbox-net": sandboxNet }).filter(([, v]) => v.length > 0));
   const args: PromptArgs = {
     ...rest,
     cwd: values.cwd === undefined ? cwd : absolutePath(values.cwd, cwd),

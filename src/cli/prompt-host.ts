@@ -3,6 +3,8 @@ import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostObserve
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
 import { CommandSandbox, packageRoot } from "../core/index.js";
 import type { PromptArgs } from "./prompt-args.js";
+import { agentSandboxPlan } from "./prompt-sandbox.js";
+import { sandboxNetOption } from "./sandbox-net-flag.js";
 import { UsageError } from "./usage.js";
 
 const PRESETS = new Set(["deny", "ask", "allow-reads", "allow-all"]);
@@ -30,13 +32,19 @@ export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionP
   const outputs = new Map<string, string>();
   const readOnly = args.extra.get("--sandbox-ro") ?? [];
   if (readOnly.length > 0 && !args.sandbox) throw new UsageError("--sandbox-ro only applies with --sandbox");
+  const netAllow = sandboxNetOption(args.extra.get("--sandbox-net") ?? []);
+  if (netAllow.length > 0 && !args.sandbox) throw new UsageError("--sandbox-net only applies with --sandbox");
   // Asked for and not available: a usage error naming what to install, never a run without it.
-  const sandbox = args.sandbox ? CommandSandbox.create(searchPath !== undefined ? { path: searchPath } : {}) : undefined;
+  // The terminals hosted here reach what --sandbox-net names; the agent, its preset's hosts too.
+  const sandbox = args.sandbox ? CommandSandbox.create({ netAllow, ...(searchPath !== undefined ? { path: searchPath } : {}) }) : undefined;
+  const plan = args.sandbox ? agentSandboxPlan(args.agent, args.model, netAllow) : undefined;
   const terminalSandbox = sandbox ? { sandbox: { sandbox, writable: [args.cwd, ...dirs] } } : {};
   if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost({ ...(authorize ? { authorize } : {}), ...watch, ...terminalSandbox }), outputs);
   return {
     // The agent sees our own package (the `self` agent runs from it) and the directories named.
-    ...(sandbox ? { sandbox: { sandbox, readOnly: [packageRoot(), ...readOnly.map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`))] } } : {}),
+    ...(sandbox && plan
+      ? { sandbox: { sandbox, readOnly: [packageRoot(), ...plan.readOnly, ...readOnly.map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`))], writable: plan.writable, home: plan.home, network: plan.allow } }
+      : {}),
     ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
     hostServices,
     terminalOutput: (id) => outputs.get(id),

@@ -21,6 +21,7 @@ import { UsageError } from "./usage.js";
 import { agentEnvFor, processIo, type CliIo } from "./io.js";
 import { terminalAsk } from "./prompt-ask.js";
 import { hostOptionsFromArgs } from "./prompt-host.js";
+import { agentSandboxLine, agentSandboxReport } from "./prompt-sandbox.js";
 import { JsonRenderer, TextRenderer, describeFailure } from "./prompt-render.js";
 import { continueSessionWhenFree, runSessionAction } from "./prompt-sessions.js";
 import { declineForms, terminalForm } from "./prompt-form.js";
@@ -187,13 +188,14 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     elicitation: interactive ? terminalForm(io.stdin, io.stderr, onInterrupt, true, questions) : declineForms,
     urlElicitation: interactive ? terminalUrl(io.stdin, io.stderr, onInterrupt, questions) : declineUrls,
     // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
-    stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void io.stderr.write(`${stripControls(line)}\n`),
+    // Hidden otherwise, but for an inspect tap's page and trace (`--agent "agentkit-acp inspect -- AGENT"`): they are for the user.
+    stderr: !args.verbose ? (line: string) => void (inspectTapLine(line) && io.stderr.write(`${line}\n`)) : args.raw ? "inherit" : (line: string) => void io.stderr.write(`${stripControls(line)}\n`),
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
     protocol: args.protocol,
   };
   if (config.sandbox) {
     if (config.url !== undefined) return usage(io, new UsageError("--sandbox runs a local agent process; a URL agent runs elsewhere"));
-    io.stderr.write(`sandbox: the agent runs in ${config.sandbox.sandbox.engine}: writable ${[config.cwd, ...(config.additionalDirectories ?? [])].join(", ")}; network kept (not limited); hosted terminals sandboxed without network\n`);
+    io.stderr.write(`${agentSandboxLine(config)}\n`);
   }
   if (io.ownsProcess) {
     process.on("SIGINT", onInterrupt);
@@ -202,6 +204,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   }
   try {
     client = await AcpClient.start(config, policy);
+    const reported = agentSandboxReport(client.initializeResponse._meta);
+    if (reported !== undefined) io.stderr.write(`${reported}\n`);
     await applyProviders(client, args.providers);
     const waiting = (until: string): boolean => io.stderr.write(`(session ${safe(args.session ?? "")} is still leased by another instance until ${until}; waiting for it)\n`);
     session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await continueSessionWhenFree(client, args.session, waiting);
@@ -289,3 +293,13 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   for await (const chunk of stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 }
+
+/**
+ * The lines an inspect tap announces itself with (`agentkit-acp inspect: page URL`, `… trace FILE`).
+ * Only a loopback page address passes, so an agent cannot put a link of its choosing before the user.
+ */
+export function inspectTapLine(line: string): boolean {
+  if (stripControls(line) !== line) return false;
+  return /^agentkit-acp inspect: (page http:\/\/(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost):\d{1,5}\/\?t=[\w-]+|trace \/.*)$/.test(line);
+}
+

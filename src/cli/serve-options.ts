@@ -1,12 +1,13 @@
 import { resolve } from "node:path";
-import type { SandboxLimits, SandboxMode } from "../core/index.js";
+import type { NetAllowEntry, SandboxLimits, SandboxMode } from "../core/index.js";
 import { sandboxModes, type LogLevel } from "../core/index.js";
 import { defaultModelTimeouts, providers, type ModelTimeouts } from "../model/index.js";
 import { permissionModes, type PermissionMode } from "../tools/index.js";
-import { APPROVE_MODES, SERVE_DEFAULTS } from "../acp/agent/serve-defaults.js";
-import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../acp/agent/serve-bounds.js";
+import { APPROVE_MODES, SERVE_DEFAULTS } from "../serve/defaults.js";
+import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../serve/bounds.js";
 import { ACP_PROTOCOL_CHOICES } from "../acp/agent/protocol.js";
 import { UsageError } from "./usage.js";
+import { sandboxNetOption } from "./sandbox-net-flag.js";
 import { parseAge, storeUrlFrom } from "./store-option.js";
 import { listOption, parseCommandLine, read, renderHelp, splitList, switchOption, textOption, withDefault, type CommandSchema, type Env, type OptionValues } from "./options.js";
 
@@ -128,6 +129,11 @@ See docs/sandbox.md`, { label: "--sandbox[=MODE]", parse: read.oneOf(sandboxMode
   sandboxLimits: listOption("sandbox-limit", "NAME=VALUE[,NAME=VALUE]", `per-command bounds in the sandbox: cpu=SECONDS (300),
 memory=MIB address space per process (4096), processes=N at once (256),
 tmp=MIB of /tmp (256), file=MIB largest file written (1024)`),
+  sandboxNet: listOption("sandbox-net", "allow=HOST[:PORT][,HOST[:PORT]]", `destinations sandboxed commands may reach (repeatable; *.domain for
+sub-domains; no port = any port), through a proxy outside the sandbox
+(HTTP_PROXY/HTTPS_PROXY are set for them). Loopback and private addresses
+only when named as an address or localhost; this server's own listeners
+never. Default: no network`, { split: false }),
   childEnvNames: listOption("child-env", "NAME[,NAME]", `variables of serve's environment that commands and MCP servers get too
 (repeatable). By default they get only PATH, HOME, USER, LOGNAME, SHELL,
 LANG, LANGUAGE, LC_*, TERM, TZ, TMPDIR and colour settings: never the
@@ -213,7 +219,7 @@ export interface ListenAddress {
 
 type Given = OptionValues<typeof options>;
 /** The flags that are read together into one field below. */
-type Grouped = "noPersist" | "store" | "noApprovalMemory" | "modelTimeout" | "modelConnectTimeout" | "modelFirstByteTimeout" | "modelIdleTimeout" | "jwks" | "jwtIssuer" | "jwtAudience" | "jwtPrincipalClaim" | "sandboxLimits";
+type Grouped = "noPersist" | "store" | "noApprovalMemory" | "modelTimeout" | "modelConnectTimeout" | "modelFirstByteTimeout" | "modelIdleTimeout" | "jwks" | "jwtIssuer" | "jwtAudience" | "jwtPrincipalClaim" | "sandboxLimits" | "sandboxNet";
 
 /** What `serve` runs with: each flag's typed value, with the defaults that depend on other flags (`--listen`) filled in. */
 export interface ServeOptions extends Omit<Given, Grouped | "keyPageMs" | "sandboxMode" | "clientMcp" | "traceContext"> {
@@ -229,6 +235,8 @@ export interface ServeOptions extends Omit<Given, Grouped | "keyPageMs" | "sandb
   jwt: { jwks: string; issuer: string; audience: string; principalClaim: string } | undefined;
   /** --sandbox-limit NAME=VALUE,…: per-command bounds over the defaults. */
   sandboxLimits: Partial<SandboxLimits>;
+  /** --sandbox-net allow=HOST[:PORT],…: destinations sandboxed commands may reach (through the proxy). */
+  sandboxNet: NetAllowEntry[];
   /** --key-page-timeout: 0 = no key page (default with --listen). */
   keyPageMs: number;
   /** --sandbox: default workspace with --listen, off on stdio. */
@@ -256,7 +264,10 @@ export function parseServeOptions(argv: string[], env: Env): ServeOptions {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { noPersist, store: _store, noApprovalMemory, modelTimeout, modelConnectTimeout, modelFirstByteTimeout, modelIdleTimeout, jwks: _jwks, jwtIssuer: _i, jwtAudience: _a, jwtPrincipalClaim: _c, sandboxLimits, ...rest } = v;
+  const { noPersist, store: _store, noApprovalMemory, modelTimeout, modelConnectTimeout, modelFirstByteTimeout, modelIdleTimeout, jwks: _jwks, jwtIssuer: _i, jwtAudience: _a, jwtPrincipalClaim: _c, sandboxLimits, sandboxNet, ...rest } = v;
+  const sandboxMode = v.sandboxMode ?? (listening ? "workspace" : "off");
+  const netAllow = sandboxNetOption(sandboxNet);
+  if (netAllow.length > 0 && sandboxMode === "off") throw new UsageError("--sandbox-net applies to sandboxed commands: it needs --sandbox (workspace)");
   return {
     ...rest,
     persist: !noPersist,
@@ -265,8 +276,9 @@ export function parseServeOptions(argv: string[], env: Env): ServeOptions {
     modelTimeouts: { totalMs: modelTimeout, connectMs: modelConnectTimeout, firstByteMs: modelFirstByteTimeout, idleMs: modelIdleTimeout },
     jwt: jwtOptions(v, given),
     sandboxLimits: parseSandboxLimits(sandboxLimits),
+    sandboxNet: netAllow,
     keyPageMs: v.keyPageMs ?? (listening ? 0 : SERVE_DEFAULTS.keyPageMs),
-    sandboxMode: v.sandboxMode ?? (listening ? "workspace" : "off"),
+    sandboxMode,
     clientMcp: v.clientMcp ?? (listening ? "http" : "all"),
     clientMcpPrivate: v.clientMcpPrivate || !listening,
     traceContext: v.traceContext ?? (listening ? "ignore" : "honor"),

@@ -1,6 +1,6 @@
-import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, platformLimits } from "../core/index.js";
+import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, netAllowText, platformLimits } from "../core/index.js";
 import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
-import type { ServeModels, ServeRuntime } from "../acp/agent/serve.js";
+import type { ServeModels, ServeRuntime } from "../serve/runtime.js";
 import type { ListenIdentities } from "./serve-listen.js";
 import type { ServeOptions } from "./serve-options.js";
 import { parseServeOptions, serveHelp } from "./serve-options.js";
@@ -35,7 +35,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   // The scripted model (tests and benchmarks) is loaded only when a spec names it.
   const scripted = [options.model ?? "", ...options.models].some((spec) => spec.includes("scripted:"));
   const [{ createServeRuntime, prepareWorkspaceRoot, serveModels }, scriptedModelResolver] = await Promise.all([
-    import("../acp/agent/serve.js"),
+    import("../serve/runtime.js"),
     scripted ? import("../testing/scripted-script.js").then((m) => m.scriptedModelResolver) : undefined,
   ]);
   const logger = createStderrLogger(options.logLevel);
@@ -47,7 +47,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   let tracing: TracingHandle | undefined;
   try {
     // Asked for and not available: exit 2 naming what to install, never a run without it.
-    if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits });
+    if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits, netAllow: options.sandboxNet });
     if (listening) {
       identities = await listening.listenIdentities(options, process.env, logger);
       // More than one principal (token-file names, JWT subjects): each needs a workspace of its own.
@@ -74,7 +74,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
-  logger.info(sandbox ? `commands run sandboxed (${sandbox.engine}; process bound: ${sandbox.processBound})` : "commands run unsandboxed (--sandbox off)");
+  logger.info(sandbox ? `commands run sandboxed (${sandbox.engine}; process bound: ${sandbox.processBound}; network: ${netAllowText(sandbox.netAllow)})` : "commands run unsandboxed (--sandbox off)");
   const metrics = listening?.newServiceMetrics();
   let served: ServeRuntime;
   try {

@@ -12,5 +12,7 @@ export * from "./urls.js";
 export * from "./network.js";
 export * from "./child-env.js";
 export * from "./sandbox.js";
+export * from "./sandbox-net.js";
+export { SandboxProxy, proxyEnvironment, sandboxProxyPort, sandboxProxySocket } from "./sandbox-proxy.js";
 export { seatbeltProfile, type SeatbeltPolicy } from "./sandbox-seatbelt.js";
 export * from "./tracing.js";

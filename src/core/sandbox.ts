@@ -1,6 +1,8 @@
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { ConfigError } from "./errors.js";
+import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
+import { bridgeScript, proxyEnvironment, SandboxProxy, sandboxProxyPort, sandboxProxySocket } from "./sandbox-proxy.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
 
 /**
@@ -41,7 +43,8 @@ export const defaultSandboxLimits: Readonly<SandboxLimits> = {
 export interface SandboxDescription {
   engine: "bubblewrap" | "seatbelt";
   writable: string[];
-  network: "off";
+  /** "off": no network; else only the destinations allowed, through the proxy (docs/sandbox.md). */
+  network: "off" | { allow: string[]; via: "http-proxy" };
   limits: SandboxLimits;
   /** How the process bound is enforced: "rlimit", "cgroup", or "none" (said so, not hidden). */
   processBound: "rlimit" | "cgroup" | "none";
@@ -67,6 +70,8 @@ export interface SandboxOptions {
   /** Search path for the engine (default: PATH). */
   path?: string;
   platform?: NodeJS.Platform;
+  /** `--sandbox-net allow=…`: destinations commands may reach through the proxy (none: no network). */
+  netAllow?: readonly NetAllowEntry[];
 }
 
 export interface WrapOptions {
@@ -74,23 +79,28 @@ export interface WrapOptions {
   writable: readonly string[];
   /** Further directories to see read-only (e.g. the agent program's own files). */
   readOnly?: readonly string[];
-  /** "host": keep the network (an agent process that calls its model). Default "off". */
-  network?: "off" | "host";
+  /** "host": keep the network; an allow-list: only those destinations (through the proxy); "off": none. Default: the sandbox's `netAllow`. */
+  network?: "off" | "host" | { allow: readonly NetAllowEntry[] };
   /** false: no resource bounds (a long-running agent process); default true. */
   bounds?: boolean;
+  /** HOME for the process: a scratch tmpfs at this path (default: HOME is the private /tmp); `readOnly`/`writable` dirs inside it are bound over it. */
+  home?: string;
 }
 
 /** A sandbox engine found on this machine; `wrap` one command with the roots it may write. */
 export class CommandSandbox {
   readonly engine: "bubblewrap" | "seatbelt";
   readonly limits: SandboxLimits;
+  /** What commands may reach by default (empty: no network). */
+  readonly netAllow: readonly NetAllowEntry[];
   readonly #enginePath: string;
   readonly #prlimit: string | undefined;
   readonly #cgroupRoot: string | undefined;
   #counter = 0;
 
-  private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined) {
+  private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined, netAllow: readonly NetAllowEntry[]) {
     this.engine = engine;
+    this.netAllow = netAllow;
     this.#enginePath = enginePath;
     this.limits = limits;
     this.#prlimit = prlimit;
@@ -102,17 +112,19 @@ export class CommandSandbox {
     const platform = options.platform ?? process.platform;
     const limits = { ...defaultSandboxLimits, ...options.limits };
     const search = options.path ?? process.env.PATH ?? "/usr/bin:/bin";
+    const netAllow = [...(options.netAllow ?? [])];
     if (platform === "darwin") {
       const exec = findExecutable("sandbox-exec", search);
       if (!exec) throw new SandboxUnavailableError("the sandbox needs sandbox-exec (macOS Seatbelt), which was not found on PATH");
-      return new CommandSandbox("seatbelt", exec, limits, undefined, undefined);
+      if (netAllow.length > 0) throw new SandboxUnavailableError("--sandbox-net allow-lists need bubblewrap (Linux); on macOS sandboxed commands have no network");
+      return new CommandSandbox("seatbelt", exec, limits, undefined, undefined, netAllow);
     }
     if (platform !== "linux") throw new SandboxUnavailableError(`no sandbox engine for ${platform}: Linux (bubblewrap) and macOS (sandbox-exec) are supported`);
     const bwrap = findExecutable("bwrap", search);
     if (!bwrap) throw new SandboxUnavailableError("the sandbox needs bubblewrap (bwrap), which was not found on PATH: install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)");
     const prlimit = findExecutable("prlimit", search);
     if (!prlimit) throw new SandboxUnavailableError("the sandbox needs prlimit (util-linux) for its resource limits, which was not found on PATH: install util-linux");
-    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined);
+    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow);
   }
 
   /** How the process bound is enforced here: rlimits do not count root's processes. */
@@ -122,8 +134,9 @@ export class CommandSandbox {
     return process.getuid?.() === 0 ? "none" : "rlimit";
   }
 
-  describe(writable: readonly string[]): SandboxDescription {
-    return { engine: this.engine, writable: [...writable], network: "off", limits: { ...this.limits }, processBound: this.processBound };
+  describe(writable: readonly string[], netAllow: readonly NetAllowEntry[] = this.netAllow): SandboxDescription {
+    const network = netAllow.length > 0 ? { allow: netAllow.map(formatNetAllow), via: "http-proxy" as const } : ("off" as const);
+    return { engine: this.engine, writable: [...writable], network, limits: { ...this.limits }, processBound: this.processBound };
   }
 
   /** `file args…` run in `cwd`, able to write only `writable` (resolved through symlinks). */
@@ -131,21 +144,29 @@ export class CommandSandbox {
     const real = (dirs: readonly string[] | undefined) => (dirs ?? []).map((dir) => realDir(dir)).filter((dir): dir is string => dir !== undefined);
     const writable = real(options.writable);
     const cwd = realDir(options.cwd) ?? options.cwd;
-    if (options.bounds === false && this.engine === "bubblewrap") {
-      const argv = bubblewrapArgs({ writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: options.network === "host" });
-      return { file: this.#enginePath, args: [...argv, "--", file, ...args], finish: () => [] };
-    }
+    const network = options.network ?? { allow: this.netAllow };
     if (this.engine === "seatbelt") {
       const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))] });
       const limited = ["/bin/sh", "-c", `${ulimitLine(this.limits)}; exec "$0" "$@"`, file, ...args];
       return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => limitNotes(this.limits, output, exit, false) };
     }
-    const inner = [this.#prlimit ?? "prlimit", ...prlimitArgs(this.limits, this.processBound === "rlimit"), "--", file, ...args];
-    const bwrap = [this.#enginePath, ...bubblewrapArgs({ writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix() }), "--", ...inner];
+    // An allow-list: a proxy of this command's own (its refusals are this command's), bridged in.
+    const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow) : undefined;
+    const netArgs = proxy && typeof network === "object" ? { proxy: { socket: proxy.socketPath, env: proxyEnvironment(network.allow) } } : {};
+    const bridged = (argv: readonly string[]) => (proxy ? [process.execPath, "-e", bridgeScript, String(sandboxProxyPort), sandboxProxySocket, ...argv] : [...argv]);
+    const home = options.home !== undefined ? { home: options.home } : {};
+    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home };
+    const closeProxy = (): string[] => {
+      proxy?.close();
+      return proxy?.notes() ?? [];
+    };
+    if (options.bounds === false) return { file: this.#enginePath, args: [...bubblewrapArgs(base), "--", ...bridged([file, ...args])], finish: closeProxy };
+    const inner = bridged([this.#prlimit ?? "prlimit", ...prlimitArgs(this.limits, this.processBound === "rlimit"), "--", file, ...args]);
+    const bwrap = [this.#enginePath, ...bubblewrapArgs(base), "--", ...inner];
     const cgroup = this.#cgroupRoot ? this.#newCgroup() : undefined;
     if (!cgroup) {
       const [first, ...rest] = bwrap;
-      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => limitNotes(this.limits, output, exit, false) };
+      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => [...closeProxy(), ...limitNotes(this.limits, output, exit, false)] };
     }
     // The shell moves itself into the cgroup before it becomes bwrap: nothing runs outside it.
     return {
@@ -154,7 +175,7 @@ export class CommandSandbox {
       finish: (output, exit) => {
         const hitProcesses = cgroupMaxEvents(cgroup) > 0;
         removeCgroup(cgroup);
-        return limitNotes(this.limits, output, exit, hitProcesses);
+        return [...closeProxy(), ...limitNotes(this.limits, output, exit, hitProcesses)];
       },
     };
   }
@@ -173,7 +194,21 @@ export class CommandSandbox {
 }
 
 /** bubblewrap's arguments (before `--` and the command): a root of read-only system directories plus the writable roots. */
-export function bubblewrapArgs(options: { writable: readonly string[]; cwd: string; tmpBytes: number; extraReadOnly?: string | undefined; readOnly?: readonly string[]; shareNet?: boolean }): string[] {
+export interface BubblewrapOptions {
+  writable: readonly string[];
+  cwd: string;
+  tmpBytes: number;
+  extraReadOnly?: string | undefined;
+  readOnly?: readonly string[];
+  /** Keep the host's network namespace (an agent process without an allow-list). */
+  shareNet?: boolean;
+  /** The allow-list proxy's Unix socket, bound at `sandboxProxySocket`, and the variables that point clients at it. */
+  proxy?: { socket: string; env: Record<string, string> };
+  /** A scratch HOME (tmpfs) at this path instead of /tmp; binds inside it come after it. */
+  home?: string;
+}
+
+export function bubblewrapArgs(options: BubblewrapOptions): string[] {
   const args = ["--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"];
   // The network namespace is the host's only for an agent process (its model); a resolv.conf link into /run stays resolvable.
   if (options.shareNet) args.push("--share-net");
@@ -187,12 +222,17 @@ export function bubblewrapArgs(options: { writable: readonly string[]; cwd: stri
   for (const dir of ["/etc/ssl/private"]) if (entryKind(dir) === "dir") args.push("--tmpfs", dir);
   if (options.shareNet && entryKind("/run/systemd/resolve") === "dir") args.push("--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve");
   args.push("--dev", "/dev", "--proc", "/proc", "--size", String(options.tmpBytes), "--perms", "1777", "--tmpfs", "/tmp");
+  const home = options.home !== undefined && options.home !== "/tmp" && options.home.startsWith("/") ? options.home : undefined;
+  if (home) args.push("--size", String(options.tmpBytes), "--perms", "0700", "--tmpfs", home);
   // After /tmp's tmpfs, so a directory under /tmp (a Node installed there, as CI's Node 24 is) is
   // not hidden by it; writable roots last.
   if (options.extraReadOnly && !isUnder(options.extraReadOnly, ["/usr", "/bin", "/lib"])) args.push("--ro-bind", options.extraReadOnly, options.extraReadOnly);
   for (const dir of options.readOnly ?? []) args.push("--ro-bind", dir, dir);
   for (const dir of options.writable) args.push("--bind", dir, dir);
-  args.push("--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
+  // Read-only is enough: connecting to a Unix socket is not a write to its file system.
+  if (options.proxy) args.push("--ro-bind", options.proxy.socket, sandboxProxySocket);
+  for (const [name, value] of Object.entries(options.proxy?.env ?? {})) args.push("--setenv", name, value);
+  args.push("--setenv", "HOME", home ?? "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
   return args;
 }
 
@@ -312,4 +352,20 @@ function removeCgroup(dir: string, attempts = 50): void {
   } catch (error) {
     if ((error as { code?: unknown }).code === "EBUSY" && attempts > 1) setTimeout(() => removeCgroup(dir, attempts - 1), 100).unref();
   }
+}
+
+/**
+ * One line from an agent's `initialize` `_meta.agentkit.sandbox` (what `serve` sends), for
+ * `prompt` and `check`: undefined when the agent says nothing about a sandbox. Values come from
+ * the agent: callers print them through their control-character filter.
+ */
+export function sandboxMetaText(meta: unknown): string | undefined {
+  const sandbox = (meta as { agentkit?: { sandbox?: unknown } } | null | undefined)?.agentkit?.sandbox;
+  if (typeof sandbox !== "object" || sandbox === null) return undefined;
+  const { mode, engine, network } = sandbox as { mode?: unknown; engine?: unknown; network?: unknown };
+  if (mode === "off") return "the agent's commands run unsandboxed";
+  if (mode !== "workspace") return undefined;
+  const allow = (network as { allow?: unknown } | undefined)?.allow;
+  const net = Array.isArray(allow) && allow.length > 0 ? `only ${allow.map(String).join(", ")}` : "none";
+  return `the agent's commands run sandboxed (${String(engine)}; workspace writable; network: ${net})`;
 }

@@ -51,6 +51,54 @@ class BoundExpired extends Error {
   }
 }
 
+/** A reasoning block being streamed, with its provider metadata. */
+type ReasoningBlock = { text: string; metadata?: ReasoningMetadata };
+
+/**
+ * The silence bounds of one call (connect, then first byte, then idle between data): one timer,
+ * re-armed lazily, so a chunk only records the time (no per-chunk timer churn).
+ */
+class SilenceBounds {
+  expired: BoundExpired | undefined;
+  #bound: Bound;
+  #limit: number;
+  #last = performance.now();
+  #timer: NodeJS.Timeout | undefined;
+  readonly #onExpired: (expired: BoundExpired) => void;
+
+  constructor(first: Bound, ms: number, onExpired: (expired: BoundExpired) => void) {
+    this.#bound = first;
+    this.#limit = Math.max(1, ms);
+    this.#onExpired = onExpired;
+    this.#timer = setTimeout(this.#check, this.#limit).unref();
+  }
+
+  arm(next: Bound, ms: number): void {
+    [this.#bound, this.#limit, this.#last] = [next, Math.max(1, ms), performance.now()];
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(this.#check, this.#limit).unref();
+  }
+
+  /** Data arrived: the current bound starts over. */
+  touch(): void {
+    this.#last = performance.now();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+  }
+
+  readonly #check = (): void => {
+    const silent = performance.now() - this.#last;
+    if (silent < this.#limit) {
+      this.#timer = setTimeout(this.#check, this.#limit - silent).unref();
+      return;
+    }
+    this.expired = new BoundExpired(this.#bound, this.#limit);
+    this.#onExpired(this.expired);
+  };
+}
+
 /**
  * A ModelAdapter over the provider's own `doStream` (one model step per call; the loop owns
  * tools): the AI SDK providers keep the wire formats, without `streamText`'s per-part
@@ -148,30 +196,12 @@ export class AiSdkModelAdapter implements ModelAdapter {
   }
 
   async *#streamOnce(base: LanguageModelV3CallOptions, signal: AbortSignal, deadline: number): AsyncGenerator<ModelEvent> {
-    const { model, lean, timeouts, logger } = this.#config;
+    const { model, lean, timeouts } = this.#config;
     // Our own controller, so leaving early for any reason (error, consumer break, a bound) ends the request.
     const controller = new AbortController();
     const forward = (): void => controller.abort(signal.reason);
     signal.addEventListener("abort", forward, { once: true });
-    // One timer per call, re-armed lazily: each chunk only records the time (no per-chunk timer churn).
-    let bound: Bound = "connect";
-    let limit = Math.max(1, Math.min(timeouts.connectMs, deadline - performance.now()));
-    let last = performance.now();
-    let expired: BoundExpired | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (next: Bound, ms: number): void => {
-      [bound, limit, last] = [next, Math.max(1, ms), performance.now()];
-      clearTimeout(timer);
-      timer = setTimeout(check, limit).unref();
-    };
-    const check = (): void => {
-      const silent = performance.now() - last;
-      if (silent >= limit) {
-        expired = new BoundExpired(bound, limit);
-        controller.abort(expired);
-      } else timer = setTimeout(check, limit - silent).unref();
-    };
-    timer = setTimeout(check, limit).unref();
+    const bounds = new SilenceBounds("connect", Math.min(timeouts.connectMs, deadline - performance.now()), (expired) => controller.abort(expired));
     let completed = false;
     let parts: AsyncIterator<LanguageModelV3StreamPart[]> | undefined;
     try {
@@ -180,74 +210,33 @@ export class AiSdkModelAdapter implements ModelAdapter {
       parts = (
         await opened.then(
           (result) => result,
-          (error: unknown) => Promise.reject(expired ?? error),
+          (error: unknown) => Promise.reject(bounds.expired ?? error),
         )
       )[Symbol.asyncIterator]();
-      arm("first_byte", Math.min(timeouts.firstByteMs, deadline - performance.now()));
+      bounds.arm("first_byte", Math.min(timeouts.firstByteMs, deadline - performance.now()));
       let waitingForData = true;
-      const reasoning = new Map<string, { text: string; metadata?: ReasoningMetadata }>();
+      const reasoning = new Map<string, ReasoningBlock>();
       let finished = false;
       for (;;) {
         let next: IteratorResult<LanguageModelV3StreamPart[]>;
         try {
           next = await parts.next();
         } catch (error) {
-          throw expired ?? error;
+          throw bounds.expired ?? error;
         }
         if (next.done) break;
         // Data (anything but the provider's stream-start and the lean path's raw chunks) resets the idle bound.
         if (next.value.some((part) => part.type !== "stream-start" && part.type !== "raw")) {
           if (waitingForData) {
             waitingForData = false;
-            arm("idle", timeouts.idleMs);
-          } else last = performance.now();
+            bounds.arm("idle", timeouts.idleMs);
+          } else bounds.touch();
         }
         for (const part of next.value) {
-          if (part.type === "stream-start") {
-            this.#warn(part.warnings, logger);
-            continue;
-          }
-          if (part.type === "raw") continue; // the lean path's own
-          switch (part.type) {
-            case "text-delta":
-              if (part.delta !== "") yield { type: "text_delta", text: part.delta };
-              break;
-            case "reasoning-start":
-            case "reasoning-delta":
-            case "reasoning-end": {
-              let block = reasoning.get(part.id);
-              if (!block) reasoning.set(part.id, (block = { text: "" }));
-              if (part.providerMetadata?.anthropic) block.metadata = { ...block.metadata, ...part.providerMetadata.anthropic } as ReasoningMetadata;
-              if (part.type === "reasoning-delta" && part.delta !== "") {
-                block.text += part.delta;
-                yield { type: "reasoning_delta", text: part.delta };
-              }
-              if (part.type === "reasoning-end" && block.metadata) this.#rememberReasoning(block.text, block.metadata);
-              break;
-            }
-            case "tool-input-start":
-              yield { type: "tool_input_start", callId: part.id, toolName: part.toolName };
-              break;
-            case "tool-input-delta":
-              if (part.delta !== "") yield { type: "tool_input_delta", callId: part.id, text: part.delta };
-              break;
-            case "tool-call":
-              // Unparsable input comes through as its raw text: the loop turns it (and unknown
-              // tools) into error results the model can read.
-              yield { type: "tool_call", callId: part.toolCallId, toolName: part.toolName, input: parseToolInput(part.input) };
-              break;
-            case "finish": {
-              if (part.finishReason.unified === "error") throw new ModelError("bad_response", `${this.#label()} ended the stream with an error`);
-              if (part.finishReason.unified === "other" && part.finishReason.raw === undefined) break; // no finish from the server: see below
-              finished = true;
-              yield { type: "finish", reason: mapFinishReason(part.finishReason.unified), usage: mapUsage(part.usage) };
-              break;
-            }
-            case "error":
-              throw part.error;
-            default:
-              break;
-          }
+          const event = this.#eventOf(part, reasoning);
+          if (event === undefined) continue;
+          if (event.type === "finish") finished = true;
+          yield event;
         }
       }
       if (!finished) {
@@ -255,10 +244,48 @@ export class AiSdkModelAdapter implements ModelAdapter {
       }
       completed = true;
     } finally {
-      clearTimeout(timer);
+      bounds.stop();
       signal.removeEventListener("abort", forward);
       if (!completed) controller.abort(new DOMException("model stream closed", "AbortError"));
       void parts?.return?.()?.catch(() => undefined);
+    }
+  }
+
+  /** The event one stream part makes (at most one); throws for an error part or an error finish. */
+  #eventOf(part: LanguageModelV3StreamPart, reasoning: Map<string, ReasoningBlock>): ModelEvent | undefined {
+    switch (part.type) {
+      case "stream-start":
+        this.#warn(part.warnings, this.#config.logger);
+        return undefined;
+      case "text-delta":
+        return part.delta === "" ? undefined : { type: "text_delta", text: part.delta };
+      case "reasoning-start":
+      case "reasoning-delta":
+      case "reasoning-end": {
+        let block = reasoning.get(part.id);
+        if (!block) reasoning.set(part.id, (block = { text: "" }));
+        if (part.providerMetadata?.anthropic) block.metadata = { ...block.metadata, ...part.providerMetadata.anthropic } as ReasoningMetadata;
+        if (part.type === "reasoning-end" && block.metadata) this.#rememberReasoning(block.text, block.metadata);
+        if (part.type !== "reasoning-delta" || part.delta === "") return undefined;
+        block.text += part.delta;
+        return { type: "reasoning_delta", text: part.delta };
+      }
+      case "tool-input-start":
+        return { type: "tool_input_start", callId: part.id, toolName: part.toolName };
+      case "tool-input-delta":
+        return part.delta === "" ? undefined : { type: "tool_input_delta", callId: part.id, text: part.delta };
+      case "tool-call":
+        // Unparsable input comes through as its raw text: the loop turns it (and unknown
+        // tools) into error results the model can read.
+        return { type: "tool_call", callId: part.toolCallId, toolName: part.toolName, input: parseToolInput(part.input) };
+      case "finish":
+        if (part.finishReason.unified === "error") throw new ModelError("bad_response", `${this.#label()} ended the stream with an error`);
+        if (part.finishReason.unified === "other" && part.finishReason.raw === undefined) return undefined; // no finish from the server: see #streamOnce
+        return { type: "finish", reason: mapFinishReason(part.finishReason.unified), usage: mapUsage(part.usage) };
+      case "error":
+        throw part.error;
+      default:
+        return undefined; // the lean path's raw chunks, and parts a step does not use
     }
   }
 

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
+import { fdatasync, fdatasyncSync, fstatSync, ftruncateSync, readSync, writeSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { promisify } from "node:util";
 
 /** Makes a created, renamed or removed directory entry durable. Best effort where unsupported (Windows). */
 export async function fsyncDirectory(dir: string): Promise<void> {
@@ -41,19 +43,20 @@ const NEWLINE = 0x0a;
  * If the file does not end with a newline (a write torn by a crash), truncates it back to just
  * after its last newline and returns how many bytes were dropped. Those bytes were never
  * acknowledged: an append resolves only after its whole line, newline included, is synced.
+ * Synchronous: a stat and a one-byte read from the page cache (see JsonlSessionStore's append).
  */
-export async function truncateTornTail(handle: FileHandle): Promise<{ size: number; dropped: number }> {
-  const { size } = await handle.stat();
+export function truncateTornTailSync(fd: number): { size: number; dropped: number } {
+  const { size } = fstatSync(fd);
   if (size === 0) return { size, dropped: 0 };
   const last = Buffer.alloc(1);
-  await handle.read(last, 0, 1, size - 1);
+  readSync(fd, last, 0, 1, size - 1);
   if (last[0] === NEWLINE) return { size, dropped: 0 };
   const chunk = Buffer.alloc(Math.min(64 * 1024, size));
   let end = size;
   let keep = 0;
   while (end > 0) {
     const start = Math.max(0, end - chunk.length);
-    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+    const bytesRead = readSync(fd, chunk, 0, end - start, start);
     const at = chunk.subarray(0, bytesRead).lastIndexOf(NEWLINE);
     if (at >= 0) {
       keep = start + at + 1;
@@ -61,10 +64,18 @@ export async function truncateTornTail(handle: FileHandle): Promise<{ size: numb
     }
     end = start;
   }
-  await handle.truncate(keep);
-  await handle.datasync();
+  ftruncateSync(fd, keep);
+  fdatasyncSync(fd);
   return { size: keep, dropped: size - keep };
 }
+
+/** Writes the whole buffer at the file's current position (O_APPEND: its end). */
+export function writeAllSync(fd: number, data: Buffer): void {
+  for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset, data.length - offset);
+}
+
+/** fdatasync off the event loop: the one step of an append that waits for the device. */
+export const fdatasyncAsync: (fd: number) => Promise<void> = promisify(fdatasync);
 
 /** The first line of a file (without its newline), or undefined if it has no complete first line. */
 export async function readFirstLine(path: string): Promise<string | undefined> {

@@ -100,107 +100,38 @@ export function startMockAnthropic(options: MockProviderOptions = {}): Promise<M
   return startMockProvider("anthropic", options);
 }
 
-async function startMockProvider(format: Format, options: MockProviderOptions): Promise<MockProviderServer> {
-  const queue = [...(options.responses ?? [])];
-  const requests: RecordedRequest[] = [];
-  const ends = new Map<number, Promise<MockResponseEnd>>();
-  const waiters = new Set<() => void>();
-  const expectedPath = format === "openai" ? "/v1/chat/completions" : "/v1/messages";
+/** What one mock server's requests share. */
+interface MockState {
+  format: Format;
+  options: MockProviderOptions;
+  queue: Array<MockResponse | MockResponder>;
+  requests: RecordedRequest[];
+  /** How each request's response ended, by index. */
+  ends: Map<number, Promise<MockResponseEnd>>;
+  /** Woken at each request (`waitForRequests`). */
+  waiters: Set<() => void>;
+}
 
+async function startMockProvider(format: Format, options: MockProviderOptions): Promise<MockProviderServer> {
+  const state: MockState = { format, options, queue: [...(options.responses ?? [])], requests: [], ends: new Map(), waiters: new Set() };
   const server = createServer((req, res) => {
-    void handle(req, res).catch(() => {
+    void handle(state, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();
     });
   });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
-    const body = parseJsonObject(raw);
-    const index = requests.length;
-    const recorded: RecordedRequest = {
-      index,
-      method: req.method ?? "GET",
-      path: (req.url ?? "/").split("?")[0] ?? "/",
-      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")])),
-      body,
-      messages: Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [],
-    };
-    requests.push(recorded);
-    let truncated = false;
-    ends.set(
-      index,
-      new Promise((resolve) => res.on("close", () => resolve(truncated ? "truncated" : res.writableFinished ? "completed" : "client_disconnected"))),
-    );
-    for (const wake of waiters) wake();
-
-    if (recorded.method !== "POST" || recorded.path !== expectedPath) {
-      sendJson(res, 404, errorBody(format, 404, `mock ${format} server: no route ${recorded.method} ${recorded.path}`));
-      return;
-    }
-    const next = queue.shift() ?? options.whenEmpty;
-    const response: MockResponse =
-      next === undefined
-        ? { status: 500, body: `mock ${format} server: no scripted response left for request #${index + 1}` }
-        : typeof next === "function" ? await next(recorded) : next;
-    const model = typeof body.model === "string" ? body.model : "mock-model";
-
-    if ("status" in response) {
-      const payload = typeof response.body === "object" ? response.body : errorBody(format, response.status, response.body ?? `mock error ${response.status}`);
-      sendJson(res, response.status, payload, response.headers);
-      return;
-    }
-    startSse(res);
-    if ("malformed" in response) {
-      for (const chunk of malformedChunks(format, model)) res.write(chunk);
-      res.end();
-      return;
-    }
-    const reply = "truncate" in response ? { text: "This answer is cut off in the middle of a sentence and never finishes." } : withSlowDefault(response);
-    const includeUsage = format === "anthropic" || (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-    const chunks = format === "openai" ? openAIChunks(reply, model, includeUsage) : anthropicChunks(reply, model);
-    if ("truncate" in response) {
-      for (const chunk of chunks.slice(0, Math.max(2, Math.floor(chunks.length / 2)))) res.write(chunk);
-      truncated = true;
-      res.socket?.destroy();
-      return;
-    }
-    const pause = reply.slow;
-    for (const chunk of chunks) {
-      if (res.destroyed) return;
-      res.write(chunk);
-      if (pause !== undefined) await delay(pause);
-    }
-    if (!res.destroyed) res.end();
-  }
-
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
-    requests,
-    push: (...responses) => void queue.push(...responses),
-    waitForRequests: (count, timeoutMs = 10_000) =>
-      new Promise((resolve, reject) => {
-        const check = (): boolean => {
-          if (requests.length < count) return false;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve(requests);
-          return true;
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`mock ${format} server: ${requests.length} of ${count} expected requests after ${timeoutMs} ms`));
-        }, timeoutMs);
-        if (!check()) waiters.add(check);
-      }),
+    requests: state.requests,
+    push: (...responses) => void state.queue.push(...responses),
+    waitForRequests: (count, timeoutMs = 10_000) => waitForRequests(state, count, timeoutMs),
     responseEnd: async (index) => {
-      const end = ends.get(index);
+      const end = state.ends.get(index);
       if (end === undefined) throw new Error(`mock ${format} server: no request #${index} yet`);
       return end;
     },
@@ -210,6 +141,84 @@ async function startMockProvider(format: Format, options: MockProviderOptions): 
         server.closeAllConnections();
       }),
   };
+}
+
+/** Records the request, then answers it with the next scripted response. */
+async function handle(state: MockState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { format, options } = state;
+  const body = parseJsonObject(await readBody(req));
+  const index = state.requests.length;
+  const recorded: RecordedRequest = {
+    index,
+    method: req.method ?? "GET",
+    path: (req.url ?? "/").split("?")[0] ?? "/",
+    headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")])),
+    body,
+    messages: Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : [],
+  };
+  state.requests.push(recorded);
+  let truncated = false;
+  state.ends.set(index, new Promise((resolve) => res.on("close", () => resolve(truncated ? "truncated" : res.writableFinished ? "completed" : "client_disconnected"))));
+  for (const wake of state.waiters) wake();
+
+  if (recorded.method !== "POST" || recorded.path !== (format === "openai" ? "/v1/chat/completions" : "/v1/messages")) {
+    sendJson(res, 404, errorBody(format, 404, `mock ${format} server: no route ${recorded.method} ${recorded.path}`));
+    return;
+  }
+  const next = state.queue.shift() ?? options.whenEmpty;
+  const response: MockResponse =
+    next === undefined ? { status: 500, body: `mock ${format} server: no scripted response left for request #${index + 1}` } : typeof next === "function" ? await next(recorded) : next;
+  if ("status" in response) {
+    const payload = typeof response.body === "object" ? response.body : errorBody(format, response.status, response.body ?? `mock error ${response.status}`);
+    sendJson(res, response.status, payload, response.headers);
+    return;
+  }
+  if ("truncate" in response) truncated = true; // set before the socket is destroyed below
+  await stream(format, res, response, body);
+}
+
+/** Streams a scripted reply as SSE: whole, malformed, cut in the middle, or slowly. */
+async function stream(format: Format, res: ServerResponse, response: Exclude<MockResponse, { status: number }>, body: Record<string, unknown>): Promise<void> {
+  const model = typeof body.model === "string" ? body.model : "mock-model";
+  startSse(res);
+  if ("malformed" in response) {
+    for (const chunk of malformedChunks(format, model)) res.write(chunk);
+    res.end();
+    return;
+  }
+  const reply = "truncate" in response ? { text: "This answer is cut off in the middle of a sentence and never finishes." } : withSlowDefault(response);
+  const includeUsage = format === "anthropic" || (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+  const chunks = format === "openai" ? openAIChunks(reply, model, includeUsage) : anthropicChunks(reply, model);
+  if ("truncate" in response) {
+    for (const chunk of chunks.slice(0, Math.max(2, Math.floor(chunks.length / 2)))) res.write(chunk);
+    res.socket?.destroy();
+    return;
+  }
+  const pause = reply.slow;
+  for (const chunk of chunks) {
+    if (res.destroyed) return;
+    res.write(chunk);
+    if (pause !== undefined) await delay(pause);
+  }
+  if (!res.destroyed) res.end();
+}
+
+function waitForRequests(state: MockState, count: number, timeoutMs: number): Promise<RecordedRequest[]> {
+  const { requests, waiters } = state;
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => {
+      if (requests.length < count) return false;
+      waiters.delete(check);
+      clearTimeout(timer);
+      resolve(requests);
+      return true;
+    };
+    const timer = setTimeout(() => {
+      waiters.delete(check);
+      reject(new Error(`mock ${state.format} server: ${requests.length} of ${count} expected requests after ${timeoutMs} ms`));
+    }, timeoutMs);
+    if (!check()) waiters.add(check);
+  });
 }
 
 /** `{ slow: ms }` alone streams a long text, so a client has time to cancel. */

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { noAuthentication } from "../acp/agent/auth.js";
-import type { ServeModelSource } from "../acp/agent/serve-models.js";
+import type { ServeModelSource } from "../serve/models.js";
 import type { ModelEvent, ModelRequest } from "../model/index.js";
 import { ModelError } from "../model/index.js";
 import type { ScriptStep, ScriptedModelOptions } from "./scripted-model.js";

@@ -24,10 +24,15 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
   });
   afterAll(async () => {
     await browser?.close();
+    // No request of a page failed with an HTTP error (a closed page's reconnects fail otherwise: not counted).
+    expect(consoleErrors.filter((e) => /status of [45]\d\d/.test(e))).toEqual([]);
   });
 
+  /** Errors the pages logged in their consoles (a failed request shows here, e.g. a 403 favicon). */
+  const consoleErrors: string[] = [];
   async function open(url: string, width = 1366, height = 800): Promise<Page> {
     const page = await browser.newPage({ viewport: { width, height } });
+    page.on("console", (m) => void (m.type() === "error" && consoleErrors.push(`${page.url()}: ${m.text()}`)));
     // No external network: every request must go to the inspector itself.
     const origin = new URL(url).origin;
     page.on("request", (r) => {
@@ -51,6 +56,8 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
     try {
       const page = await open(await url);
       await page.locator("#state", { hasText: "running" }).waitFor({ timeout: T });
+      // What the browser asks for by itself on each load, without the token: no 403 (it logged an error per load).
+      expect(await page.evaluate(() => fetch("/favicon.ico").then((r) => r.status))).toBe(204);
       const session = await client.newSession();
       await session.prompt("edit a.txt");
       await page.locator(".msg.agent", { hasText: "Done: the file now says hello world." }).waitFor({ timeout: T });

@@ -42,6 +42,4 @@ export { INTERRUPTED_TOOL_TEXT, repairDanglingToolCalls, replayUpdates } from ".
 export type { DescribeCall, ReplayedCallInfo } from "./replay.js";
 export { titleFromPrompt } from "./lifecycle.js";
 export { availableCommands } from "./commands.js";
-export { createServeRuntime, serveModels } from "./serve.js";
-export type { ApproveMode, ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource, ServeRuntime, ServeRuntimeOptions, ServeSessionServices, ServeState, ServeStateOptions } from "./serve.js";
 export { SESSION_ACTIVE_ELSEWHERE, SESSION_LEASE_LOST, sessionActiveElsewhere } from "./session-leases.js";

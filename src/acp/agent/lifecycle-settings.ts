@@ -12,6 +12,8 @@ export interface LifecycleSettings {
   modes: AcpModes | undefined;
   models: AcpModelCatalog | undefined;
   slashCommands: boolean;
+  /** `_meta` of the session's first update after it opens (serve: what its sandbox allows). */
+  sessionInfoMeta: ((roots: { cwd: string; additionalDirectories: readonly string[] }) => Record<string, unknown>) | undefined;
   unstable: AcpUnstableFeatures;
   /** Sessions open in any connection, by ACP id: load / resume / delete / archive close them there first. */
   open: OpenSessions;
@@ -42,6 +44,7 @@ export function lifecycleSettings(options: Partial<Omit<LifecycleSettings, "open
     modes: options.modes,
     models: options.models,
     slashCommands: options.slashCommands ?? false,
+    sessionInfoMeta: options.sessionInfoMeta,
     unstable: options.unstable ?? resolveUnstableFeatures(true),
     open: new Map(),
     locks: new Map(),

@@ -32,22 +32,22 @@ export function ownedLifecycleSettings(settings: LifecycleSettings, principal: s
  * found and closed through the connection's `SessionTable`.
  */
 export class ConnectionLifecycle {
-  readonly #settings: LifecycleSettings;
   readonly #sessions: SessionTable;
-  readonly #logger: Logger;
   readonly #stored: StoredSessions;
+  readonly #settings: LifecycleSettings;
+  readonly #logger: Logger;
 
-  /** `settings`: the principal's views of the store and open sessions (the table's too). */
-  constructor(settings: LifecycleSettings, sessions: SessionTable, logger: Logger) {
-    this.#settings = settings;
+  /** The settings are the table's: the principal's views of the store and open sessions. */
+  constructor(sessions: SessionTable) {
     this.#sessions = sessions;
-    this.#logger = logger;
+    this.#settings = sessions.lifecycle;
+    this.#logger = sessions.logger;
     this.#stored = new StoredSessions(this.#settings, {
       checkDirectory: (path, field) => sessions.checkDirectory(path, field),
       resume: (params, signal) => this.#restore(params, false, signal),
       locked: (id, run) => this.#locked(id, run),
       titleChanged: (id, title) => this.#titleChanged(id, title),
-    }, logger);
+    }, this.#logger);
   }
 
   /** The handlers for what is configured; what is not stays -32601 (and is not advertised). */

@@ -6,3 +6,11 @@
  */
 export type AcpProtocolChoice = "v1" | "v2" | "auto";
 export const ACP_PROTOCOL_CHOICES: readonly AcpProtocolChoice[] = ["v1", "v2", "auto"];
+
+/** One served connection (see `AcpHeadlessRuntime.serve`). */
+export interface AcpServedConnection {
+  /** Resolves when the connection has closed and its sessions are shut down. */
+  readonly closed: Promise<void>;
+  /** Cancels running turns (their prompts answer `cancelled`), then closes the connection. */
+  close(): Promise<void>;
+}

@@ -1,36 +1,25 @@
 import type { AgentContext as StableAgentContext } from "@agentclientprotocol/sdk";
-import type { AgentApp, AgentContext, InitializeResponse, PromptCapabilities } from "@agentclientprotocol/sdk/unstable";
+import type { AgentApp, AgentContext, InitializeResponse } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { advertisedCapabilities, registerAgentMethods, type AgentMethod, type GroupHandlers } from "../methods.js";
 import { traceIncomingRequests, type InboundTraceContext } from "../tracing.js";
-import type { Logger } from "../../core/index.js";
 import { activeContext, inContext, raceAbort } from "../../core/index.js";
 import type { McpAcpChannel } from "../../tools/index.js";
 import { AccountMethods } from "./account-methods.js";
 import type { AcpAuthentication } from "./auth.js";
 import { AcpClientHandle } from "./client-handle.js";
 import { credentialRefusal, elicitCredential } from "./credential-elicitation.js";
-import type { AcpAgentFactory } from "./factory.js";
-import type { AcpIntegration } from "./integration.js";
 import { ConnectionLifecycle, ownedLifecycleSettings } from "./lifecycle.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
-import type { AcpMcpTransports } from "./mcp-servers.js";
 import type { AcpProviders } from "./providers.js";
-import { SessionTable, type OpenSessionEntry } from "./session-table.js";
+import { SessionTable, type OpenSessionEntry, type SessionTableSettings } from "./session-table.js";
 
-export interface RuntimeSettings {
-  integration: AcpIntegration;
-  factory: AcpAgentFactory;
-  maxSessions: number;
-  promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
-  logger: Logger;
-  closeTimeoutMs: number;
+/** What a runtime's connections share: the opening settings (`SessionTableSettings`) and the rest. */
+export interface RuntimeSettings extends SessionTableSettings {
   /** Bound on each fs/terminal request to the client. */
   clientRequestTimeoutMs: number;
   /** Whether the client's `_meta` trace context parents our request spans. */
   inboundTraceContext: InboundTraceContext;
-  /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
-  mcpTransports: AcpMcpTransports;
   authentication: AcpAuthentication;
   /** Store, modes, model choices, slash commands (see lifecycle.ts). */
   lifecycle: LifecycleSettings;
@@ -40,8 +29,6 @@ export interface RuntimeSettings {
   protocol: "v1" | "v2" | "auto";
   /** Ask for a missing credential on a loopback key page (URL elicitation); `false`: answer -32000. */
   keyPage: { lifetimeMs: number } | false;
-  /** Real path of the directory holding one workspace per principal (cwd and roots must be inside theirs). */
-  workspaceRoot: string | undefined;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -71,7 +58,7 @@ export class AcpConnectionState {
     // Another principal's sessions, stored or open, are not there for this connection.
     const lifecycle = ownedLifecycleSettings(settings.lifecycle, principal);
     this.#sessions = new SessionTable(settings, { principal, lifecycle, totalSessions, refusal, mcpChannel: () => this.#mcpChannel() });
-    this.#lifecycle = new ConnectionLifecycle(lifecycle, this.#sessions, settings.logger);
+    this.#lifecycle = new ConnectionLifecycle(this.#sessions);
     const { unstable } = settings.lifecycle;
     this.#account = new AccountMethods(
       { authentication: settings.authentication, providers: unstable.providers ? settings.providers : undefined, authStatus: unstable.authStatus, logger: settings.logger },

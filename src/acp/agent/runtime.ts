@@ -15,17 +15,17 @@ import { guardedNdJsonStream } from "./line-guard.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
-import { lifecycleSettings } from "./lifecycle-settings.js";
+import { lifecycleSettings, type LifecycleSettings } from "./lifecycle-settings.js";
 import { prepareWorkspaceRoot } from "./path-params.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
 
-import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice, type AcpServedConnection } from "./protocol.js";
 import type { InboundTraceContext } from "../tracing.js";
 
-export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice } from "./protocol.js";
+export { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice, type AcpServedConnection } from "./protocol.js";
 
 export type { AcpAgentFactory, AcpAgentFactoryContext, AcpAgentFactoryResult, AcpSessionAgent } from "./factory.js";
 
@@ -42,12 +42,6 @@ export interface AcpServeOptions {
 export { DEFAULT_PRINCIPAL };
 
 /** One served connection. */
-export interface AcpServedConnection {
-  /** Resolves when the connection has closed and its sessions are shut down. */
-  readonly closed: Promise<void>;
-  /** Cancels running turns (their prompts answer `cancelled`), then closes the connection. */
-  close(): Promise<void>;
-}
 
 /**
  * A complete ACP agent from the same parts a hybrid host uses: an agent factory per session,
@@ -218,6 +212,7 @@ export class AcpHeadlessRuntimeBuilder {
   #modes: AcpModes | undefined;
   #models: AcpModelCatalog | undefined;
   #slashCommands = false;
+  #sessionInfoMeta: LifecycleSettings["sessionInfoMeta"];
   #unstable: AcpUnstableFeatures = resolveUnstableFeatures(true);
   #providers: AcpProviders | undefined;
   #protocol: AcpProtocolChoice = "v1";
@@ -346,6 +341,12 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /** `_meta` of the session's first update after it opens (the commands update, else a `session_info_update`): e.g. what the sandbox allows its commands. */
+  sessionInfoMeta(meta: NonNullable<LifecycleSettings["sessionInfoMeta"]>): this {
+    this.#sessionInfoMeta = meta;
+    return this;
+  }
+
   /**
    * The unstable ACP v1 methods (session/fork, set_title, status, archive …), served through the
    * SDK's `/unstable` entrypoint. All on by default (advertised only where possible, e.g. the
@@ -400,6 +401,7 @@ export class AcpHeadlessRuntimeBuilder {
         modes: this.#modes,
         models: this.#models,
         slashCommands: this.#slashCommands,
+        sessionInfoMeta: this.#sessionInfoMeta,
         unstable: this.#unstable,
       }),
       providers: this.#providers,

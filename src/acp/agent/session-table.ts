@@ -59,7 +59,9 @@ export interface SessionTableSettings {
   promptCapabilities: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">>;
   logger: Logger;
   closeTimeoutMs: number;
+  /** Advertised MCP transports besides stdio (session/new refuses others with -32602). */
   mcpTransports: AcpMcpTransports;
+  /** Real path of the directory holding one workspace per principal (cwd and roots must be inside theirs). */
   workspaceRoot: string | undefined;
 }
 
@@ -102,6 +104,15 @@ export class SessionTable {
 
   get principal(): string {
     return this.#context.principal;
+  }
+
+  /** The lifecycle settings as this connection's principal sees them. */
+  get lifecycle(): LifecycleSettings {
+    return this.#context.lifecycle;
+  }
+
+  get logger(): Logger {
+    return this.#settings.logger;
   }
 
   /** The open session, or -32002 (also while it closes). */
@@ -252,15 +263,17 @@ export class SessionTable {
       await store.create({ sessionId: id, cwd: dirs.cwd, additionalDirectories: dirs.additionalDirectories, metadata: entry.controls.metadata() });
       if (leases) this.holdLease(id, await takeSessionLease(leases, id, this.#settings.logger));
     }
-    setImmediate(() => this.#afterAnswer(entry));
+    setImmediate(() => this.#afterAnswer(entry, dirs));
   }
 
-  /** Available commands and the stored title, sent right after the answer. */
-  #afterAnswer(entry: OpenSessionEntry): void {
+  /** Available commands and the stored title, sent right after the answer; the first update carries the session's `_meta` (serve: its sandbox). */
+  #afterAnswer(entry: OpenSessionEntry, dirs: { cwd: string; additionalDirectories: string[] }): void {
     const { handle } = entry;
     if (handle.closed) return;
-    const { slashCommands, modes, models } = this.#context.lifecycle;
-    if (slashCommands) handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(modes, models) });
+    const { slashCommands, modes, models, sessionInfoMeta } = this.#context.lifecycle;
+    const meta = sessionInfoMeta?.(dirs);
+    if (slashCommands) handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(modes, models), ...(meta ? { _meta: meta } : {}) });
+    else if (meta) handle.push({ sessionUpdate: "session_info_update", _meta: meta });
     if (entry.title !== undefined) handle.push({ sessionUpdate: "session_info_update", title: entry.title });
   }
 

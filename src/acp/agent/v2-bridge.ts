@@ -13,7 +13,9 @@ import {
   v2SessionInfo,
   v2State,
 } from "../v2/convert.js";
-import type { AcpServedConnection } from "./runtime.js";
+import { forwardAgentMethodsToV1, forwardClientMethodsToV2, BridgeState, registerHandlers, type V1ClientHandlers, type V2AgentHandlers } from "../v2/bridge-methods.js";
+import { AGENT_METHODS, CLIENT_METHODS } from "../methods.js";
+import type { AcpServedConnection } from "./protocol.js";
 import { sessionNotFound } from "./integration.js";
 
 /**
@@ -28,93 +30,118 @@ import { sessionNotFound } from "./integration.js";
  * - `session/resume` with `replayFrom: start` is the runtime's `session/load` (replay first), and
  *   every resume sends an idle state snapshot before its answer.
  * - The client has no fs/terminal methods in v2, so the runtime uses its local tools.
- * - The unstable methods (fork, set_title, status, archive, providers, auth/status, mcp/message)
- *   are forwarded as they are; v2 advertises them only when the runtime does (convert.ts).
+ * - The methods of the same shape in both (the method table, acp/methods.ts) are forwarded as they
+ *   are; v2 advertises the unstable ones only when the runtime does (convert.ts).
  */
 export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => AcpServedConnection, logger: Logger): AcpServedConnection {
-  let runtime: V1.ClientContext | undefined;
-  const sessions = new Map<string, BridgeSession>();
-  const sessionFor = (id: string): BridgeSession => {
-    let session = sessions.get(id);
-    if (!session) sessions.set(id, (session = new BridgeSession()));
-    return session;
-  };
+  const bridge = new AgentBridge(logger);
+  const back = V1.client({ name: "agentkit-acp v2 bridge" }).onConnect((c) => {
+    bridge.runtime = c.agent;
+  });
+  forwardClientMethodsToV2(back, () => bridge.client(), logger);
+  registerHandlers(back, runtimeClientHandlers(bridge), CLIENT_METHODS, "v1");
   const front = V2.agent({ name: "agentkit-acp (ACP v2)" });
-  // The SDK writes notifications asynchronously and answers directly: an answer that must follow
-  // the updates before it (resume after its replay) waits for the last one (they are written in order).
-  let sent: Promise<void> = Promise.resolve();
-  const notify = (sessionId: string, update: V2.SessionUpdate): void => {
-    sent = connection.client.notify(V2.methods.client.session.update, { sessionId, update }).catch((error: unknown) => {
-      logger.debug("a v2 session/update was not sent", { sessionId, error: errorMessage(error) });
-    });
-  };
+  forwardAgentMethodsToV1(front, () => bridge.agent());
+  registerHandlers(front, { ...openingHandlers(bridge), ...sessionHandlers(bridge) }, AGENT_METHODS, "v2");
 
-  const back = V1.client({ name: "agentkit-acp v2 bridge" })
-    .onConnect((c) => {
-      runtime = c.agent;
-    })
-    .onNotification(V1.methods.client.session.update, ({ params }) => {
-      const session = sessionFor(params.sessionId);
-      const update = session.updates.convert(params.update);
-      if (!update) return;
-      // The first update of a turn shows it started: acknowledge the prompt and say running first.
-      session.turn?.started();
-      notify(params.sessionId, update);
-    })
-    .onRequest(V1.methods.client.session.requestPermission, async ({ params, signal }) => {
-      const answer = await blockedOnUser(params.sessionId, signal, () =>
-        connection.client.request(V2.methods.client.session.requestPermission, v2PermissionRequest(params), { cancellationSignal: signal, stopWaitingOnCancel: true }),
-      );
-      return answer as V1.RequestPermissionResponse;
-    })
-    .onNotification(V1.methods.client.auth.statusUpdate, ({ params }) => {
-      void connection.client.notify(V2.methods.client.auth.statusUpdate, params).catch((error: unknown) => {
-        logger.debug("a v2 auth/status_update was not sent", { error: errorMessage(error) });
+  // The handlers run only once both connections exist.
+  const v2 = front.connect(stream);
+  bridge.connection = v2;
+  const served = serveV1(back);
+  void v2.closed.then(() => served.close());
+  void served.closed.then(() => v2.close());
+  const closed = Promise.all([v2.closed, served.closed]).then(() => undefined);
+  return {
+    closed,
+    close: async () => {
+      await served.close();
+      v2.close();
+      await closed;
+    },
+  };
+}
+
+/** The bridge's state: both connections, the sessions' turn bookkeeping, the order of updates. */
+class AgentBridge extends BridgeState<BridgeSession> {
+  runtime: V1.ClientContext | undefined;
+  connection: V2.AgentConnection | undefined;
+
+  constructor(logger: Logger) {
+    super(() => new BridgeSession(), logger);
+  }
+
+  agent(): V1.ClientContext {
+    if (!this.runtime) throw V1.RequestError.internalError(undefined, "the runtime connection is not open");
+    return this.runtime;
+  }
+
+  client(): V2.AgentContext {
+    if (!this.connection) throw V1.RequestError.internalError(undefined, "the v2 connection is not open");
+    return this.connection.client;
+  }
+
+  readonly notify = (sessionId: string, update: V2.SessionUpdate): void => {
+    this.sent = this.client()
+      .notify(V2.methods.client.session.update, { sessionId, update })
+      .catch((error: unknown) => {
+        this.logger.debug("a v2 session/update was not sent", { sessionId, error: errorMessage(error) });
       });
-    })
-    .onNotification(V1.methods.client.elicitation.complete, ({ params }) => {
-      void connection.client.notify(V2.methods.client.elicitation.complete, params).catch((error: unknown) => {
-        logger.debug("a v2 elicitation/complete was not sent", { error: errorMessage(error) });
-      });
-    })
-    // MCP over ACP: the runtime's requests to the client's \`acp\` MCP servers, and their notifications.
-    .onRequest(V1.methods.client.mcp.message, async ({ params, signal }) =>
-      (await connection.client.request(V2.methods.client.mcp.message, params, { cancellationSignal: signal, stopWaitingOnCancel: true })) as V1.MessageMcpResponse,
-    )
-    .onRequest(V1.methods.client.elicitation.create, async ({ params, signal }) => {
-      const sessionId = "sessionId" in params && typeof params.sessionId === "string" ? params.sessionId : undefined;
-      const answer = await blockedOnUser(sessionId, signal, () =>
-        connection.client.request(V2.methods.client.elicitation.create, params as V2.CreateElicitationRequest, { cancellationSignal: signal, stopWaitingOnCancel: true }),
-      );
-      return answer as V1.CreateElicitationResponse;
-    });
+  };
 
   /**
    * A turn waiting for the human cannot go on (its tool calls run one at a time): v2 says
    * `requires_action` while the question is open, and `running` again once it is answered
    * (a cancelled question is followed by the turn's idle instead).
    */
-  async function blockedOnUser<T>(sessionId: string | undefined, signal: AbortSignal, ask: () => Promise<T>): Promise<T> {
-    const turn = sessionId === undefined ? undefined : sessions.get(sessionId)?.turn;
+  async blockedOnUser<T>(sessionId: string | undefined, signal: AbortSignal, ask: () => Promise<T>): Promise<T> {
+    const turn = sessionId === undefined ? undefined : this.sessions.get(sessionId)?.turn;
     if (!turn || sessionId === undefined) return ask();
     turn.started();
-    notify(sessionId, v2State("requires_action"));
+    this.notify(sessionId, v2State("requires_action"));
     try {
       return await ask();
     } finally {
-      if (!signal.aborted && sessions.get(sessionId)?.turn === turn) notify(sessionId, v2State("running"));
+      if (!signal.aborted && this.sessions.get(sessionId)?.turn === turn) this.notify(sessionId, v2State("running"));
     }
   }
+}
 
-  const agent = (): V1.ClientContext => {
-    if (!runtime) throw V1.RequestError.internalError(undefined, "the runtime connection is not open");
-    return runtime;
+/** What the runtime asks its (v2) client that v2 shapes differently. */
+function runtimeClientHandlers(bridge: AgentBridge): V1ClientHandlers {
+  const ask = { stopWaitingOnCancel: true } as const;
+  return {
+    [V1.methods.client.session.update]: ({ params }) => {
+      const session = bridge.sessions.for(params.sessionId);
+      const update = session.updates.convert(params.update);
+      if (!update) return;
+      // The first update of a turn shows it started: acknowledge the prompt and say running first.
+      session.turn?.started();
+      bridge.notify(params.sessionId, update);
+    },
+    [V1.methods.client.session.requestPermission]: async ({ params, signal }) => {
+      const answer = await bridge.blockedOnUser(params.sessionId, signal, () =>
+        bridge.client().request(V2.methods.client.session.requestPermission, v2PermissionRequest(params), { cancellationSignal: signal, ...ask }),
+      );
+      return answer as V1.RequestPermissionResponse;
+    },
+    [V1.methods.client.elicitation.create]: async ({ params, signal }) => {
+      const sessionId = "sessionId" in params && typeof params.sessionId === "string" ? params.sessionId : undefined;
+      const answer = await bridge.blockedOnUser(sessionId, signal, () =>
+        bridge.client().request(V2.methods.client.elicitation.create, params as V2.CreateElicitationRequest, { cancellationSignal: signal, ...ask }),
+      );
+      return answer as V1.CreateElicitationResponse;
+    },
   };
+}
 
-  front
-    .onRequest(V2.methods.agent.initialize, async ({ params }) => {
+type Handlers = V2AgentHandlers;
+
+/** initialize and the methods that open sessions (new, resume, fork) or list them. */
+function openingHandlers(bridge: AgentBridge): Pick<Handlers, "initialize" | "session/new" | "session/resume" | "session/fork" | "session/list"> {
+  return {
+    [V2.methods.agent.initialize]: async ({ params }) => {
       const elicitation = params.capabilities?.elicitation;
-      const init = await agent().request(V1.methods.agent.initialize, {
+      const init = await bridge.agent().request(V1.methods.agent.initialize, {
         protocolVersion: V1.PROTOCOL_VERSION,
         clientCapabilities: {
           fs: { readTextFile: false, writeTextFile: false },
@@ -129,130 +156,87 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
         capabilities: v2AgentCapabilities(init.agentCapabilities),
         authMethods: v2AuthMethods(init.authMethods),
       };
-    })
-    .onRequest(V2.methods.agent.auth.login, async ({ params }) => {
-      await agent().request(V1.methods.agent.authenticate, { methodId: params.methodId });
-      return {};
-    })
-    .onRequest(V2.methods.agent.auth.logout, async () => {
-      await agent().request(V1.methods.agent.logout, {});
-      return {};
-    })
-    .onRequest(V2.methods.agent.auth.status, async () => agent().request(V1.methods.agent.auth.status, {}))
-    // providers/*: the same shapes in v1 and v2.
-    .onRequest(V2.methods.agent.providers.list, async () => agent().request(V1.methods.agent.providers.list, {}))
-    .onRequest(V2.methods.agent.providers.set, async ({ params }) => {
-      await agent().request(V1.methods.agent.providers.set, params);
-      return {};
-    })
-    .onRequest(V2.methods.agent.providers.disable, async ({ params }) => {
-      await agent().request(V1.methods.agent.providers.disable, params);
-      return {};
-    })
-    .onRequest(V2.methods.agent.session.new, async ({ params, signal }) => {
-      const opened = await agent().request(
-        V1.methods.agent.session.new,
-        { cwd: params.cwd, mcpServers: v1McpServers(params.mcpServers), ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}) },
-        { cancellationSignal: signal },
-      );
-      sessionFor(opened.sessionId);
+    },
+    [V2.methods.agent.session.new]: async ({ params, signal }) => {
+      const opened = await bridge.agent().request(V1.methods.agent.session.new, { ...v1Place(params), mcpServers: v1McpServers(params.mcpServers) }, { cancellationSignal: signal });
+      bridge.sessions.for(opened.sessionId);
       const configOptions = v2ConfigOptions(opened.configOptions);
       return { sessionId: opened.sessionId, ...(configOptions ? { configOptions } : {}) };
-    })
-    .onRequest(V2.methods.agent.session.resume, async ({ params, signal }) => {
-      const base = { sessionId: params.sessionId, cwd: params.cwd, mcpServers: v1McpServers(params.mcpServers), ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}) };
-      const replay = params.replayFrom?.type === "start";
-      const session = sessionFor(params.sessionId);
-      let restored: { configOptions?: V1.SessionConfigOption[] | null };
-      if (replay) restored = await agent().request(V1.methods.agent.session.load, base, { cancellationSignal: signal });
-      else restored = await agent().request(V1.methods.agent.session.resume, base, { cancellationSignal: signal });
+    },
+    // `replayFrom: start` is the runtime's session/load (replay first); every resume sends an idle snapshot before its answer.
+    [V2.methods.agent.session.resume]: async ({ params, signal }) => {
+      const base = { sessionId: params.sessionId, ...v1Place(params), mcpServers: v1McpServers(params.mcpServers) };
+      const method = params.replayFrom?.type === "start" ? V1.methods.agent.session.load : V1.methods.agent.session.resume;
+      const session = bridge.sessions.for(params.sessionId);
+      const restored: { configOptions?: V1.SessionConfigOption[] | null } = (await bridge.agent().request(method, base, { cancellationSignal: signal })) ?? {};
       // v2: after replay and before the answer, a snapshot of the session's state.
-      notify(params.sessionId, v2State(session.turn ? "running" : "idle"));
-      await sent;
+      bridge.notify(params.sessionId, v2State(session.turn ? "running" : "idle"));
+      await bridge.sent;
       const configOptions = v2ConfigOptions(restored.configOptions);
       return configOptions ? { configOptions } : {};
-    })
-    .onRequest(V2.methods.agent.session.list, async ({ params }) => {
-      const listed = await agent().request(V1.methods.agent.session.list, {
+    },
+    [V2.methods.agent.session.fork]: async ({ params, signal }) => {
+      const forked = await bridge.agent().request(V1.methods.agent.session.fork, { sessionId: params.sessionId, ...v1Place(params), mcpServers: v1McpServers(params.mcpServers) }, { cancellationSignal: signal });
+      bridge.sessions.for(forked.sessionId);
+      const configOptions = v2ConfigOptions(forked.configOptions);
+      return { sessionId: forked.sessionId, ...(configOptions ? { configOptions } : {}) };
+    },
+    [V2.methods.agent.session.list]: async ({ params }) => {
+      const listed = await bridge.agent().request(V1.methods.agent.session.list, {
         ...(params.cwd ? { cwd: params.cwd } : {}),
         ...(params.cursor ? { cursor: params.cursor } : {}),
         ...(params.archived ? { archived: params.archived } : {}),
       });
       return { sessions: listed.sessions.map(v2SessionInfo), ...(listed.nextCursor ? { nextCursor: listed.nextCursor } : {}) };
-    })
-    .onRequest(V2.methods.agent.session.fork, async ({ params, signal }) => {
-      const forked = await agent().request(
-        V1.methods.agent.session.fork,
-        { sessionId: params.sessionId, cwd: params.cwd, mcpServers: v1McpServers(params.mcpServers), ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}) },
-        { cancellationSignal: signal },
-      );
-      sessionFor(forked.sessionId);
-      const configOptions = v2ConfigOptions(forked.configOptions);
-      return { sessionId: forked.sessionId, ...(configOptions ? { configOptions } : {}) };
-    })
-    .onRequest(V2.methods.agent.session.setTitle, async ({ params }) => agent().request(V1.methods.agent.session.setTitle, { sessionId: params.sessionId, title: params.title }))
-    .onRequest(V2.methods.agent.session.status, async ({ params }) => {
+    },
+  };
+}
+
+/** The methods on an open session: its turns, status, config, and the ends of it (archive, close, delete, cancel). */
+function sessionHandlers(bridge: AgentBridge): Omit<Handlers, "initialize" | "session/new" | "session/resume" | "session/fork" | "session/list"> {
+  const agent = (): V1.ClientContext => bridge.agent();
+  /** Held prompts are answered first (closing or archiving ends the session in the runtime). */
+  const ending = async (sessionId: string, end: () => Promise<unknown>): Promise<Record<string, never>> => {
+    bridge.sessions.get(sessionId)?.dropHeld();
+    await end();
+    bridge.sessions.delete(sessionId);
+    return {};
+  };
+  return {
+    [V2.methods.agent.session.status]: async ({ params }) => {
       const { status } = await agent().request(V1.methods.agent.session.status, { sessionId: params.sessionId });
       // v2 adds the open session's state snapshot (the bridge knows whether a turn runs).
-      const session = sessions.get(params.sessionId);
+      const session = bridge.sessions.get(params.sessionId);
       return { status, ...(status === "open" && session ? { state: { state: session.turn ? "running" : "idle" } as V2.StateUpdate } : {}) };
-    })
-    .onRequest(V2.methods.agent.session.archive, async ({ params }) => {
-      // Archiving an open session closes it (the runtime does): held prompts are answered first.
-      sessions.get(params.sessionId)?.dropHeld();
-      await agent().request(V1.methods.agent.session.archive, { sessionId: params.sessionId });
-      sessions.delete(params.sessionId);
-      return {};
-    })
-    .onRequest(V2.methods.agent.session.unarchive, async ({ params }) => {
-      await agent().request(V1.methods.agent.session.unarchive, { sessionId: params.sessionId });
-      return {};
-    })
-    .onRequest(V2.methods.agent.session.close, async ({ params }) => {
-      sessions.get(params.sessionId)?.dropHeld();
-      await agent().request(V1.methods.agent.session.close, { sessionId: params.sessionId });
-      sessions.delete(params.sessionId);
-      return {};
-    })
-    .onRequest(V2.methods.agent.session.delete, async ({ params }) => {
+    },
+    [V2.methods.agent.session.archive]: ({ params }) => ending(params.sessionId, () => agent().request(V1.methods.agent.session.archive, { sessionId: params.sessionId })),
+    [V2.methods.agent.session.close]: ({ params }) => ending(params.sessionId, () => agent().request(V1.methods.agent.session.close, { sessionId: params.sessionId })),
+    [V2.methods.agent.session.delete]: async ({ params }) => {
       await agent().request(V1.methods.agent.session.delete, { sessionId: params.sessionId });
-      sessions.delete(params.sessionId);
+      bridge.sessions.delete(params.sessionId);
       return {};
-    })
-    .onRequest(V2.methods.agent.session.setConfigOption, async ({ params }) => {
+    },
+    [V2.methods.agent.session.setConfigOption]: async ({ params }) => {
       const value = params.type === "boolean" ? { type: "boolean" as const, value: params.value as boolean } : { value: String(params.value) };
       const answer = await agent().request(V1.methods.agent.session.setConfigOption, { sessionId: params.sessionId, configId: params.configId, ...value });
       return { configOptions: v2ConfigOptions(answer.configOptions) ?? [] };
-    })
-    .onRequest(V2.methods.agent.session.prompt, async ({ params }) => {
-      const session = sessions.get(params.sessionId);
+    },
+    [V2.methods.agent.session.prompt]: async ({ params }) => {
+      const session = bridge.sessions.get(params.sessionId);
       if (!session) throw sessionNotFound(params.sessionId);
       if (session.busy) await session.waitTurn();
-      return session.startTurn(params.sessionId, () => agent().request(V1.methods.agent.session.prompt, { sessionId: params.sessionId, prompt: params.prompt as V1.ContentBlock[] }), notify);
-    })
-    .onNotification(V2.methods.agent.mcp.message, async ({ params }) => {
-      await agent().notify(V1.methods.agent.mcp.message, params);
-    })
-    .onNotification(V2.methods.agent.session.cancel, async ({ params }) => {
-      sessions.get(params.sessionId)?.dropHeld();
+      return session.startTurn(params.sessionId, () => agent().request(V1.methods.agent.session.prompt, { sessionId: params.sessionId, prompt: params.prompt as V1.ContentBlock[] }), bridge.notify);
+    },
+    [V2.methods.agent.session.cancel]: async ({ params }) => {
+      bridge.sessions.get(params.sessionId)?.dropHeld();
       await agent().notify(V1.methods.agent.session.cancel, { sessionId: params.sessionId });
-    });
-
-  // The handlers above run only once both connections exist.
-  const connection = front.connect(stream);
-  const served = serveV1(back);
-  const v2 = connection;
-  void v2.closed.then(() => served.close());
-  void served.closed.then(() => v2.close());
-  const closed = Promise.all([v2.closed, served.closed]).then(() => undefined);
-  return {
-    closed,
-    close: async () => {
-      await served.close();
-      v2.close();
-      await closed;
     },
   };
+}
+
+/** A session's directories in v1 (v2 has the same fields). */
+function v1Place(params: { cwd: string; additionalDirectories?: string[] | null }): { cwd: string; additionalDirectories?: string[] } {
+  return { cwd: params.cwd, ...(params.additionalDirectories ? { additionalDirectories: params.additionalDirectories } : {}) };
 }
 
 /** One session's turn bookkeeping on the v2 side. */

@@ -4,6 +4,16 @@ import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { ConfigError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { CommandSandbox } from "../../core/sandbox.js";
+import type { NetAllowEntry } from "../../core/sandbox-net.js";
+
+/** How `AcpAgentConfig.sandbox` runs the agent process. */
+export interface AgentSandbox {
+  sandbox: CommandSandbox;
+  readOnly?: string[];
+  writable?: string[];
+  home?: string;
+  network?: "host" | readonly NetAllowEntry[];
+}
 import type { HostServices } from "./host-services.js";
 
 /**
@@ -99,11 +109,13 @@ export interface AcpAgentConfig {
   /** Start from this process's environment (default true). */
   inheritEnv?: boolean;
   /**
-   * Run the agent process in this OS sandbox (docs/sandbox.md): `cwd` and `additionalDirectories`
-   * writable, system directories and `readOnly` read-only, nothing else; the network is kept (the
-   * agent calls its model) and not limited. Not for `url` agents.
+   * Run the agent process in this OS sandbox (docs/sandbox.md): `cwd`, `additionalDirectories`
+   * and `writable` writable, system directories and `readOnly` read-only, nothing else; `home`:
+   * a scratch HOME at that path (its config directories bound in it through `readOnly`/`writable`).
+   * `network`: an allow-list (its model provider's hosts, through the sandbox's proxy; empty = no
+   * network) or "host" (the default: the host's network, not limited). Not for `url` agents.
    */
-  sandbox?: { sandbox: CommandSandbox; readOnly?: string[] };
+  sandbox?: AgentSandbox;
   /** MCP servers handed to every session/new, load and resume (in-process ones too: see `SessionOptions.mcpServers`). */
   mcpServers?: SessionMcpServer[];
   /** Further workspace roots for sessions (needs `sessionCapabilities.additionalDirectories`). */

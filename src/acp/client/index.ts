@@ -7,7 +7,7 @@ export {
   type PromptOptions,
   type PromptStream,
 } from "./session.js";
-export type { AcpAgentConfig, AcpElicitationHandler, AcpUrlElicitation, AcpUrlElicitationHandler, AcpReconnectOptions, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
+export type { AcpAgentConfig, AgentSandbox, AcpElicitationHandler, AcpUrlElicitation, AcpUrlElicitationHandler, AcpReconnectOptions, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
 export { AFFINITY_COOKIE, isAgentUrl } from "./remote-url.js";
 export { describeCommand } from "./config.js";
 export type { AcpInProcessMcpServer, SessionMcpServer } from "./mcp-over-acp.js";
@@ -51,7 +51,7 @@ export {
   type PermissionSubject,
 } from "./permissions.js";
 export type { FileSystemHostService, HostServices, HostSessionInfo, TerminalHostService } from "./host-services.js";
-export { agentLaunch, agentPresets, type AgentPreset } from "./presets.js";
+export { agentLaunch, agentPresets, type AgentPreset, type AgentSandboxNeeds } from "./presets.js";
 export { SUPPORTED_PROTOCOL_VERSIONS } from "./link.js";
 export * from "./fs-host.js";
 export * from "./terminal-host.js";

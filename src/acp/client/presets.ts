@@ -7,7 +7,20 @@ export interface AgentPreset {
   description: string;
   command: string;
   args: string[];
+  /** What the agent needs inside `prompt --sandbox` (docs/sandbox.md); `~/` is the user's home. */
+  sandbox: AgentSandboxNeeds;
 }
+
+export interface AgentSandboxNeeds {
+  /** `HOST[:PORT]` it calls: its model provider (and the npm registry when started through npx). */
+  allow: string[];
+  /** Its configuration and credentials: read-only. */
+  readOnly: string[];
+  /** Its caches: writable. */
+  writable: string[];
+}
+
+const NPX = { allow: ["registry.npmjs.org:443"], writable: ["~/.npm"] };
 
 export function agentPresets(): Record<string, AgentPreset> {
   return {
@@ -16,30 +29,44 @@ export function agentPresets(): Record<string, AgentPreset> {
       description: "Claude Code through the ACP adapter (needs ANTHROPIC_API_KEY or a Claude login)",
       command: "npx",
       args: ["-y", "@agentclientprotocol/claude-agent-acp"],
+      sandbox: {
+        allow: ["api.anthropic.com:443", "console.anthropic.com:443", "claude.ai:443", "statsig.anthropic.com:443", ...NPX.allow],
+        readOnly: ["~/.claude", "~/.claude.json", "~/.config/claude"],
+        writable: [...NPX.writable],
+      },
     },
     codex: {
       name: "codex",
       description: "OpenAI Codex through Zed's ACP adapter (needs an OpenAI key or ChatGPT login)",
       command: "npx",
       args: ["-y", "@zed-industries/codex-acp"],
+      sandbox: { allow: ["api.openai.com:443", "auth.openai.com:443", "chatgpt.com:443", ...NPX.allow], readOnly: ["~/.codex"], writable: [...NPX.writable] },
     },
     gemini: {
       name: "gemini",
       description: "Gemini CLI in ACP mode, `gemini --acp` (the `gemini` command must be installed)",
       command: "gemini",
       args: ["--acp"],
+      sandbox: { allow: ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443", "oauth2.googleapis.com:443"], readOnly: ["~/.gemini"], writable: [] },
     },
     opencode: {
       name: "opencode",
       description: "OpenCode's ACP server (the `opencode` command must be installed)",
       command: "opencode",
       args: ["acp"],
+      sandbox: {
+        allow: ["models.dev:443", "opencode.ai:443", "api.anthropic.com:443", "api.openai.com:443", "openrouter.ai:443"],
+        readOnly: ["~/.config/opencode", "~/.local/share/opencode", "~/.opencode"],
+        writable: ["~/.cache/opencode"],
+      },
     },
     self: {
       name: "self",
       description: "this package's own agent: agentkit-acp serve",
       command: process.execPath,
       args: [join(packageRoot(), "bin", "agentkit-acp.js"), "serve"],
+      // Its provider's host is added from the model it will use (prompt-host.ts); state under ~/.agentkit-acp stays out (HOME is a scratch directory).
+      sandbox: { allow: [], readOnly: [], writable: [] },
     },
   };
 }

@@ -51,8 +51,10 @@ export class AgentProcess implements AgentEndpoint {
     const { file, args, windowsVerbatimArguments } = resolveLaunch(config.shellLine !== undefined ? { shellLine: config.shellLine } : { command: config.command ?? "", args: config.args ?? [] }, { env });
     // Env values can hold secrets: log only the command and the names of extra variables.
     logger.debug("spawning ACP agent", { command: this.command, cwd: config.cwd, extraEnv: Object.keys(config.env ?? {}) });
-    const writable = [config.cwd, ...(config.additionalDirectories ?? [])];
-    const boxed = config.sandbox?.sandbox.wrap(file, args, { cwd: config.cwd, writable, readOnly: config.sandbox.readOnly ?? [], network: "host", bounds: false });
+    const box = config.sandbox;
+    const writable = [config.cwd, ...(config.additionalDirectories ?? []), ...(box?.writable ?? [])];
+    const network = box?.network === undefined || box.network === "host" ? "host" : { allow: box.network };
+    const boxed = box?.sandbox.wrap(file, args, { cwd: config.cwd, writable, readOnly: box.readOnly ?? [], network, bounds: false, ...(box.home !== undefined ? { home: box.home } : {}) });
     this.#child = spawnProcessGroup(boxed?.file ?? file, boxed?.args ?? args, { cwd: config.cwd, env, stdio: ["pipe", "pipe", "pipe"], windowsVerbatimArguments });
     const child = this.#child;
 
@@ -71,6 +73,7 @@ export class AgentProcess implements AgentEndpoint {
       child.once("close", (code: number | null, signal: NodeJS.Signals | null) => {
         this.#flushPartialLine(config);
         this.#exit = { code, signal };
+        boxed?.finish("", { code, signal }); // closes the sandbox's network proxy
         if (child.pid !== undefined) untrackProcessGroup(child.pid);
         resolve(this.#exit);
       });

@@ -74,153 +74,199 @@ function configOptions(list: unknown): SessionView["configOptions"] {
   return list.filter(isObject).map((o) => ({ id: str(o.id) ?? "", name: str(o.name) ?? "", type: str(o.type) ?? "select", currentValue: o.currentValue, options: flatOptions(o.options) }));
 }
 
-/** Every session seen, in order of appearance, with its conversation. */
-export function buildSessions(entries: Entry[]): { sessions: SessionView[]; terminals: Map<string, Terminal> } {
-  const sessions = new Map<string, SessionView>();
-  const terminals = new Map<string, Terminal>();
-  const terminalRequests = new Map<number, string>();
-  const bySeq = (seq: number | undefined): Entry | undefined => (seq === undefined ? undefined : entries[seq - 1]);
-  const session = (id: string): SessionView => {
-    let s = sessions.get(id);
+type PlanItem = ConvItem & { type: "plan" };
+
+/** The state of one pass over the entries, shared by the handlers below. */
+class Assembly {
+  readonly sessions = new Map<string, SessionView>();
+  readonly terminals = new Map<string, Terminal>();
+  readonly terminalRequests = new Map<number, string>();
+  /** By "sessionId/toolCallId". */
+  readonly tools = new Map<string, ToolItem>();
+  /** Sessions with a prompt open at this point (agents often echo the prompt as user chunks). */
+  readonly turnOpen = new Set<string>();
+  readonly plans = new Map<string, PlanItem>();
+  constructor(readonly entries: Entry[]) {}
+
+  bySeq(seq: number | undefined): Entry | undefined {
+    return seq === undefined ? undefined : this.entries[seq - 1];
+  }
+
+  /** The params of the request an entry answers. */
+  requestParams(e: Entry): Json {
+    const req = this.bySeq(e.pairSeq);
+    return req && isObject(req.message) && isObject(req.message.params) ? req.message.params : {};
+  }
+
+  session(id: string): SessionView {
+    let s = this.sessions.get(id);
     if (!s) {
       s = { sessionId: id, cwd: undefined, title: undefined, items: [], usage: undefined, modes: undefined, configOptions: [], promptInFlight: false, messageCount: 0, issueCount: 0 };
-      sessions.set(id, s);
+      this.sessions.set(id, s);
     }
     return s;
-  };
-  const tools = new Map<string, ToolItem>();
-  /** Sessions with a prompt open at this point (agents often echo the prompt as user chunks). */
-  const turnOpen = new Set<string>();
-  const plans = new Map<string, ConvItem & { type: "plan" }>();
-  const appendText = (s: SessionView, type: "user" | "agent" | "thought", text: string, seq: number): void => {
-    const last = s.items[s.items.length - 1];
-    if (last && last.type === type) last.text += text;
-    else s.items.push({ type, text, seq });
-  };
+  }
+}
 
+/** One entry as the handlers see it. */
+interface Step {
+  a: Assembly;
+  e: Entry;
+  m: Json;
+  params: Json;
+  result: Json | undefined;
+  /** The entry's session (handlers that need one are not called without). */
+  sessionId: string;
+}
+
+function appendText(s: SessionView, type: "user" | "agent" | "thought", text: string, seq: number): void {
+  const last = s.items[s.items.length - 1];
+  if (last && last.type === type) last.text += text;
+  else s.items.push({ type, text, seq });
+}
+
+/** What each `session/update` kind does to its session's view. */
+const updateHandlers: Record<string, (s: SessionView, u: Json, step: Step) => void> = {
+  user_message_chunk: (s, u, { a, e, sessionId }) => {
+    if (!a.turnOpen.has(sessionId)) appendText(s, "user", blockText(u.content), e.seq);
+  },
+  agent_message_chunk: (s, u, { e }) => appendText(s, "agent", blockText(u.content), e.seq),
+  agent_thought_chunk: (s, u, { e }) => appendText(s, "thought", blockText(u.content), e.seq),
+  tool_call: (s, u, { a, e, sessionId }) => {
+    const id = str(u.toolCallId) ?? "";
+    const item: ToolItem = { type: "tool", toolCallId: id, title: str(u.title) ?? "", kind: str(u.kind) ?? "other", status: str(u.status) ?? "pending", content: Array.isArray(u.content) ? u.content : [], rawInput: u.rawInput, rawOutput: u.rawOutput, seq: e.seq };
+    a.tools.set(`${sessionId}/${id}`, item);
+    s.items.push(item);
+  },
+  tool_call_update: (_s, u, { a, sessionId }) => {
+    const item = a.tools.get(`${sessionId}/${str(u.toolCallId) ?? ""}`);
+    if (!item) return;
+    if (typeof u.title === "string") item.title = u.title;
+    if (typeof u.status === "string") item.status = u.status;
+    if (typeof u.kind === "string") item.kind = u.kind;
+    if (Array.isArray(u.content)) item.content = u.content;
+    if (u.rawInput !== undefined) item.rawInput = u.rawInput;
+    if (u.rawOutput !== undefined) item.rawOutput = u.rawOutput;
+  },
+  plan: (s, u, { a, e, sessionId }) => {
+    const list = (Array.isArray(u.entries) ? u.entries : []).filter(isObject).map((p) => ({ content: str(p.content) ?? "", status: str(p.status) ?? "", priority: str(p.priority) ?? "" }));
+    const existing = a.plans.get(sessionId);
+    if (existing) return void (existing.entries = list);
+    const item = { type: "plan" as const, entries: list, seq: e.seq };
+    a.plans.set(sessionId, item);
+    s.items.push(item);
+  },
+  usage_update: (s, u) => {
+    s.usage = { used: Number(u.used), size: Number(u.size), ...(isObject(u.cost) ? { cost: `${String(u.cost.amount)} ${String(u.cost.currency)}` } : {}) };
+  },
+  current_mode_update: (s, u, { e }) => {
+    if (s.modes && typeof u.currentModeId === "string") s.modes.currentModeId = u.currentModeId;
+    s.items.push({ type: "meta", seq: e.seq, text: `mode → ${String(u.currentModeId)}` });
+  },
+  config_option_update: (s, u) => void (s.configOptions = configOptions(u.configOptions)),
+  session_info_update: (s, u) => {
+    if (typeof u.title === "string") s.title = u.title;
+  },
+  available_commands_update: () => undefined,
+};
+
+function sessionAttached({ a, e, result, sessionId }: Step): void {
+  if (!result) return;
+  const s = a.session(sessionId);
+  s.cwd = str(a.requestParams(e).cwd);
+  if (isObject(result.modes)) {
+    const modes = result.modes;
+    s.modes = { currentModeId: str(modes.currentModeId) ?? "", availableModes: (Array.isArray(modes.availableModes) ? modes.availableModes : []).filter(isObject).map((x) => ({ id: str(x.id) ?? "", name: str(x.name) ?? "" })) };
+  }
+  if (result.configOptions) s.configOptions = configOptions(result.configOptions);
+}
+
+function terminalOutput({ a, e, result }: Step): void {
+  if (!result) return;
+  const id = str(a.requestParams(e).terminalId);
+  const t = id ? a.terminals.get(id) : undefined;
+  if (!t) return;
+  if (typeof result.output === "string") t.output = result.output;
+  const st = isObject(result.exitStatus) ? result.exitStatus : e.method === "terminal/wait_for_exit" ? result : undefined;
+  if (st && (st.exitCode != null || st.signal != null)) t.exit = st.signal != null ? `signal ${String(st.signal)}` : `exit ${String(st.exitCode)}`;
+}
+
+function permissionAsked({ a, e, params, sessionId }: Step): void {
+  const tc = isObject(params.toolCall) ? params.toolCall : {};
+  const options = (Array.isArray(params.options) ? params.options : []).filter(isObject).map((o) => ({ optionId: str(o.optionId) ?? "", name: str(o.name) ?? "", kind: str(o.kind) ?? "" }));
+  const answerMsg = a.bySeq(e.pairSeq)?.message;
+  let answer: string | undefined;
+  if (isObject(answerMsg)) {
+    const outcome = isObject(answerMsg.result) && isObject(answerMsg.result.outcome) ? answerMsg.result.outcome : undefined;
+    answer = outcome ? (outcome.outcome === "selected" ? str(outcome.optionId) : "cancelled") : "error";
+  }
+  const title = str(tc.title) ?? a.tools.get(`${sessionId}/${str(tc.toolCallId) ?? ""}`)?.title ?? "permission";
+  a.session(sessionId).items.push({ type: "permission", seq: e.seq, toolCallId: str(tc.toolCallId), title, options, answer, waitedMs: e.latencyMs });
+}
+
+/** What each message of a session does to the view, by "kind method". */
+const sessionHandlers: Record<string, (step: Step) => void> = {
+  "request session/prompt": ({ a, e, params, sessionId }) => {
+    const s = a.session(sessionId);
+    s.promptInFlight = e.pairSeq === undefined;
+    a.turnOpen.add(sessionId);
+    a.plans.delete(sessionId);
+    const prompt = Array.isArray(params.prompt) ? params.prompt : [];
+    s.items.push({ type: "user", text: prompt.map(blockText).join(""), seq: e.seq });
+  },
+  "notification session/cancel": ({ a, e, sessionId }) => void a.session(sessionId).items.push({ type: "cancel", seq: e.seq }),
+  "notification session/update": (step) => {
+    const u = step.params.update;
+    if (!isObject(u)) return;
+    const s = step.a.session(step.sessionId);
+    const handler = updateHandlers[String(u.sessionUpdate)];
+    if (handler) handler(s, u, step);
+    else s.items.push({ type: "meta", seq: step.e.seq, text: `${String(u.sessionUpdate)}` });
+  },
+  "request session/request_permission": permissionAsked,
+  "response session/prompt": ({ a, e, m, result, sessionId }) => {
+    const s = a.session(sessionId);
+    s.promptInFlight = false;
+    a.turnOpen.delete(sessionId);
+    if (result) s.items.push({ type: "stop", seq: e.seq, stopReason: str(result.stopReason) ?? "?", latencyMs: e.latencyMs });
+    else s.items.push({ type: "error", seq: e.seq, text: isObject(m.error) ? `${String(m.error.code)} ${String(m.error.message)}` : "error" });
+  },
+  "response session/new": sessionAttached,
+  "response session/load": sessionAttached,
+  "response session/resume": sessionAttached,
+  "response session/set_config_option": ({ a, result, sessionId }) => {
+    if (result) a.session(sessionId).configOptions = configOptions(result.configOptions);
+  },
+};
+
+/** Terminal messages (keyed by terminal id, not by session). */
+const terminalHandlers: Record<string, (step: Step) => void> = {
+  "request terminal/create": ({ a, e, params }) => {
+    a.terminalRequests.set(e.seq, [str(params.command) ?? "", ...(Array.isArray(params.args) ? params.args.map(String) : [])].join(" "));
+  },
+  "response terminal/create": ({ a, e, result }) => {
+    if (result && typeof result.terminalId === "string") a.terminals.set(result.terminalId, { command: a.terminalRequests.get(e.pairSeq ?? -1) ?? "", output: "", exit: undefined });
+  },
+  "response terminal/output": terminalOutput,
+  "response terminal/wait_for_exit": terminalOutput,
+};
+
+/** Every session seen, in order of appearance, with its conversation. */
+export function buildSessions(entries: Entry[]): { sessions: SessionView[]; terminals: Map<string, Terminal> } {
+  const a = new Assembly(entries);
   for (const e of entries) {
     const m = isObject(e.message) ? e.message : {};
-    const params = isObject(m.params) ? m.params : {};
-    const result = isObject(m.result) ? m.result : undefined;
+    const step: Step = { a, e, m, params: isObject(m.params) ? m.params : {}, result: isObject(m.result) ? m.result : undefined, sessionId: e.sessionId ?? "" };
+    const key = `${e.kind} ${e.method ?? ""}`;
     if (e.sessionId) {
-      const s = session(e.sessionId);
+      const s = a.session(e.sessionId);
       s.messageCount++;
       if (e.issues.length) s.issueCount++;
+      sessionHandlers[key]?.(step);
     }
-    if (e.kind === "request" && e.method === "session/prompt" && e.sessionId) {
-      const s = session(e.sessionId);
-      s.promptInFlight = e.pairSeq === undefined;
-      turnOpen.add(e.sessionId);
-      plans.delete(e.sessionId);
-      const prompt = Array.isArray(params.prompt) ? params.prompt : [];
-      s.items.push({ type: "user", text: prompt.map(blockText).join(""), seq: e.seq });
-    } else if (e.kind === "notification" && e.method === "session/cancel" && e.sessionId) {
-      session(e.sessionId).items.push({ type: "cancel", seq: e.seq });
-    } else if (e.kind === "notification" && e.method === "session/update" && e.sessionId && isObject(params.update)) {
-      const s = session(e.sessionId);
-      const u = params.update;
-      switch (u.sessionUpdate) {
-        case "user_message_chunk":
-          if (!turnOpen.has(e.sessionId)) appendText(s, "user", blockText(u.content), e.seq);
-          break;
-        case "agent_message_chunk":
-          appendText(s, "agent", blockText(u.content), e.seq);
-          break;
-        case "agent_thought_chunk":
-          appendText(s, "thought", blockText(u.content), e.seq);
-          break;
-        case "tool_call": {
-          const id = str(u.toolCallId) ?? "";
-          const item: ToolItem = { type: "tool", toolCallId: id, title: str(u.title) ?? "", kind: str(u.kind) ?? "other", status: str(u.status) ?? "pending", content: Array.isArray(u.content) ? u.content : [], rawInput: u.rawInput, rawOutput: u.rawOutput, seq: e.seq };
-          tools.set(`${e.sessionId}/${id}`, item);
-          s.items.push(item);
-          break;
-        }
-        case "tool_call_update": {
-          const item = tools.get(`${e.sessionId}/${str(u.toolCallId) ?? ""}`);
-          if (!item) break;
-          if (typeof u.title === "string") item.title = u.title;
-          if (typeof u.status === "string") item.status = u.status;
-          if (typeof u.kind === "string") item.kind = u.kind;
-          if (Array.isArray(u.content)) item.content = u.content;
-          if (u.rawInput !== undefined) item.rawInput = u.rawInput;
-          if (u.rawOutput !== undefined) item.rawOutput = u.rawOutput;
-          break;
-        }
-        case "plan": {
-          const list = (Array.isArray(u.entries) ? u.entries : []).filter(isObject).map((p) => ({ content: str(p.content) ?? "", status: str(p.status) ?? "", priority: str(p.priority) ?? "" }));
-          const existing = plans.get(e.sessionId);
-          if (existing) existing.entries = list;
-          else {
-            const item = { type: "plan" as const, entries: list, seq: e.seq };
-            plans.set(e.sessionId, item);
-            s.items.push(item);
-          }
-          break;
-        }
-        case "usage_update":
-          s.usage = { used: Number(u.used), size: Number(u.size), ...(isObject(u.cost) ? { cost: `${String(u.cost.amount)} ${String(u.cost.currency)}` } : {}) };
-          break;
-        case "current_mode_update":
-          if (s.modes && typeof u.currentModeId === "string") s.modes.currentModeId = u.currentModeId;
-          s.items.push({ type: "meta", seq: e.seq, text: `mode → ${String(u.currentModeId)}` });
-          break;
-        case "config_option_update":
-          s.configOptions = configOptions(u.configOptions);
-          break;
-        case "session_info_update":
-          if (typeof u.title === "string") s.title = u.title;
-          break;
-        case "available_commands_update":
-          break;
-        default:
-          s.items.push({ type: "meta", seq: e.seq, text: `${String(u.sessionUpdate)}` });
-      }
-    } else if (e.kind === "request" && e.method === "session/request_permission" && e.sessionId) {
-      const tc = isObject(params.toolCall) ? params.toolCall : {};
-      const options = (Array.isArray(params.options) ? params.options : []).filter(isObject).map((o) => ({ optionId: str(o.optionId) ?? "", name: str(o.name) ?? "", kind: str(o.kind) ?? "" }));
-      const answerMsg = bySeq(e.pairSeq)?.message;
-      let answer: string | undefined;
-      if (isObject(answerMsg)) {
-        const outcome = isObject(answerMsg.result) && isObject(answerMsg.result.outcome) ? answerMsg.result.outcome : undefined;
-        answer = outcome ? (outcome.outcome === "selected" ? str(outcome.optionId) : "cancelled") : "error";
-      }
-      const title = str(tc.title) ?? tools.get(`${e.sessionId}/${str(tc.toolCallId) ?? ""}`)?.title ?? "permission";
-      session(e.sessionId).items.push({ type: "permission", seq: e.seq, toolCallId: str(tc.toolCallId), title, options, answer, waitedMs: e.latencyMs });
-    } else if (e.kind === "response" && e.method === "session/prompt" && e.sessionId) {
-      const s = session(e.sessionId);
-      s.promptInFlight = false;
-      turnOpen.delete(e.sessionId);
-      if (result) s.items.push({ type: "stop", seq: e.seq, stopReason: str(result.stopReason) ?? "?", latencyMs: e.latencyMs });
-      else s.items.push({ type: "error", seq: e.seq, text: isObject(m.error) ? `${String(m.error.code)} ${String(m.error.message)}` : "error" });
-    } else if (e.kind === "response" && (e.method === "session/new" || e.method === "session/load" || e.method === "session/resume") && e.sessionId && result) {
-      const s = session(e.sessionId);
-      const req = bySeq(e.pairSeq);
-      const reqParams = req && isObject(req.message) && isObject(req.message.params) ? req.message.params : {};
-      s.cwd = str(reqParams.cwd);
-      if (isObject(result.modes)) {
-        const modes = result.modes;
-        s.modes = { currentModeId: str(modes.currentModeId) ?? "", availableModes: (Array.isArray(modes.availableModes) ? modes.availableModes : []).filter(isObject).map((x) => ({ id: str(x.id) ?? "", name: str(x.name) ?? "" })) };
-      }
-      if (result.configOptions) s.configOptions = configOptions(result.configOptions);
-    } else if (e.kind === "response" && e.method === "session/set_config_option" && e.sessionId && result) {
-      session(e.sessionId).configOptions = configOptions(result.configOptions);
-    } else if (e.kind === "request" && e.method === "terminal/create") {
-      terminalRequests.set(e.seq, [str(params.command) ?? "", ...(Array.isArray(params.args) ? params.args.map(String) : [])].join(" "));
-    } else if (e.kind === "response" && e.method === "terminal/create" && result && typeof result.terminalId === "string") {
-      terminals.set(result.terminalId, { command: terminalRequests.get(e.pairSeq ?? -1) ?? "", output: "", exit: undefined });
-    } else if (e.kind === "response" && (e.method === "terminal/output" || e.method === "terminal/wait_for_exit") && result) {
-      const req = bySeq(e.pairSeq);
-      const id = req && isObject(req.message) && isObject(req.message.params) ? str(req.message.params.terminalId) : undefined;
-      const t = id ? terminals.get(id) : undefined;
-      if (t) {
-        if (typeof result.output === "string") t.output = result.output;
-        const st = isObject(result.exitStatus) ? result.exitStatus : e.method === "terminal/wait_for_exit" ? result : undefined;
-        if (st && (st.exitCode != null || st.signal != null)) t.exit = st.signal != null ? `signal ${String(st.signal)}` : `exit ${String(st.exitCode)}`;
-      }
-    }
+    terminalHandlers[key]?.(step);
   }
-  return { sessions: [...sessions.values()], terminals };
+  return { sessions: [...a.sessions.values()], terminals: a.terminals };
 }
 
 export interface TurnTiming {

@@ -1,4 +1,4 @@
-import type { StoreBackend } from "../backends.js";
+import type { StoreBackend } from "../backend.js";
 import { parsePostgresUrl, redact } from "./url.js";
 
 /** PostgreSQL behind the store registry; `pg` loads only when a store is opened. */

@@ -35,6 +35,8 @@ export function formatConformanceReport(report: ConformanceReport, options: Form
   out.push(`agent:  ${report.agent.command}`);
   if (info) out.push(`        ${info.name}${info.version ? ` ${info.version}` : ""}${report.agent.protocolVersion !== undefined ? `, protocolVersion ${JSON.stringify(report.agent.protocolVersion)}` : ""}`);
   out.push(`cwd:    ${report.cwd}`);
+  // Agent-supplied text: control characters dropped. Reported, never a verdict.
+  if (report.agent.sandbox) out.push(`sandbox: ${printable(report.agent.sandbox)} (as the agent reports it; informational)`);
   out.push(`mode:   ${report.skipPrompts ? "--skip-prompts (no prompt turns were run)" : "full (prompt turns were run; a model-backed agent spent tokens)"}`);
   out.push("levels: MUST = a failure is a spec violation; SHOULD = a failure is a recommendation not followed; info = the spec leaves it open (reported only)");
   const idWidth = Math.max(...report.results.map((r) => r.id.length), 10);
@@ -60,6 +62,11 @@ export function formatConformanceReport(report: ConformanceReport, options: Form
     out.push("", "last lines of the agent's stderr:", ...report.stderrTail.slice(-10).map((l) => `  ${l}`));
   }
   return `${out.join("\n")}\n`;
+}
+
+/** Without C0/C1 control characters (no escape sequences from the agent reach the terminal). */
+function printable(text: string): string {
+  return [...text].filter((c) => (c.codePointAt(0) ?? 0) >= 0x20 && !((c.codePointAt(0) ?? 0) >= 0x7f && (c.codePointAt(0) ?? 0) <= 0x9f)).join("");
 }
 
 function details(result: CheckResult, verbose: boolean): string[] {

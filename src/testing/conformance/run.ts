@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
+import { sandboxMetaText } from "../../core/sandbox.js";
 import { conformanceChecks } from "./catalog.js";
 import { verdictOf } from "./report.js";
 import type { CheckResult, CheckStatus, ConformanceOptions, ConformanceReport } from "./types.js";
@@ -175,6 +176,7 @@ export class Run {
     const withVerdict = (verdict: CheckResult["verdict"]): string[] => results.filter((r) => r.verdict === verdict).map((r) => r.id);
     const violations = withVerdict("violation");
     const authMethods = this.init?.authMethods;
+    const sandbox = sandboxMetaText(this.init?._meta);
     return {
       agent: {
         command: this.command,
@@ -182,6 +184,7 @@ export class Run {
         protocolVersion: this.init?.protocolVersion,
         capabilities: (this.init?.agentCapabilities as acp.AgentCapabilities | undefined) ?? null,
         ...(Array.isArray(authMethods) ? { authMethods } : {}),
+        ...(sandbox !== undefined ? { sandbox } : {}),
       },
       cwd: this.cwd,
       skipPrompts: this.skipPrompts,

@@ -129,6 +129,8 @@ export interface ConformanceReport {
     protocolVersion?: unknown;
     capabilities?: acp.AgentCapabilities | null;
     authMethods?: unknown[];
+    /** What the agent's initialize `_meta` says about a sandbox for its commands (serve's `agentkit.sandbox`): informational, not a check. */
+    sandbox?: string;
   };
   cwd: string;
   skipPrompts: boolean;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/core/index.js";
 import { mcpServerConfigs } from "../../../src/acp/agent/mcp-servers.js";
-import { modeCeilingFor } from "../../../src/acp/agent/serve-bounds.js";
+import { modeCeilingFor } from "../../../src/serve/bounds.js";
 import { AcpModes } from "../../../src/acp/agent/modes.js";
 import { checkWorkspaceDirectory, isSafePrincipalName, prepareWorkspaceRoot } from "../../../src/acp/agent/path-params.js";
 import { SessionControls } from "../../../src/acp/agent/session-controls.js";

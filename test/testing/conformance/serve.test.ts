@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { formatConformanceReport } from "../../../src/testing/index.js";
 import { bin, check, ids, result, tempDir } from "./helpers.js";
 
 /** Our own agent: `agentkit-acp serve --model demo` with a throw-away state directory. */
@@ -49,4 +50,13 @@ describe("conformance of agentkit-acp serve (demo model)", () => {
     expect(result(v2Only, "init.v2-negotiation").status).toBe("pass");
     expect(result(v2Only, "v2.initialize").status).toBe("pass");
   }, 120_000);
+
+  it("reports what the agent says about its sandbox as an informational line, not a check", async () => {
+    const off = await check({ ...serve(), only: ["init.version"], skipPrompts: true });
+    expect(off.agent.sandbox).toBe("the agent's commands run unsandboxed");
+    const on = await check({ ...serve("--sandbox", "--sandbox-net", "allow=registry.npmjs.org:443"), only: ["init.version"], skipPrompts: true });
+    expect(on.agent.sandbox).toBe("the agent's commands run sandboxed (bubblewrap; workspace writable; network: only registry.npmjs.org:443)");
+    expect(formatConformanceReport(on)).toContain("sandbox: the agent's commands run sandboxed (bubblewrap; workspace writable; network: only registry.npmjs.org:443) (as the agent reports it; informational)");
+    expect(on.results.map((r) => r.id)).toEqual(["init.version"]);
+  }, 60_000);
 });

@@ -19,6 +19,8 @@ describe("slash commands answered by serve itself", () => {
         { name: "mode", description: expect.any(String), input: { hint: "ask | auto-edit | read-only" } },
         { name: "model", description: expect.any(String), input: { hint: `scripted:${alpha} | scripted:${beta}` } },
       ],
+      // serve's first update also says what the session's commands may do (docs/sandbox.md).
+      _meta: { agentkit: { sandbox: { mode: "off" } } },
     });
 
     const reply = async (text: string): Promise<string> => {

@@ -55,7 +55,7 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
     const probe = `import { createRequire } from "node:module";
       const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes("/node_modules/pg/"));
       await import("${dist}cli/serve.js");
-      await import("${dist}acp/agent/serve.js");
+      await import("${dist}serve/runtime.js");
       const before = loaded();
       await import("${dist}store/postgres/index.js");
       process.stdout.write(JSON.stringify([before, loaded()]));`;

@@ -1,9 +1,9 @@
-import { ClientFileOperations, ClientTerminalCommandRunner } from "./client-ops.js";
-import type { AcpAgentFactoryContext } from "./factory.js";
-import { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers, type SessionMcpServers } from "./mcp-servers.js";
-import type { CommandSandbox, Logger } from "../../core/index.js";
-import type { CommandRunner, FileOperations } from "../../tools/index.js";
-import { LocalCommandRunner } from "../../tools/index.js";
+import { ClientFileOperations, ClientTerminalCommandRunner } from "../acp/agent/client-ops.js";
+import type { AcpAgentFactoryContext } from "../acp/agent/factory.js";
+import { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers, type SessionMcpServers } from "../acp/agent/mcp-servers.js";
+import type { CommandSandbox, Logger } from "../core/index.js";
+import type { CommandRunner, FileOperations } from "../tools/index.js";
+import { LocalCommandRunner } from "../tools/index.js";
 
 /** What `serve` does with the services a client offers. */
 export interface ServeSessionServices {

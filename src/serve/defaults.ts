@@ -1,5 +1,5 @@
-import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
-import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "./credential-elicitation.js";
+import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "../acp/agent/client-handle.js";
+import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
 
 // The reference agent's defaults, in one place: createServeRuntime applies them and the CLI's
 // option schema shows them in `serve --help` (kept light: parsing the flags loads nothing else).

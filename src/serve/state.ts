@@ -1,16 +1,16 @@
 import { access, constants, mkdir } from "node:fs/promises";
-import { InMemoryApprovalMemory, NoopApprovalMemory, type AcpApprovalMemory } from "./approval-memory.js";
-import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type AcpApprovalResolver } from "./approval.js";
-import { DurableApprovalMemory } from "./durable-approval-memory.js";
-import type { Logger } from "../../core/index.js";
-import { fenceGroupsWithin } from "../../core/index.js";
-import type { LeaseAttempt, SessionLeases, SessionStore } from "../../store/index.js";
-import { FileApprovalMemoryStore, InProcessSessionLeases, InMemorySessionStore, JsonlSessionStore, defaultStateDir, openStore, startRetention, storeBackendFor } from "../../store/index.js";
-import type { PermissionMode } from "../../tools/index.js";
+import { InMemoryApprovalMemory, NoopApprovalMemory, type AcpApprovalMemory } from "../acp/agent/approval-memory.js";
+import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type AcpApprovalResolver } from "../acp/agent/approval.js";
+import { DurableApprovalMemory } from "../acp/agent/durable-approval-memory.js";
+import type { Logger } from "../core/index.js";
+import { fenceGroupsWithin } from "../core/index.js";
+import type { LeaseAttempt, SessionLeases, SessionStore } from "../store/index.js";
+import { FileApprovalMemoryStore, InProcessSessionLeases, InMemorySessionStore, JsonlSessionStore, defaultStateDir, openStore, startRetention, storeBackendFor } from "../store/index.js";
+import type { PermissionMode } from "../tools/index.js";
 
-import type { ApproveMode } from "./serve-defaults.js";
+import type { ApproveMode } from "./defaults.js";
 
-export type { ApproveMode } from "./serve-defaults.js";
+export type { ApproveMode } from "./defaults.js";
 
 /** The persistence choices of `serve` (`--state-dir`, `--no-persist`, …). */
 export interface ServeStateOptions {

@@ -1,6 +1,6 @@
-import { ConfigError } from "../../core/errors.js";
-import type { PermissionMode } from "../../tools/policy.js";
-import type { ApproveMode } from "./serve-state.js";
+import { ConfigError } from "../core/errors.js";
+import type { PermissionMode } from "../tools/policy.js";
+import type { ApproveMode } from "./defaults.js";
 
 // What the operator's flags allow a client: kept apart from serve.ts so that parsing the flags loads nothing else.
 

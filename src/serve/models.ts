@@ -1,14 +1,14 @@
 import { basename } from "node:path";
-import type { Logger } from "../../core/index.js";
-import type { ModelAdapter, ModelTimeouts } from "../../model/index.js";
-import { createModelAdapter, credentialStatus, parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../../model/index.js";
-import { envApiKeyAuthentication, type AcpAuthentication, type ApiKeySlot } from "./auth.js";
-import { DEFAULT_PRINCIPAL } from "./principal.js";
-import { modelSpecProviders, type AcpProviders, type ProviderRoute } from "./providers.js";
+import type { Logger } from "../core/index.js";
+import type { ModelAdapter, ModelTimeouts } from "../model/index.js";
+import { createModelAdapter, credentialStatus, parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../model/index.js";
+import { envApiKeyAuthentication, type AcpAuthentication, type ApiKeySlot } from "../acp/agent/auth.js";
+import { DEFAULT_PRINCIPAL } from "../acp/agent/principal.js";
+import { modelSpecProviders, type AcpProviders, type ProviderRoute } from "../acp/agent/providers.js";
 
 /** The API key placeholder on a client-set route (never a server credential). */
 const CLIENT_ROUTE_KEY = "client-route";
-import type { AcpModelChoice, AcpModelOptions } from "./config-options.js";
+import type { AcpModelChoice, AcpModelOptions } from "../acp/agent/config-options.js";
 
 /** Where the models of a served session come from. */
 export interface ServeModelSource {

@@ -1,26 +1,26 @@
-import type { Logger, LoopObserver } from "../../core/index.js";
-import { childEnvironment, createStderrLogger } from "../../core/index.js";
-import { Agent } from "../../loop/index.js";
-import type { PermissionMode, PermissionPolicy } from "../../tools/index.js";
-import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../../tools/index.js";
-import { AcpIntegration } from "./integration.js";
-import { SERVE_DEFAULTS } from "./serve-defaults.js";
-import type { AcpAgentFactoryContext, AcpSessionAgent } from "./factory.js";
-import { planTool, planToolRule } from "./plan-tool.js";
-import { askUserRule, askUserTool } from "./ask-user-tool.js";
-import { AcpHeadlessRuntime } from "./runtime.js";
-import type { AcpProtocolChoice } from "./protocol.js";
-import type { InboundTraceContext } from "../tracing.js";
-import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./serve-models.js";
-import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./serve-session.js";
-import { modeCeilingFor, type ClientMcpPolicy } from "./serve-bounds.js";
-import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./serve-state.js";
+import type { CommandSandbox, Logger, LoopObserver } from "../core/index.js";
+import { childEnvironment, createStderrLogger } from "../core/index.js";
+import { Agent } from "../loop/index.js";
+import type { PermissionMode, PermissionPolicy } from "../tools/index.js";
+import { ToolRegistry, builtinTools, permissionPolicyForMode } from "../tools/index.js";
+import { AcpIntegration } from "../acp/agent/integration.js";
+import { SERVE_DEFAULTS } from "./defaults.js";
+import type { AcpAgentFactoryContext, AcpSessionAgent } from "../acp/agent/factory.js";
+import { planTool, planToolRule } from "../acp/agent/plan-tool.js";
+import { askUserRule, askUserTool } from "../acp/agent/ask-user-tool.js";
+import { AcpHeadlessRuntime } from "../acp/agent/runtime.js";
+import type { AcpProtocolChoice } from "../acp/agent/protocol.js";
+import type { InboundTraceContext } from "../acp/tracing.js";
+import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSource } from "./models.js";
+import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./session.js";
+import { modeCeilingFor, type ClientMcpPolicy } from "./bounds.js";
+import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./state.js";
 
-export type { ApproveMode, ServeState, ServeStateOptions } from "./serve-state.js";
-export { SERVE_DEFAULTS } from "./serve-defaults.js";
-export type { ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource } from "./serve-models.js";
-export { serveModels } from "./serve-models.js";
-export type { ServeSessionServices } from "./serve-session.js";
+export type { ApproveMode, ServeState, ServeStateOptions } from "./state.js";
+export { SERVE_DEFAULTS } from "./defaults.js";
+export type { ServeModelInputs, ServeModelResolver, ServeModels, ServeModelSource } from "./models.js";
+export { serveModels } from "./models.js";
+export type { ServeSessionServices } from "./session.js";
 
 /** Everything `agentkit-acp serve` is configured with (its flags, as library options). */
 export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<ServeSessionServices>, ServeModelInputs {
@@ -55,8 +55,8 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
   clientMcpPrivate?: boolean;
 }
 
-export type { ClientMcpPolicy } from "./serve-bounds.js";
-export { prepareWorkspaceRoot } from "./path-params.js";
+export type { ClientMcpPolicy } from "./bounds.js";
+export { prepareWorkspaceRoot } from "../acp/agent/path-params.js";
 
 /** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
 export interface ServeRuntime {
@@ -110,7 +110,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .approvalMemory(state.approvalMemory)
     .logger(logger)
     .coalesceMs(options.coalesceMs ?? SERVE_DEFAULTS.coalesceMs)
-    .infoMeta({ agentkit: { sandbox: options.sandbox ? { mode: "workspace", ...options.sandbox.describe(["<session cwd>", "<additionalDirectories>"]) } : { mode: "off" } } })
+    .infoMeta({ agentkit: { sandbox: sandboxMeta(options.sandbox, ["<session cwd>", "<additionalDirectories>"]) } })
     .build();
   const probe = models.primary.create();
   const policy = permissionPolicyForMode(initialMode, { rules: [planToolRule, askUserRule] });
@@ -133,11 +133,18 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .modes({ initial: initialMode, ...(ceiling ? { withheld: { modes: ceiling.withheld, reason: ceiling.reason } } : {}) })
     .models(models.options)
     .slashCommands()
+    // The session's first update says what its commands may do, with its own roots.
+    .sessionInfoMeta((roots) => ({ agentkit: { sandbox: sandboxMeta(options.sandbox, [roots.cwd, ...roots.additionalDirectories]) } }))
     .protocol(options.protocol ?? "v1");
   if (models.primary.providers) builder.providers(models.primary.providers);
   if (options.workspaceRoot !== undefined) builder.workspaceRoot(options.workspaceRoot);
   const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? [])).build();
   return { runtime, state, model: models.primary };
+}
+
+/** `_meta.agentkit.sandbox` (initialize, the session's first update): off, or what the sandbox allows. */
+function sandboxMeta(sandbox: CommandSandbox | undefined, writable: readonly string[]): Record<string, unknown> {
+  return sandbox ? { mode: "workspace", ...sandbox.describe(writable) } : { mode: "off" };
 }
 
 function clientMcpTransports(policy: ClientMcpPolicy): { http: boolean; sse: boolean; acp: boolean; stdio: boolean } {
