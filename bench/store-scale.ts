@@ -172,7 +172,7 @@ for (const plan of plans) process.stdout.write(`\n${plan}\n`);
 
 /** session/load of LONG_ID through the runtime `serve` builds (demo model), timed at the client; RSS sampled every 5 ms. */
 async function replayFigures(where: { stateDir?: string; storeUrl?: string }, work: string): Promise<Figures["replay"]> {
-  const { createServeRuntime } = await import("../src/acp/agent/serve.js");
+  const { createServeRuntime } = await import("../src/serve/runtime.js");
   const { serveInMemory } = await import("../src/testing/index.js");
   const { silentLogger } = await import("../src/core/index.js");
   const acp = await import("@agentclientprotocol/sdk");
