@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { agentLaunch, agentPresets } from "../acp/client/index.js";
@@ -6,6 +7,7 @@ import {
   DriveController,
   PortInUseError,
   readTrace,
+  recordedCwds,
   replayTrace,
   startRecording,
   startRecordingWorker,
@@ -37,7 +39,8 @@ const options = {
   trace: textOption("trace", "FILE", `write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)`, { parse: (text) => resolve(text) }),
   noRedact: switchOption("no-redact", `keep secrets (MCP env/header values, authenticate params) in the page and trace`),
   agent: textOption("agent", "AGENT", `a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line`),
-  cwd: textOption("cwd", "DIR", `drive mode: default session cwd; all modes: the agent's working directory`, { parse: (text) => absolutePath(text, process.cwd()) }),
+  cwd: textOption("cwd", "DIR", `drive mode: default session cwd; replay: the sessions' cwd instead of the recorded one;
+all modes: the agent's working directory`, { parse: (text) => absolutePath(text, process.cwd()) }),
   // Shown in the usage lines above the options.
   open: textOption("open", "FILE", "view a saved trace", { hidden: true, parse: (text) => resolve(text) }),
   replay: textOption("replay", "FILE", "send a trace's client messages again", { hidden: true, parse: (text) => resolve(text) }),
@@ -77,6 +80,8 @@ export const inspectHelp = renderHelp(inspectSchema);
 interface InspectArgs extends Omit<OptionValues<typeof options>, "noRedact" | "cwd" | "help"> {
   redact: boolean;
   cwd: string;
+  /** Whether --cwd was given (replay remaps the recorded session directories to it). */
+  cwdGiven: boolean;
   /** The agent's command line after `--` (tap mode). */
   command: string[] | undefined;
 }
@@ -85,7 +90,7 @@ function parseArgs(argv: string[]): InspectArgs | "help" {
   const { values, afterDashes } = parseCommandLine(inspectSchema, argv, process.env, { splitAtDashes: true });
   if (values.help) return "help";
   const { noRedact, help: _help, ...rest } = values;
-  const args: InspectArgs = { ...rest, redact: !noRedact, cwd: values.cwd ?? process.cwd(), command: afterDashes };
+  const args: InspectArgs = { ...rest, redact: !noRedact, cwd: values.cwd ?? process.cwd(), cwdGiven: values.cwd !== undefined, command: afterDashes };
   const modes = [args.command !== undefined, args.open !== undefined, args.replay !== undefined, args.agent !== undefined && args.replay === undefined].filter(Boolean).length;
   if (modes !== 1) throw new UsageError("choose one mode: `-- AGENT_CMD …` (tap), --agent (drive), --open FILE (view) or --replay FILE --agent AGENT");
   if (args.command?.length === 0) throw new UsageError("no agent command after --");
@@ -125,6 +130,22 @@ function untilLingerEnds(recorder: LocalRecorder, lingerMs: number): Promise<voi
   let timer: NodeJS.Timeout | undefined;
   const lifetime = new Promise<void>((done) => (timer = setTimeout(done, lingerMs)));
   return Promise.race([untilSignal(), lifetime, recorder.closedByUser(RELOAD_GRACE_MS)]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Replay: the recorded session directories, remapped to --cwd when it is given; a recorded one
+ * that is gone otherwise gets a hint (the agent refuses it, and every later request of that
+ * session then names a session that was never made).
+ */
+function replayCwds(read: ReadTrace, args: InspectArgs, recorder: Recorder): Map<string, string> {
+  const recorded = recordedCwds(read.lines);
+  if (args.cwdGiven) return new Map(recorded.filter((cwd) => cwd !== args.cwd).map((cwd) => [cwd, args.cwd]));
+  for (const cwd of recorded.filter((dir) => !existsSync(dir))) {
+    const text = `the trace's session directory ${cwd} is gone: the agent will refuse it; replay in another one with --cwd DIR`;
+    say(text);
+    recorder.note({ ts: Date.now(), note: { level: "warning", text } });
+  }
+  return new Map();
 }
 
 /** Resolves on the first SIGINT/SIGTERM (a human ends the page-serving modes). */
@@ -277,7 +298,7 @@ class PageRun {
     if (!read) return this.finish(2);
     const recorder = this.recorder;
     recorder.setStatus({ state: "running" });
-    const result = await replayTrace({ ...agentLaunch(args.agent as string), cwd: args.cwd, lines: read.lines, onMessage: (ts, from, m) => recorder.message(ts, from, m) });
+    const result = await replayTrace({ ...agentLaunch(args.agent as string), cwd: args.cwd, lines: read.lines, cwdMap: replayCwds(read, args, recorder), onMessage: (ts, from, m) => recorder.message(ts, from, m) });
     recorder.setReplay(result.diff);
     if (result.error) this.fail(result.error);
     else {
