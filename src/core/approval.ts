@@ -27,11 +27,15 @@ export interface ApprovalRequest {
   reason: string;
 }
 
+/** The answer to an approval request: approve, deny (with a reason the model reads), or approve with patched input. */
 export type ApprovalDecision =
   | { type: "approve" }
   | { type: "deny"; reason?: string }
   | { type: "approve_with_patched_input"; input: unknown };
 
+/** Approves the call as requested. */
 export const approve = (): ApprovalDecision => ({ type: "approve" });
+/** Denies the call; the reason is fed back to the model as the tool result. */
 export const deny = (reason?: string): ApprovalDecision => (reason === undefined ? { type: "deny" } : { type: "deny", reason });
+/** Approves the call with `input` in place of what the model asked for. */
 export const approveWithPatchedInput = (input: unknown): ApprovalDecision => ({ type: "approve_with_patched_input", input });

@@ -13,6 +13,10 @@ export class CancelledError extends AgentKitError {
   }
 }
 
+/**
+ * Cancels turns by generation: `interrupt()` aborts everything started at the current
+ * generation (model stream, running tool, approval wait) and moves to the next.
+ */
 export class CancellationController {
   #generation = 0;
   #current = new AbortController();
@@ -118,6 +122,7 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
   });
 }
 
+/** Whether `error` is a cancellation (an AbortError or our CancelledError), not a failure. */
 export function isAbortError(error: unknown): boolean {
   if (error instanceof CancelledError) return true;
   if (typeof error !== "object" || error === null) return false;

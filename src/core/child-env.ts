@@ -9,6 +9,7 @@ const baseNames = [
   "AGENTKIT_DELEGATION_DEPTH", "AGENTKIT_DELEGATION_CHAIN",
 ];
 
+/** The allow-listed variables of `env`, plus the operator's `extraNames` (see above). */
 export function childEnvironment(env: Readonly<Record<string, string | undefined>>, extraNames: readonly string[] = []): Record<string, string> {
   const allowed = new Set([...baseNames, ...extraNames]);
   const child: Record<string, string> = {};

@@ -22,6 +22,7 @@ export class StateError extends AgentKitError {
   }
 }
 
+/** An error's message, or the value as text when it is not an Error. */
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

@@ -2,6 +2,7 @@ import type { PartId, SessionId, ToolCallId } from "./ids.js";
 import type { Item, ToolKind, ToolLocation, ToolResult, Usage } from "./items.js";
 import type { ApprovalDecision, ApprovalRequest } from "./approval.js";
 
+/** What a streamed part holds: answer text or the model's reasoning. */
 export type PartKind = "text" | "reasoning";
 
 /** Streaming content: a part is begun with its kind, appended to, then committed. */
@@ -10,8 +11,10 @@ export type Delta =
   | { type: "append_text"; partId: PartId; text: string }
   | { type: "commit_part"; partId: PartId };
 
+/** Why a turn ended (`tool_call`: the loop keeps driving; the rest end the turn). */
 export type FinishReason = "completed" | "tool_call" | "max_tokens" | "max_turns" | "cancelled" | "blocked" | "error" | "other";
 
+/** The outcome of one turn: why it finished, the items it added, its usage. */
 export interface TurnResult {
   finishReason: FinishReason;
   /** Items committed during this turn, in order. */
@@ -30,6 +33,7 @@ export interface ToolProgress {
   data?: unknown;
 }
 
+/** Everything the loop reports while it runs (deltas, tool calls, approvals, results, usage, the end). */
 export type AgentEvent =
   | { type: "run_started" }
   | { type: "turn_started"; turn: number }
@@ -60,11 +64,13 @@ export interface ObservedEvent {
   event: AgentEvent;
 }
 
+/** An item appended to a session's transcript. */
 export interface TranscriptEvent {
   sessionId: SessionId;
   item: Item;
 }
 
+/** Receives the events of every session of a loop (one observer serves many sessions). */
 export interface LoopObserver {
   handleEvent(event: ObservedEvent): void;
   /**

@@ -6,8 +6,10 @@ export type SessionId = string;
 export type ToolCallId = string;
 /** Identifies one streamed content part (text or reasoning) within a turn. */
 export type PartId = string;
+/** Identifies one transcript item. */
 export type ItemId = string;
 
+/** A fresh random id with a readable prefix (`call_…`, `item_…`). */
 export function newId(prefix: string): string {
   return `${prefix}_${randomUUID().replaceAll("-", "").slice(0, 20)}`;
 }

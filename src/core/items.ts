@@ -3,6 +3,7 @@ import type { ItemId, SessionId, ToolCallId } from "./ids.js";
 /** ACP-compatible tool kinds (the same wire values, owned here so core has no protocol import). */
 export type ToolKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other";
 
+/** A file (and optionally a line) a tool call touches, for a client to follow along. */
 export interface ToolLocation {
   path: string;
   line?: number;
@@ -27,6 +28,7 @@ export interface ToolResult {
   terminalId?: string;
 }
 
+/** One piece of an item: text, reasoning, a tool call or a tool result. */
 export type Part =
   | { type: "text"; text: string }
   | { type: "reasoning"; text: string }
@@ -39,6 +41,7 @@ export type Part =
   | { type: "tool_call"; callId: ToolCallId; toolName: string; input: unknown }
   | { type: "tool_result"; callId: ToolCallId; toolName: string; result: ToolResult };
 
+/** Who an item comes from. */
 export type ItemRole = "system" | "user" | "assistant" | "tool";
 
 /** One committed transcript entry. */
@@ -51,6 +54,7 @@ export interface Item {
   meta?: Record<string, unknown>;
 }
 
+/** Token counts reported by the model for a turn. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
@@ -59,6 +63,7 @@ export interface Usage {
   cachedInputTokens?: number;
 }
 
+/** An item's text parts joined (reasoning and tool parts left out). */
 export function textOf(item: Item): string {
   return item.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
 }

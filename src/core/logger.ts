@@ -3,6 +3,7 @@ import { activeTraceIds } from "./tracing.js";
 /** Library code logs only through this; the default writes to stderr (stdout belongs to ACP). */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
+/** Where library code logs (never stdout, which belongs to the protocol). */
 export interface Logger {
   debug(message: string, data?: Record<string, unknown>): void;
   info(message: string, data?: Record<string, unknown>): void;
@@ -30,6 +31,7 @@ export function createStderrLogger(level: LogLevel = "info", name = "agentkit-ac
   };
 }
 
+/** A logger that drops everything. */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 function safeJson(value: unknown): string {

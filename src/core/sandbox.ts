@@ -15,8 +15,10 @@ import { seatbeltProfile } from "./sandbox-seatbelt.js";
  */
 
 export type SandboxMode = "off" | "workspace";
+/** The values `--sandbox` accepts. */
 export const sandboxModes: readonly SandboxMode[] = ["off", "workspace"];
 
+/** Resource bounds for a sandboxed command (CPU time, memory, processes, /tmp and file sizes). */
 export interface SandboxLimits {
   /** RLIMIT_CPU: CPU seconds per process (SIGXCPU, then SIGKILL). */
   cpuSeconds: number;
@@ -31,6 +33,7 @@ export interface SandboxLimits {
 }
 
 const MiB = 1024 * 1024;
+/** The bounds used where none are given. */
 export const defaultSandboxLimits: Readonly<SandboxLimits> = {
   cpuSeconds: 300,
   memoryBytes: 4096 * MiB,
@@ -65,6 +68,7 @@ export class SandboxUnavailableError extends ConfigError {
   }
 }
 
+/** How `CommandSandbox.create` finds its engine, which bounds it applies and what network it allows. */
 export interface SandboxOptions {
   limits?: Partial<SandboxLimits>;
   /** Search path for the engine (default: PATH). */
@@ -74,6 +78,7 @@ export interface SandboxOptions {
   netAllow?: readonly NetAllowEntry[];
 }
 
+/** What one wrapped command may see and write. */
 export interface WrapOptions {
   cwd: string;
   writable: readonly string[];

@@ -11,6 +11,7 @@ import { errorMessage } from "./errors.js";
 import { packageVersion } from "./package-files.js";
 import { SyncContextManager, setContentCapture } from "./tracing.js";
 
+/** Where spans go and how the service is named (defaults from the OTEL_* environment). */
 export interface TracingOptions {
   /** Read for the standard OTEL_* variables (default process.env). */
   env?: NodeJS.ProcessEnv;
@@ -23,6 +24,7 @@ export interface TracingOptions {
   flushTimeoutMs?: number;
 }
 
+/** A running tracer provider: shut it down (which flushes) before exit. */
 export interface TracingHandle {
   /** Exports what is queued and stops; never waits longer than the flush timeout, never throws. */
   shutdown(): Promise<void>;
