@@ -188,7 +188,8 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
     elicitation: interactive ? terminalForm(io.stdin, io.stderr, onInterrupt, true, questions) : declineForms,
     urlElicitation: interactive ? terminalUrl(io.stdin, io.stderr, onInterrupt, questions) : declineUrls,
     // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
-    stderr: !args.verbose ? "ignore" : args.raw ? "inherit" : (line: string) => void io.stderr.write(`${stripControls(line)}\n`),
+    // Hidden otherwise, but for an inspect tap's page and trace (`--agent "agentkit-acp inspect -- AGENT"`): they are for the user.
+    stderr: !args.verbose ? (line: string) => void (inspectTapLine(line) && io.stderr.write(`${line}\n`)) : args.raw ? "inherit" : (line: string) => void io.stderr.write(`${stripControls(line)}\n`),
     clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
     protocol: args.protocol,
   };
@@ -292,3 +293,13 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   for await (const chunk of stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 }
+
+/**
+ * The lines an inspect tap announces itself with (`agentkit-acp inspect: page URL`, `… trace FILE`).
+ * Only a loopback page address passes, so an agent cannot put a link of its choosing before the user.
+ */
+export function inspectTapLine(line: string): boolean {
+  if (stripControls(line) !== line) return false;
+  return /^agentkit-acp inspect: (page http:\/\/(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost):\d{1,5}\/\?t=[\w-]+|trace \/.*)$/.test(line);
+}
+

@@ -137,6 +137,11 @@ export class PageServer {
       res.writeHead(403, { "content-type": "text/plain" }).end("open the page by its IP address or localhost (the Host header named another server)\n");
       return;
     }
+    // Browsers ask for it on every page load, without the token: answered empty, not 403 (which each load logged as an error).
+    if (req.method === "GET" && url.pathname === "/favicon.ico") {
+      res.writeHead(204).end();
+      return;
+    }
     const type = ASSETS[url.pathname];
     if (req.method === "GET" && type) {
       try {

@@ -1,6 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { context, propagation, trace } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { SyncContextManager } from "../../src/core/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bin, chromiumArgs, chromiumPath, editScript, fixtureAgent, haveChromium, InspectProcess, startEditor, tempDir } from "./support.js";
 
@@ -24,10 +28,15 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
   });
   afterAll(async () => {
     await browser?.close();
+    // No request of a page failed with an HTTP error (a closed page's reconnects fail otherwise: not counted).
+    expect(consoleErrors.filter((e) => /status of [45]\d\d/.test(e))).toEqual([]);
   });
 
+  /** Errors the pages logged in their consoles (a failed request shows here, e.g. a 403 favicon). */
+  const consoleErrors: string[] = [];
   async function open(url: string, width = 1366, height = 800): Promise<Page> {
     const page = await browser.newPage({ viewport: { width, height } });
+    page.on("console", (m) => void (m.type() === "error" && consoleErrors.push(`${page.url()}: ${m.text()}`)));
     // No external network: every request must go to the inspector itself.
     const origin = new URL(url).origin;
     page.on("request", (r) => {
@@ -51,8 +60,20 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
     try {
       const page = await open(await url);
       await page.locator("#state", { hasText: "running" }).waitFor({ timeout: T });
+      // What the browser asks for by itself on each load, without the token: no 403 (it logged an error per load).
+      expect(await page.evaluate(() => fetch("/favicon.ico").then((r) => r.status))).toBe(204);
       const session = await client.newSession();
-      await session.prompt("edit a.txt");
+      // The editor traces (in this process): its session/prompt carries _meta.traceparent.
+      context.setGlobalContextManager(new SyncContextManager());
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+      trace.setGlobalTracerProvider(new BasicTracerProvider());
+      try {
+        await session.prompt("edit a.txt");
+      } finally {
+        trace.disable();
+        propagation.disable();
+        context.disable();
+      }
       await page.locator(".msg.agent", { hasText: "Done: the file now says hello world." }).waitFor({ timeout: T });
       await page.locator(".msg.user", { hasText: "edit a.txt" }).waitFor();
       const tool = page.locator(".tool", { hasText: "a.txt" });
@@ -67,6 +88,10 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       await page.locator(".detail .pair", { hasText: "request #" }).waitFor();
       await page.keyboard.press("p"); // jump to the pair
       await page.locator(".detail .pair", { hasText: "answer #" }).waitFor();
+      // The request's trace id, as its _meta.traceparent says.
+      const traceparent = String(JSON.parse((await page.locator(".detail pre.json").textContent()) ?? "{}").params?._meta?.traceparent);
+      expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      expect(await page.locator(".detail .d-trace .trace-id").textContent()).toBe(traceparent.split("-")[1]);
       await shot(page, "tap-messages");
       await page.keyboard.press("3");
       await page.locator("table.timing tbody tr").first().waitFor();

@@ -269,9 +269,23 @@ function renderMessages(): void {
   clear(
     detailEl,
     h("div", { class: "d-head" }, `#${sel.seq} ${arrow(sel)} ${sel.kind} ${sel.method ?? ""}`, sel.pairSeq !== undefined ? h("button", { class: "pair", onclick: () => select(sel.pairSeq, true) }, sel.kind === "request" ? `answer #${sel.pairSeq} (${ms(sel.latencyMs)})` : `request #${sel.pairSeq}`) : null),
+    traceLine(sel.message),
     ...sel.issues.map((i) => h("div", { class: `issue issue-${i.severity}`, role: "note" }, h("strong", {}, i.rule), `: ${i.detail}`)),
     h("pre", { class: "json" }, typeof sel.message === "string" ? sel.message : JSON.stringify(sel.message, null, 2)),
   );
+}
+
+/**
+ * The W3C trace context a message carries in `_meta.traceparent` (ACP's reserved key; our client
+ * and agent put it on every request they send with tracing on): its trace id, to look the turn up
+ * in a tracing backend, and the sender's span.
+ */
+function traceLine(message: unknown): HTMLElement | null {
+  const params = typeof message === "object" && message !== null ? (message as { params?: { _meta?: { traceparent?: unknown } } }).params : undefined;
+  const traceparent = params?._meta?.traceparent;
+  const m = typeof traceparent === "string" ? /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(traceparent) : null;
+  if (!m) return null;
+  return h("div", { class: "d-trace", title: "W3C trace context (_meta.traceparent)" }, "trace ", h("code", { class: "trace-id" }, m[1]!), " · sender's span ", h("code", {}, m[2]!));
 }
 
 /** CSP forbids style attributes; CSSOM custom properties are fine. */
