@@ -25,6 +25,7 @@ const commands: Record<string, CommandEntry> = {
   demo: { summary: "zero-key demo: `prompt` against our own `serve` in a temp workspace", load: async (from) => (await from("demo", () => import("./demo.js"))).runDemo },
   inspect: { summary: "see, record and replay any ACP conversation in the browser (tap, drive, view)", load: async (from) => (await from("inspect", () => import("./inspect.js"))).runInspect },
   sessions: { summary: "the stored sessions: list, show, export (JSONL / Markdown), prune by age", load: async (from) => (await from("sessions", () => import("./sessions.js"))).runSessions },
+  audit: { summary: "who did what on a serve --listen service: sessions, prompts, tool calls, refusals", load: async (from) => (await from("audit", () => import("./audit.js"))).runAudit },
   check: { summary: "ACP v1 conformance check of any agent: where it breaks the spec, and what to fix", load: async (from) => (await from("check", () => import("./check.js"))).runCheck },
 };
 

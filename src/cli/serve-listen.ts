@@ -4,6 +4,10 @@ import { AcpHttpService, ListenError, ServiceMetrics } from "../acp/agent/http.j
 import { jwtVerifier, type JwtVerifier } from "../acp/agent/jwt.js";
 import { DEFAULT_PRINCIPAL } from "../acp/agent/principal.js";
 import { BearerTokens, parseTokenFile, type BearerToken } from "../acp/agent/principals.js";
+import { QuotaPolicy, quotasFromClaim, type QuotaLimits } from "../acp/agent/quota-limits.js";
+
+/** The JWT claim that sets its principal's quotas: `{"sessions": 5, …}` or `"sessions=5,…"`. */
+export const JWT_QUOTA_CLAIM = "agentkit_quota";
 import type { Logger } from "../core/index.js";
 import { errorMessage } from "../core/index.js";
 import type { ListenAddress, ServeOptions } from "./serve-options.js";
@@ -27,24 +31,33 @@ export interface ListenIdentities {
  * (principal `default`) unless only `--jwks` is given; plus `--jwks`. A file or key set that
  * cannot be used is a UsageError naming the line or key (exit 2).
  */
-export async function listenIdentities(options: Pick<ServeOptions, "tokenFile" | "jwt" | "workspaceRoot">, env: NodeJS.ProcessEnv, logger: Logger): Promise<ListenIdentities> {
+export async function listenIdentities(
+  options: Pick<ServeOptions, "tokenFile" | "jwt" | "workspaceRoot">,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  quotas: QuotaPolicy = new QuotaPolicy({}),
+): Promise<ListenIdentities> {
   let jwt: JwtVerifier | undefined;
   if (options.jwt !== undefined) {
     try {
-      jwt = await jwtVerifier(options.jwt);
+      // A token's agentkit_quota claim sets its principal's limits (an unusable claim: the operator's).
+      jwt = await jwtVerifier({ ...options.jwt, onVerified: (principal, claims) => quotas.noteClaim(principal, quotasFromClaim(claims[JWT_QUOTA_CLAIM])) });
     } catch (error) {
       throw new UsageError(errorMessage(error));
     }
   }
   const file = options.tokenFile;
   if (file !== undefined) {
-    const tokens = new BearerTokens(readTokenFile(file, logger));
+    const first = readTokenFile(file, logger);
+    const tokens = new BearerTokens(first);
+    quotas.setFileOverrides(fileQuotas(first));
     const reload = (log: Logger): void => {
       try {
         const next = readTokenFile(file, log);
         // A rotation must not add principals to an instance without workspaces (see requireWorkspaceRoot).
         requireWorkspaceRoot(jwt ? Infinity : new Set(next.map((t) => t.principal)).size, options.workspaceRoot);
         tokens.replace(next);
+        quotas.setFileOverrides(fileQuotas(next));
         log.info(`--token-file re-read: ${tokens.size} token(s) for ${tokens.principals().length} principal(s)`);
       } catch (error) {
         log.warn(`--token-file not re-read; the previous tokens stay in use: ${errorMessage(error)}`);
@@ -56,6 +69,11 @@ export async function listenIdentities(options: Pick<ServeOptions, "tokenFile" |
   if (token) return { tokens: new BearerTokens([{ principal: DEFAULT_PRINCIPAL, token }]), ...(jwt ? { jwt } : {}) };
   if (jwt) return { tokens: new BearerTokens([]), jwt };
   throw new UsageError("--listen needs a bearer token: set AGENTKIT_ACP_TOKEN or pass --token-file FILE (or --jwks with --jwt-issuer and --jwt-audience)");
+}
+
+/** The quota= column of each principal in a token file. */
+function fileQuotas(tokens: readonly BearerToken[]): Map<string, QuotaLimits> {
+  return new Map(tokens.flatMap((t) => (t.quota ? [[t.principal, t.quota] as const] : [])));
 }
 
 function readTokenFile(file: string, logger: Logger): BearerToken[] {

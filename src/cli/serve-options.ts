@@ -6,6 +6,7 @@ import { permissionModes, type PermissionMode } from "../tools/index.js";
 import { APPROVE_MODES, SERVE_DEFAULTS } from "../serve/defaults.js";
 import { CLIENT_MCP_POLICIES, modeCeilingFor, type ClientMcpPolicy } from "../serve/bounds.js";
 import { ACP_PROTOCOL_CHOICES } from "../acp/agent/protocol.js";
+import { parseQuotas, type QuotaLimits } from "../acp/agent/quota-limits.js";
 import { UsageError } from "./usage.js";
 import { sandboxNetOption } from "./sandbox-net-flag.js";
 import { parseAge, storeUrlFrom } from "./store-option.js";
@@ -158,6 +159,21 @@ Default: http with --listen, all on stdio`, { parse: read.oneOf(CLIENT_MCP_POLIC
 (RFC 1918, ULA, CGNAT), link-local, multicast or unspecified addresses
 (refused by default: the host is resolved and any such address
 refuses it). Always allowed on stdio (the editor is the operator's)`),
+  quota: listOption("quota", "NAME=VALUE[,NAME=VALUE]", `per-principal limits shared by every instance on the store:
+sessions (open at once), turns (running at once), prompts-per-minute,
+tokens-per-day (model tokens, UTC day). Over one: JSON-RPC -32600 with
+data.reason "quota_exceeded", data.limit and data.retryAfterMs; a
+running turn is never cut. A token file's "quota=…" column or a JWT's
+"agentkit_quota" claim replaces these for its principal (docs/service.md)`, {
+    split: false,
+    item: (text, flag) => {
+      try {
+        return parseQuotas(text, flag);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
+    },
+  }),
   logLevel: withDefault(textOption("log-level", "LEVEL", `debug | info | warn | error | silent (default {default}; stderr)`, { parse: read.oneOf(logLevels) }), "info"),
   traceContext: textOption("trace-context", "honor|ignore", `whether a client's _meta.traceparent parents this agent's spans
 (default honor over stdio, ignore with --listen: a remote client
@@ -183,6 +199,9 @@ SIGHUP (default: AGENTKIT_ACP_TOKEN, principal "default")`, {
   jwtAudience: textOption("jwt-audience", "AUD", `the required "aud"`, { ...listen, parse: (text) => text.trim() }),
   jwtPrincipalClaim: textOption("jwt-principal-claim", "C", `the claim naming the principal (default sub)`, { ...listen, parse: (text) => text.trim() }),
   maxConnections: withDefault(textOption("max-connections", "N", `open ACP connections allowed at once; more get HTTP 503 (default {default})`, { ...listen, parse: read.whole(1) }), SERVE_DEFAULTS.maxConnections),
+  auditRetainMs: textOption("audit-retain", "AGE", `audit records older than AGE (30d, 12h, 90m; 0 keeps them) are deleted at
+start and hourly (default 30d). The audit trail is recorded in the
+store with --listen; read it with agentkit-acp audit`, { ...listen, parse: (text, flag) => (text.trim() === "0" ? 0 : parseAge(text, flag)) }),
   drainTimeoutMs: withDefault(textOption("drain-timeout", "MS", `on SIGTERM: no new connections or sessions, running turns may finish
 for this long, then they are cancelled and serve exits (default {default})`, { ...listen, parse: read.whole(1) }), SERVE_DEFAULTS.drainTimeoutMs),
 };
@@ -219,7 +238,7 @@ export interface ListenAddress {
 
 type Given = OptionValues<typeof options>;
 /** The flags that are read together into one field below. */
-type Grouped = "noPersist" | "store" | "noApprovalMemory" | "modelTimeout" | "modelConnectTimeout" | "modelFirstByteTimeout" | "modelIdleTimeout" | "jwks" | "jwtIssuer" | "jwtAudience" | "jwtPrincipalClaim" | "sandboxLimits" | "sandboxNet";
+type Grouped = "quota" | "noPersist" | "store" | "noApprovalMemory" | "modelTimeout" | "modelConnectTimeout" | "modelFirstByteTimeout" | "modelIdleTimeout" | "jwks" | "jwtIssuer" | "jwtAudience" | "jwtPrincipalClaim" | "sandboxLimits" | "sandboxNet";
 
 /** What `serve` runs with: each flag's typed value, with the defaults that depend on other flags (`--listen`) filled in. */
 export interface ServeOptions extends Omit<Given, Grouped | "keyPageMs" | "sandboxMode" | "clientMcp" | "traceContext"> {
@@ -245,13 +264,15 @@ export interface ServeOptions extends Omit<Given, Grouped | "keyPageMs" | "sandb
   clientMcp: ClientMcpPolicy;
   /** --trace-context: default honor; ignore with --listen. */
   traceContext: "honor" | "ignore";
+  /** Every --quota merged (a later name wins): per-principal limits across the instances on the store. */
+  quotaLimits: QuotaLimits;
 }
 
 export function parseServeOptions(argv: string[], env: Env): ServeOptions {
   const { values: v, given } = parseCommandLine(serveSchema, argv, env);
   const listening = v.listen !== undefined;
   if (!listening) {
-    for (const key of ["tokenFile", "jwks", "maxConnections", "drainTimeoutMs"] as const) {
+    for (const key of ["tokenFile", "jwks", "maxConnections", "drainTimeoutMs", "auditRetainMs"] as const) {
       if (given.has(key)) throw new UsageError(`--${options[key].flag} only applies with --listen`);
     }
   }
@@ -264,7 +285,7 @@ export function parseServeOptions(argv: string[], env: Env): ServeOptions {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { noPersist, store: _store, noApprovalMemory, modelTimeout, modelConnectTimeout, modelFirstByteTimeout, modelIdleTimeout, jwks: _jwks, jwtIssuer: _i, jwtAudience: _a, jwtPrincipalClaim: _c, sandboxLimits, sandboxNet, ...rest } = v;
+  const { quota, noPersist, store: _store, noApprovalMemory, modelTimeout, modelConnectTimeout, modelFirstByteTimeout, modelIdleTimeout, jwks: _jwks, jwtIssuer: _i, jwtAudience: _a, jwtPrincipalClaim: _c, sandboxLimits, sandboxNet, ...rest } = v;
   const sandboxMode = v.sandboxMode ?? (listening ? "workspace" : "off");
   const netAllow = sandboxNetOption(sandboxNet);
   if (netAllow.length > 0 && sandboxMode === "off") throw new UsageError("--sandbox-net applies to sandboxed commands: it needs --sandbox (workspace)");
@@ -282,6 +303,7 @@ export function parseServeOptions(argv: string[], env: Env): ServeOptions {
     clientMcp: v.clientMcp ?? (listening ? "http" : "all"),
     clientMcpPrivate: v.clientMcpPrivate || !listening,
     traceContext: v.traceContext ?? (listening ? "ignore" : "honor"),
+    quotaLimits: Object.assign({}, ...quota) as QuotaLimits,
   };
 }
 

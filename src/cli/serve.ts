@@ -34,7 +34,7 @@ export async function runServe(argv: string[], io: CliIo = processIo()): Promise
 async function serveWith(options: ServeOptions): Promise<number> {
   // The scripted model (tests and benchmarks) is loaded only when a spec names it.
   const scripted = [options.model ?? "", ...options.models].some((spec) => spec.includes("scripted:"));
-  const [{ createServeRuntime, prepareWorkspaceRoot, serveModels }, scriptedModelResolver] = await Promise.all([
+  const [{ createServeRuntime, prepareWorkspaceRoot, serveModels, QuotaPolicy }, scriptedModelResolver] = await Promise.all([
     import("../serve/runtime.js"),
     scripted ? import("../testing/scripted-script.js").then((m) => m.scriptedModelResolver) : undefined,
   ]);
@@ -42,6 +42,8 @@ async function serveWith(options: ServeOptions): Promise<number> {
   // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
   const listening = options.listen ? await import("./serve-listen.js") : undefined;
   let identities: ListenIdentities | undefined;
+  // --quota for everyone; a token file's quota= column or a JWT's agentkit_quota claim per principal.
+  const quotas = new QuotaPolicy(options.quotaLimits);
   let models: ServeModels;
   let sandbox: CommandSandbox | undefined;
   let tracing: TracingHandle | undefined;
@@ -49,7 +51,7 @@ async function serveWith(options: ServeOptions): Promise<number> {
     // Asked for and not available: exit 2 naming what to install, never a run without it.
     if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits, netAllow: options.sandboxNet });
     if (listening) {
-      identities = await listening.listenIdentities(options, process.env, logger);
+      identities = await listening.listenIdentities(options, process.env, logger, quotas);
       // More than one principal (token-file names, JWT subjects): each needs a workspace of its own.
       listening.requireWorkspaceRoot(listening.principalCount(identities), options.workspaceRoot);
     }
@@ -76,10 +78,17 @@ async function serveWith(options: ServeOptions): Promise<number> {
   logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
   logger.info(sandbox ? `commands run sandboxed (${sandbox.engine}; process bound: ${sandbox.processBound}; network: ${netAllowText(sandbox.netAllow)})` : "commands run unsandboxed (--sandbox off)");
   const metrics = listening?.newServiceMetrics();
+  // Token-file principals get their own /metrics labels first (JWT subjects take what is left).
+  if (metrics && identities) metrics.principals.reserve(identities.tokens.principals());
   let served: ServeRuntime;
   try {
     const childEnv = childEnvironment(process.env, options.childEnvNames);
-    served = await createServeRuntime({ ...options, forgetClosed: options.listen !== undefined, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [], childEnv, ...(sandbox ? { sandbox } : {}) });
+    served = await createServeRuntime({
+      ...options,
+      quotas,
+      audit: options.listen !== undefined,
+      ...(metrics ? { principalMetrics: metrics.principals } : {}),
+      forgetClosed: options.listen !== undefined, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [], childEnv, ...(sandbox ? { sandbox } : {}) });
   } catch (error) {
     // A store URL that does not work is a configuration mistake (exit 2, saying what to fix).
     if (options.storeUrl !== undefined) {

@@ -15,6 +15,7 @@ import { serveModels, type ServeModelInputs, type ServeModels, type ServeModelSo
 import { sessionMcpServers, sessionOperations, type ServeSessionServices } from "./session.js";
 import { modeCeilingFor, type ClientMcpPolicy } from "./bounds.js";
 import { approvalResolverFor, initialModeFor, serveState, type ApproveMode, type ServeState, type ServeStateOptions } from "./state.js";
+import { serviceHooks, type ServiceHookOptions, type ServiceHooks } from "./service.js";
 
 export type { ApproveMode, ServeState, ServeStateOptions } from "./state.js";
 export { SERVE_DEFAULTS } from "./defaults.js";
@@ -23,7 +24,7 @@ export { serveModels } from "./models.js";
 export type { ServeSessionServices } from "./session.js";
 
 /** Everything `agentkit-acp serve` is configured with (its flags, as library options). */
-export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<ServeSessionServices>, ServeModelInputs {
+export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<ServeSessionServices>, ServeModelInputs, ServiceHookOptions {
   /** Default `ask` (the client answers permission requests). */
   approve?: ApproveMode;
   /** The mode sessions start in; default: what `approve` implies. */
@@ -57,6 +58,7 @@ export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial
 
 export type { ClientMcpPolicy } from "./bounds.js";
 export { prepareWorkspaceRoot } from "../acp/agent/path-params.js";
+export { QuotaPolicy } from "../acp/agent/quota-limits.js";
 
 /** What `serve` runs: the runtime (serve it over stdio or any stream) and where its state lives. */
 export interface ServeRuntime {
@@ -96,6 +98,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     env,
     logger,
   );
+  const hooks = serviceHooks(state, options, logger);
   const services: ServeSessionServices = {
     localTools: options.localTools ?? false,
     mcpStartupTimeoutMs: options.mcpStartupTimeoutMs ?? SERVE_DEFAULTS.mcpStartupTimeoutMs,
@@ -138,8 +141,20 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     .protocol(options.protocol ?? "v1");
   if (models.primary.providers) builder.providers(models.primary.providers);
   if (options.workspaceRoot !== undefined) builder.workspaceRoot(options.workspaceRoot);
-  const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, options.observers ?? [])).build();
-  return { runtime, state, model: models.primary };
+  if (hooks.quotas) builder.quotas(hooks.quotas);
+  if (hooks.audit) builder.audit(hooks.audit);
+  const runtime = builder.agentFactory((context) => sessionAgent(context, models.primary, policy, logger, services, sessionObservers(context, hooks, options.observers ?? []))).build();
+  // Queued audit records and token counts are written before the store closes.
+  const close = async (): Promise<void> => {
+    await hooks.close();
+    await state.close();
+  };
+  return { runtime, state: { ...state, close }, model: models.primary };
+}
+
+function sessionObservers(context: AcpAgentFactoryContext, hooks: ServiceHooks, observers: LoopObserver[]): LoopObserver[] {
+  const own = hooks.observer(context.principal, context.acpSessionId);
+  return own ? [...observers, own] : observers;
 }
 
 /** `_meta.agentkit.sandbox` (initialize, the session's first update): off, or what the sandbox allows. */

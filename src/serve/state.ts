@@ -4,8 +4,22 @@ import { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, type A
 import { DurableApprovalMemory } from "../acp/agent/durable-approval-memory.js";
 import type { Logger } from "../core/index.js";
 import { fenceGroupsWithin } from "../core/index.js";
-import type { LeaseAttempt, SessionLeases, SessionStore } from "../store/index.js";
-import { FileApprovalMemoryStore, InProcessSessionLeases, InMemorySessionStore, JsonlSessionStore, defaultStateDir, openStore, startRetention, storeBackendFor } from "../store/index.js";
+import type { AuditLog, LeaseAttempt, QuotaStore, SessionLeases, SessionStore } from "../store/index.js";
+import {
+  FileApprovalMemoryStore,
+  FileAuditLog,
+  FileQuotaStore,
+  InMemoryAuditLog,
+  InMemoryQuotaStore,
+  InProcessSessionLeases,
+  InMemorySessionStore,
+  JsonlSessionStore,
+  defaultStateDir,
+  newLeaseHolderName,
+  openStore,
+  startRetention,
+  storeBackendFor,
+} from "../store/index.js";
 import type { PermissionMode } from "../tools/index.js";
 
 import type { ApproveMode } from "./defaults.js";
@@ -50,6 +64,12 @@ export interface ServeState {
   offerAlways: boolean;
   /** Shared session leases (a --store backend); undefined → the runtime's in-process leases. */
   leases?: SessionLeases;
+  /** Per-principal quota counters, shared with the other instances on the same store. */
+  quotas: QuotaStore;
+  /** The audit trail's store. */
+  audit: AuditLog;
+  /** This instance's name in audit records (the lease holder name on PostgreSQL). */
+  instance: string;
   /** Where sessions are kept, for the start-up log line. */
   description: string;
   /** The store can be used right now (for `/readyz`); never throws. */
@@ -96,6 +116,9 @@ async function buildState(options: ServeStateOptions, env: NodeJS.ProcessEnv, lo
       ...(options.forgetClosed ? { leases: forgettingLeases(sessions) } : {}),
       approvalMemory: options.approvalMemory ? new InMemoryApprovalMemory() : new NoopApprovalMemory(),
       offerAlways: options.approvalMemory,
+      quotas: new InMemoryQuotaStore(),
+      audit: new InMemoryAuditLog(),
+      instance: newLeaseHolderName(),
       description: options.forgetClosed ? "sessions are kept in memory only while a connection has them open (--no-persist)" : "sessions are kept in memory only (--no-persist)",
       ready: async () => true,
       close: async () => {},
@@ -110,9 +133,14 @@ async function buildState(options: ServeStateOptions, env: NodeJS.ProcessEnv, lo
     await approvals.clear();
     logger.info(`cleared the remembered approvals in ${approvals.dir}`);
   }
+  const instance = newLeaseHolderName();
+  const quotas = new FileQuotaStore({ stateDir, holder: instance, logger });
   return {
     stateDir,
     sessions: new JsonlSessionStore({ stateDir, logger }),
+    quotas,
+    audit: new FileAuditLog(stateDir),
+    instance,
     approvalMemory: options.approvalMemory ? new DurableApprovalMemory(approvals) : new NoopApprovalMemory(),
     offerAlways: options.approvalMemory,
     description: `sessions and approvals are kept in ${stateDir}`,
@@ -121,7 +149,7 @@ async function buildState(options: ServeStateOptions, env: NodeJS.ProcessEnv, lo
         () => true,
         () => false,
       ),
-    close: async () => {},
+    close: () => quotas.close(),
   };
 }
 
@@ -140,6 +168,9 @@ async function sharedStoreState(options: ServeStateOptions, url: string, logger:
     stateDir: undefined,
     sessions: store.sessions,
     leases: store.leases,
+    quotas: store.quotas,
+    audit: store.audit,
+    instance: store.leases.holder,
     approvalMemory: options.approvalMemory ? new DurableApprovalMemory(store.approvals) : new NoopApprovalMemory(),
     offerAlways: options.approvalMemory,
     description: store.description,

@@ -1,6 +1,8 @@
 import type { Logger } from "../core/index.js";
 import type { ApprovalMemoryStore } from "./approval-store.js";
+import type { AuditLog } from "./audit.js";
 import type { SessionLeases } from "./leases.js";
+import type { QuotaStore } from "./quotas.js";
 import type { SessionStore } from "./types.js";
 
 // What a shared store backend is (the registry of them: backends.ts).
@@ -10,6 +12,10 @@ export interface OpenedStore {
   sessions: SessionStore;
   approvals: ApprovalMemoryStore;
   leases: SessionLeases;
+  /** Per-principal quota counters shared by the instances (slots held under `leases.holder`). */
+  quotas: QuotaStore;
+  /** The audit trail. */
+  audit: AuditLog;
   /** Where things are kept, for the start-up log line (no password). */
   description: string;
   /** The store answers (for `/readyz`); never throws. */

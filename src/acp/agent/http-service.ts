@@ -220,7 +220,7 @@ export class AcpHttpService {
 
   #serve(stream: Stream, principal: string, holder: { id?: string }): { closed: Promise<void> } {
     this.#connections += 1;
-    const tapped = this.metrics.tap(stream);
+    const tapped = this.metrics.tap(stream, principal);
     const served = this.#options.runtime.serve(tapped.stream, { principal });
     void served.closed.finally(() => {
       this.#connections -= 1;

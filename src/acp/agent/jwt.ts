@@ -13,6 +13,8 @@ export interface JwtVerifierOptions {
   audience: string;
   /** The claim naming the principal (default `sub`). */
   principalClaim?: string;
+  /** Told each verified token's principal and claims (e.g. the `agentkit_quota` claim's limits). */
+  onVerified?: (principal: string, claims: Readonly<Record<string, unknown>>) => void;
 }
 
 /** A verified token's principal, or undefined for anything not valid (bad signature, iss, aud, time, kid, alg). */
@@ -30,7 +32,9 @@ export async function jwtVerifier(options: JwtVerifierOptions): Promise<JwtVerif
     try {
       const { payload } = await jwtVerify(token, keys, { issuer: options.issuer, audience: options.audience, algorithms: JWT_ALGORITHMS });
       const principal = payload[claim];
-      return typeof principal === "string" && isPrincipalName(principal) ? principal : undefined;
+      if (typeof principal !== "string" || !isPrincipalName(principal)) return undefined;
+      options.onVerified?.(principal, payload);
+      return principal;
     } catch {
       return undefined;
     }

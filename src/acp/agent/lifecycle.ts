@@ -17,9 +17,12 @@ import { titleStored } from "./session-title.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
 import type { OpenedState, OpenSessionEntry, SessionRestore, SessionTable } from "./session-table.js";
 
-/** The lifecycle settings as one principal sees them: another principal's sessions, stored or open, are not there. */
-export function ownedLifecycleSettings(settings: LifecycleSettings, principal: string): LifecycleSettings {
-  return { ...settings, store: settings.store && ownedSessionStore(settings.store, principal), open: ownedOpenSessions(settings.open, principal) };
+/**
+ * The lifecycle settings as one principal sees them: another principal's sessions, stored or
+ * open, are not there (`onForeign` hears of each attempt on a stored one).
+ */
+export function ownedLifecycleSettings(settings: LifecycleSettings, principal: string, onForeign?: (sessionId: string, owner: string) => void): LifecycleSettings {
+  return { ...settings, store: settings.store && ownedSessionStore(settings.store, principal, onForeign), open: ownedOpenSessions(settings.open, principal) };
 }
 
 /**

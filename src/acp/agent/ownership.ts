@@ -7,10 +7,12 @@ import type { OpenSession, OpenSessions } from "./lifecycle-settings.js";
  * The store as one principal sees it: sessions it creates are its own, and another principal's
  * read exactly like sessions that do not exist (load → undefined, exists/delete → false, header
  * writes → `session_not_found`), so nothing about them leaks and nothing of them changes.
+ * `onForeign` hears of each such attempt (the audit trail), the client never does.
  */
-export function ownedSessionStore(store: SessionStore, principal: string): SessionStore {
+export function ownedSessionStore(store: SessionStore, principal: string, onForeign?: (id: SessionId, owner: string) => void): SessionStore {
   const owned = async (id: SessionId): Promise<LoadedSession | undefined> => {
     const loaded = await store.load(id);
+    if (loaded !== undefined && loaded.header.owner !== principal) onForeign?.(id, loaded.header.owner);
     return loaded?.header.owner === principal ? loaded : undefined;
   };
   const notFound = (id: SessionId): SessionStoreError => new SessionStoreError("session_not_found", `session ${JSON.stringify(id)} not found`);

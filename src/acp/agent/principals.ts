@@ -1,11 +1,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ConfigError } from "../../core/index.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
+import { parseQuotas, type QuotaLimits } from "./quota-limits.js";
 
 /** One bearer token and the principal it stands for. */
 export interface BearerToken {
   principal: string;
   token: string;
+  /** The line's `quota=NAME=VALUE,…` column: this principal's limits over `--quota`. */
+  quota?: QuotaLimits;
 }
 
 /** Principal names: what a log line, a metrics label or a store row can carry safely. */
@@ -16,8 +19,8 @@ export function isPrincipalName(name: string): boolean {
 }
 
 /**
- * A token file: one `NAME TOKEN` pair per line (`#` starts a comment line; blank lines are
- * skipped). A file whose only entry is a bare token keeps the single-token meaning (principal
+ * A token file: one `NAME TOKEN [quota=NAME=VALUE,…]` entry per line (`#` starts a comment
+ * line; blank lines are skipped). A file whose only entry is a bare token keeps the single-token meaning (principal
  * `default`). A principal may have several tokens (rotation overlap); a token names one
  * principal. Throws a `ConfigError` naming the line (never quoting a token).
  */
@@ -29,13 +32,17 @@ export function parseTokenFile(text: string, source: string): BearerToken[] {
   const tokens: BearerToken[] = [];
   const seen = new Set<string>();
   for (const { n, fields } of entries) {
-    if (fields.length !== 2) throw new ConfigError(`${source} line ${n}: expected "NAME TOKEN" (two fields), found ${fields.length}`);
+    const quotaField = fields.length === 3 && fields[2]!.startsWith("quota=") ? fields[2]!.slice("quota=".length) : undefined;
+    if (fields.length !== 2 && quotaField === undefined) {
+      throw new ConfigError(`${source} line ${n}: expected "NAME TOKEN" (two fields), found ${fields.length} (a third may only be quota=NAME=VALUE,…)`);
+    }
     const [principal, token] = fields as [string, string];
     if (!isPrincipalName(principal)) throw new ConfigError(`${source} line ${n}: principal name must be 1-128 of A-Z a-z 0-9 . _ @ + - (starting with a letter or digit)`);
     if (token.length < 16) throw new ConfigError(`${source} line ${n}: the token of ${principal} is shorter than 16 characters`);
     if (seen.has(token)) throw new ConfigError(`${source} line ${n}: this token is already on an earlier line; each token names one principal`);
     seen.add(token);
-    tokens.push({ principal, token });
+    const quota = quotaField === undefined ? undefined : parseQuotas(quotaField, `${source} line ${n}: quota=`);
+    tokens.push({ principal, token, ...(quota ? { quota } : {}) });
   }
   return tokens;
 }

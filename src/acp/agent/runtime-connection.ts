@@ -3,7 +3,7 @@ import type { AgentApp, AgentContext, InitializeResponse } from "@agentclientpro
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { advertisedCapabilities, registerAgentMethods, type AgentMethod, type GroupHandlers } from "../methods.js";
 import { traceIncomingRequests, type InboundTraceContext } from "../tracing.js";
-import { activeContext, inContext, raceAbort } from "../../core/index.js";
+import { activeContext, inContext, newId, raceAbort } from "../../core/index.js";
 import type { McpAcpChannel } from "../../tools/index.js";
 import { AccountMethods } from "./account-methods.js";
 import type { AcpAuthentication } from "./auth.js";
@@ -13,6 +13,8 @@ import { ConnectionLifecycle, ownedLifecycleSettings } from "./lifecycle.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
 import type { AcpProviders } from "./providers.js";
 import { SessionTable, type OpenSessionEntry, type SessionTableSettings } from "./session-table.js";
+import type { AcpAuditSink } from "./audit-trail.js";
+import { auditIncomingRequests } from "./audit-requests.js";
 
 /** What a runtime's connections share: the opening settings (`SessionTableSettings`) and the rest. */
 export interface RuntimeSettings extends SessionTableSettings {
@@ -29,6 +31,8 @@ export interface RuntimeSettings extends SessionTableSettings {
   protocol: "v1" | "v2" | "auto";
   /** Ask for a missing credential on a loopback key page (URL elicitation); `false`: answer -32000. */
   keyPage: { lifetimeMs: number } | false;
+  /** Who did what (`serve`'s audit trail); undefined: nothing recorded. */
+  audit: AcpAuditSink | undefined;
 }
 
 /** The only protocol version this agent speaks; answered whatever the client asks (ACP negotiation). */
@@ -56,7 +60,9 @@ export class AcpConnectionState {
     this.#settings = settings;
     this.principal = principal;
     // Another principal's sessions, stored or open, are not there for this connection.
-    const lifecycle = ownedLifecycleSettings(settings.lifecycle, principal);
+    // Such an attempt is answered as for an unknown session; the audit trail records whose it was.
+    const foreign = (sessionId: string, owner: string): void => settings.audit?.record({ principal, sessionId, action: "foreign_session", detail: { owner } });
+    const lifecycle = ownedLifecycleSettings(settings.lifecycle, principal, foreign);
     this.#sessions = new SessionTable(settings, { principal, lifecycle, totalSessions, refusal, mcpChannel: () => this.#mcpChannel() });
     this.#lifecycle = new ConnectionLifecycle(this.#sessions);
     const { unstable } = settings.lifecycle;
@@ -73,7 +79,9 @@ export class AcpConnectionState {
 
   buildApp(): AgentApp {
     // Every request handled gets a span (the client's trace context as parent, when honoured).
-    const app = traceIncomingRequests(acp.agent({ name: this.#settings.integration.name }), this.#settings.inboundTraceContext);
+    const traced = traceIncomingRequests(acp.agent({ name: this.#settings.integration.name }), this.#settings.inboundTraceContext);
+    // Who did what: every request registered below is recorded (refusals included) when auditing.
+    const app = this.#settings.audit ? auditIncomingRequests(traced, this.#settings.audit, this.principal) : traced;
     this.#served = registerAgentMethods(app, {
       connection: this.#handlers(),
       account: this.#account.handlers(),
@@ -99,18 +107,12 @@ export class AcpConnectionState {
         const traced = activeContext(); // the served request's span: the turn's parent, after the awaits below
         if (!this.#sessions.find(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);
         const session = this.#sessions.get(params.sessionId);
-        if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
-        await session.warnings.beforePrompt();
-        // A $/cancel_request for the prompt cancels the turn like session/cancel.
-        const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
-        signal.addEventListener("abort", onAbort, { once: true });
-        const running = this.#lifecycle.prompt(session.handle, params.prompt, () => inContext(traced, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject")));
-        if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
+        // Quotas are checked before the turn: a running turn is never cut by one.
+        const endTurn = await this.#settings.quotas?.startTurn(this.principal, params.sessionId, newId("turn"));
         try {
-          return await running;
+          return await this.#prompt(session, params, signal, () => inContext(traced, () => port.prompt(session.handle.acpSessionId, session.driver, params.prompt, "reject")));
         } finally {
-          if (session.running === running) session.running = undefined;
-          signal.removeEventListener("abort", onAbort);
+          await endTurn?.();
         }
       },
       [acp.methods.agent.session.cancel]: ({ params }) => {
@@ -125,6 +127,23 @@ export class AcpConnectionState {
     // Progress of an MCP request over ACP comes back as mcp/message notifications.
     if (this.#mcpCaller) handlers[acp.methods.agent.mcp.message] = this.#mcpCaller.handleNotification;
     return handlers;
+  }
+
+  /** A prompt to an open session once its quotas let it run; `run` drives the turn (in the request's trace context). */
+  async #prompt(session: OpenSessionEntry, params: acp.PromptRequest, signal: AbortSignal, run: () => Promise<acp.PromptResponse>): Promise<acp.PromptResponse> {
+    if ((await this.#unblock(session, signal)) === "cancelled") return { stopReason: "cancelled" };
+    await session.warnings.beforePrompt();
+    // A $/cancel_request for the prompt cancels the turn like session/cancel.
+    const onAbort = (): void => session.handle.interrupt("prompt request cancelled");
+    signal.addEventListener("abort", onAbort, { once: true });
+    const running = this.#lifecycle.prompt(session.handle, params.prompt, run);
+    if (session.running === undefined) session.running = running; // a rejected busy prompt must not replace it
+    try {
+      return await running;
+    } finally {
+      if (session.running === running) session.running = undefined;
+      signal.removeEventListener("abort", onAbort);
+    }
   }
 
   #initializeResponse(): InitializeResponse {

@@ -16,6 +16,8 @@ import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.j
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
 import { lifecycleSettings, type LifecycleSettings } from "./lifecycle-settings.js";
+import type { QuotaGate } from "./quotas.js";
+import type { AcpAuditSink } from "./audit-trail.js";
 import { prepareWorkspaceRoot } from "./path-params.js";
 import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
@@ -217,6 +219,8 @@ export class AcpHeadlessRuntimeBuilder {
   #providers: AcpProviders | undefined;
   #protocol: AcpProtocolChoice = "v1";
   #workspaceRoot: string | undefined;
+  #quotas: QuotaGate | undefined;
+  #audit: AcpAuditSink | undefined;
 
   /** The integration (observer, approvals, session routing) — the source of truth. Required. */
   integration(integration: AcpIntegration): this {
@@ -374,6 +378,18 @@ export class AcpHeadlessRuntimeBuilder {
     return this;
   }
 
+  /** Per-principal quotas checked before a session opens and before each prompt (see `QuotaGate`). */
+  quotas(gate: QuotaGate): this {
+    this.#quotas = gate;
+    return this;
+  }
+
+  /** Records who did what: sessions opened/loaded/deleted, prompts, refused requests (see `AuditTrail`). */
+  audit(sink: AcpAuditSink): this {
+    this.#audit = sink;
+    return this;
+  }
+
   /** ACP versions served (default `v1`; see `AcpProtocolChoice`). */
   protocol(choice: AcpProtocolChoice): this {
     if (!ACP_PROTOCOL_CHOICES.includes(choice)) throw new ConfigError(`protocol must be one of ${ACP_PROTOCOL_CHOICES.join(", ")}, got ${String(choice)}`);
@@ -408,6 +424,8 @@ export class AcpHeadlessRuntimeBuilder {
       protocol: this.#protocol,
       keyPage: this.#keyPage,
       workspaceRoot: this.#workspaceRoot,
+      quotas: this.#quotas,
+      audit: this.#audit,
     });
   }
 }

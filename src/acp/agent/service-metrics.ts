@@ -1,5 +1,6 @@
 import type { AnyMessage, Stream } from "@agentclientprotocol/sdk";
 import type { LoopObserver, ObservedEvent } from "../../core/index.js";
+import { PrincipalMetrics } from "./principal-metrics.js";
 
 /** Upper bounds (seconds) of the prompt latency histogram: a turn takes from milliseconds to minutes. */
 export const PROMPT_LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300] as const;
@@ -17,6 +18,8 @@ export interface ServiceGauges {
  * every session's agent reports to). Rendered in the Prometheus text format.
  */
 export class ServiceMetrics implements LoopObserver {
+  /** Per-principal counters (bounded labels; see principal-metrics.ts). */
+  readonly principals = new PrincipalMetrics();
   #activeTurns = 0;
   readonly #buckets = PROMPT_LATENCY_BUCKETS.map(() => 0);
   #latencyCount = 0;
@@ -79,7 +82,7 @@ export class ServiceMetrics implements LoopObserver {
    * Turns still open when the stream ends (or `end()` is called, when the connection closes)
    * are counted as ended with "disconnected".
    */
-  tap(stream: Stream): { stream: Stream; end: () => void } {
+  tap(stream: Stream, principal?: string): { stream: Stream; end: () => void } {
     const open = new Map<string, (outcome: string) => void>();
     // ACP v2: a prompt's answer only acknowledges it; the turn ends with the session's idle
     // state_update. Acknowledged turns wait here per session, in order.
@@ -101,6 +104,7 @@ export class ServiceMetrics implements LoopObserver {
         const m = message as { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
         if (m.method === "session/prompt" && (typeof m.id === "string" || typeof m.id === "number")) {
           open.set(String(m.id), this.promptStarted());
+          if (principal !== undefined) this.principals.prompt(principal);
           if (typeof m.params?.sessionId === "string") sessionOf.set(String(m.id), m.params.sessionId);
         }
         controller.enqueue(message);
@@ -189,6 +193,7 @@ export class ServiceMetrics implements LoopObserver {
       ['{direction="input"}', this.#tokens.input],
       ['{direction="output"}', this.#tokens.output],
     ]);
+    lines.push(...this.principals.render());
     return `${lines.join("\n")}\n`;
   }
 }

@@ -22,6 +22,7 @@ import type { AcpSessionHandle } from "./session.js";
 import { SessionControls } from "./session-controls.js";
 import { takeSessionLease } from "./session-leases.js";
 import { SessionWarnings } from "./session-warnings.js";
+import type { QuotaGate } from "./quotas.js";
 import { titledTranscript, type SessionTitleState } from "./session-title.js";
 
 /** How many sessions whose lease was lost a connection remembers (to answer their prompts with the reason). */
@@ -46,6 +47,16 @@ export interface OpenSessionEntry extends SessionTitleState {
   warnings: SessionWarnings;
   controls: SessionControls;
   lease?: SessionLease;
+  /** Gives back the principal's `sessions` quota slot (when quotas are on). */
+  releaseQuota?: () => Promise<void>;
+}
+
+/** What `open` checked and built before the agent factory runs. */
+interface FactoryInputs {
+  context: AcpAgentFactoryContext;
+  controller: CancellationController;
+  cwd: string;
+  additionalDirectories: string[];
 }
 
 /** The session state new / load / resume / fork answer with. */
@@ -63,6 +74,8 @@ export interface SessionTableSettings {
   mcpTransports: AcpMcpTransports;
   /** Real path of the directory holding one workspace per principal (cwd and roots must be inside theirs). */
   workspaceRoot: string | undefined;
+  /** Per-principal quotas: a session takes a `sessions` slot while it is open. */
+  quotas: QuotaGate | undefined;
 }
 
 /** Who the table opens sessions for, and what it asks the connection at each opening. */
@@ -144,8 +157,26 @@ export class SessionTable {
    */
   async open(params: NewSessionRequest, restore?: SessionRestore, signal?: AbortSignal, client = this.client): Promise<{ sessionId: string } & OpenedState> {
     if (!client) throw acp.RequestError.invalidRequest(undefined, "initialize first");
-    const { logger } = this.#settings;
     const { context, controller, cwd, additionalDirectories } = await this.#factoryContext(params, client, restore, signal);
+    const releaseQuota = await this.#settings.quotas?.openSession(this.principal, context.acpSessionId);
+    try {
+      return await this.#start(params, { context, controller, cwd, additionalDirectories }, client, restore, signal, releaseQuota);
+    } catch (error) {
+      await releaseQuota?.();
+      throw error;
+    }
+  }
+
+  /** The rest of `open` once the request was checked and the principal's quota slot taken. */
+  async #start(
+    params: NewSessionRequest,
+    { context, controller, cwd, additionalDirectories }: FactoryInputs,
+    client: AcpClientHandle,
+    restore: SessionRestore | undefined,
+    signal: AbortSignal | undefined,
+    releaseQuota: (() => Promise<void>) | undefined,
+  ): Promise<{ sessionId: string } & OpenedState> {
+    const { logger } = this.#settings;
     const controls = new SessionControls({ modes: this.#context.lifecycle.modes, models: this.#context.lifecycle.models, principal: this.principal }, restore?.loaded.header.metadata ?? {}, logger);
     let started: ReturnType<typeof startSessionAgent>;
     try {
@@ -161,6 +192,7 @@ export class SessionTable {
     }
     controls.attach(started.driver);
     const entry = this.#add(context, controller, started, controls, client, restore);
+    if (releaseQuota) entry.releaseQuota = releaseQuota;
     try {
       await this.#opened(entry, { cwd, additionalDirectories }, restore);
     } catch (error) {
@@ -182,7 +214,7 @@ export class SessionTable {
   }
 
   /** Checks the request and the limits, then builds what the agent factory is given. */
-  async #factoryContext(params: NewSessionRequest, client: AcpClientHandle, restore: SessionRestore | undefined, signal: AbortSignal | undefined): Promise<{ context: AcpAgentFactoryContext; controller: CancellationController; cwd: string; additionalDirectories: string[] }> {
+  async #factoryContext(params: NewSessionRequest, client: AcpClientHandle, restore: SessionRestore | undefined, signal: AbortSignal | undefined): Promise<FactoryInputs> {
     const { integration, logger, maxSessions, mcpTransports } = this.#settings;
     const cwd = this.checkDirectory(params.cwd, "cwd");
     const additionalDirectories = (params.additionalDirectories ?? []).map((d, i) => this.checkDirectory(d, `additionalDirectories[${i}]`));
@@ -334,6 +366,7 @@ export class SessionTable {
     integration.unbindSession(id);
     this.#context.lifecycle.open.delete(id);
     await entry.lease?.release();
+    await entry.releaseQuota?.();
     try {
       await entry.close?.();
     } catch (error) {

@@ -15,7 +15,9 @@ export const postgresBackend: StoreBackend = {
       sessions: store.sessions,
       approvals: store.approvals,
       leases: store.leases,
-      description: `sessions, approvals and session leases are kept in PostgreSQL at ${redact(url)} (lease holder ${store.leases.holder})`,
+      quotas: store.quotas,
+      audit: store.audit,
+      description: `sessions, approvals, session leases, quotas and the audit trail are kept in PostgreSQL at ${redact(url)} (lease holder ${store.leases.holder})`,
       ready: () => store.ready(),
       close: () => store.close(),
     };

@@ -6,6 +6,8 @@ import { PostgresApprovalMemoryStore } from "./approval-store.js";
 import type { PostgresSessionLeasesOptions } from "./leases.js";
 import { PostgresSessionLeases } from "./leases.js";
 import { PostgresSessionStore } from "./session-store.js";
+import { PostgresQuotaStore } from "./quotas.js";
+import { PostgresAuditLog } from "./audit.js";
 
 export { PostgresDatabase } from "./database.js";
 export type { PostgresDatabaseOptions, PostgresStoreStats, Query, QueryResult, Row } from "./database.js";
@@ -17,6 +19,9 @@ export { PostgresApprovalMemoryStore } from "./approval-store.js";
 export { PostgresSessionLeases, DEFAULT_LEASE_TTL_MS } from "./leases.js";
 export type { PostgresSessionLeasesOptions } from "./leases.js";
 export { SCHEMA_VERSION } from "./migrations.js";
+export { PostgresQuotaStore } from "./quotas.js";
+export type { PostgresQuotaStoreOptions } from "./quotas.js";
+export { PostgresAuditLog } from "./audit.js";
 
 export interface OpenPostgresStoreOptions extends PostgresDatabaseOptions {
   leases?: Omit<PostgresSessionLeasesOptions, "logger">;
@@ -29,6 +34,9 @@ export interface PostgresStore {
   sessions: PostgresSessionStore;
   approvals: PostgresApprovalMemoryStore;
   leases: PostgresSessionLeases;
+  /** Per-principal quota counters (slots held by this instance under the leases' holder name). */
+  quotas: PostgresQuotaStore;
+  audit: PostgresAuditLog;
   /** The database answers (for `/readyz`); never throws. */
   ready(): Promise<boolean>;
   stats(): PostgresStoreStats;
@@ -45,15 +53,19 @@ export async function openPostgresStore(options: OpenPostgresStoreOptions): Prom
   const logger: Logger = options.logger ?? createStderrLogger();
   const db = await PostgresDatabase.open({ ...options, logger });
   const leases = new PostgresSessionLeases(db, { ...options.leases, logger });
+  const quotas = new PostgresQuotaStore(db, { holder: leases.holder, logger });
   return {
     db,
     // Writes to a session this instance leased are fenced by the lease (see PostgresSessionStore).
     sessions: new PostgresSessionStore(db, { fence: (id) => leases.fenceToken(id), ...(options.clock ? { clock: options.clock } : {}) }),
     approvals: new PostgresApprovalMemoryStore(db),
     leases,
+    quotas,
+    audit: new PostgresAuditLog(db),
     ready: () => db.ready(),
     stats: () => db.stats(),
     close: async () => {
+      await quotas.close();
       await leases.close();
       await db.close();
     },

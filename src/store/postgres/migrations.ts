@@ -49,6 +49,38 @@ const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [
   (s) => `
     ALTER TABLE "${s}".agentkit_sessions ADD COLUMN owner text NOT NULL DEFAULT 'default';
     CREATE INDEX agentkit_sessions_owner ON "${s}".agentkit_sessions (owner, updated_at DESC, id);`,
+  // Quotas (serve --quota): slots held with an expiry the holder renews (open sessions, running
+  // turns), the last minute's prompts, tokens per UTC day; and the audit trail.
+  (s) => `
+    CREATE TABLE "${s}".agentkit_quota_slots (
+      kind text NOT NULL,
+      id text NOT NULL,
+      principal text NOT NULL,
+      holder text NOT NULL,
+      expires_at timestamptz NOT NULL,
+      PRIMARY KEY (kind, id)
+    );
+    CREATE INDEX agentkit_quota_slots_principal ON "${s}".agentkit_quota_slots (principal, kind);
+    CREATE INDEX agentkit_quota_slots_holder ON "${s}".agentkit_quota_slots (holder);
+    CREATE TABLE "${s}".agentkit_quota_prompts (principal text NOT NULL, at timestamptz NOT NULL);
+    CREATE INDEX agentkit_quota_prompts_principal ON "${s}".agentkit_quota_prompts (principal, at);
+    CREATE TABLE "${s}".agentkit_quota_tokens (
+      principal text NOT NULL,
+      day date NOT NULL,
+      tokens bigint NOT NULL,
+      PRIMARY KEY (principal, day)
+    );
+    CREATE TABLE "${s}".agentkit_audit (
+      id bigserial PRIMARY KEY,
+      at timestamptz NOT NULL,
+      instance text NOT NULL,
+      principal text NOT NULL,
+      session_id text,
+      action text NOT NULL,
+      detail json NOT NULL
+    );
+    CREATE INDEX agentkit_audit_at ON "${s}".agentkit_audit (at, id);
+    CREATE INDEX agentkit_audit_principal ON "${s}".agentkit_audit (principal, at, id);`,
 ];
 
 /** The newest schema version this build knows. */
@@ -58,8 +90,9 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
  * Brings the schema to SCHEMA_VERSION in one transaction under a transaction-level advisory lock
  * keyed by the schema name: instances starting at once wait for each other, and the second finds
  * nothing to do. DDL is transactional in PostgreSQL, so a failed step leaves nothing behind.
+ * `target` (tests) stops at an older version, to check the steps after it on old data.
  */
-export async function migrate(client: pg.PoolClient, schema: string): Promise<void> {
+export async function migrate(client: pg.PoolClient | pg.Client, schema: string, target = SCHEMA_VERSION): Promise<void> {
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`agentkit-acp schema ${schema}`]);
@@ -73,7 +106,7 @@ export async function migrate(client: pg.PoolClient, schema: string): Promise<vo
         `the store's schema is version ${current}, newer than this agentkit-acp knows (${SCHEMA_VERSION}); upgrade agentkit-acp or use another database/schema`,
       );
     }
-    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+    for (let version = current + 1; version <= target; version++) {
       await client.query(MIGRATIONS[version - 1]!(schema));
       await client.query(`INSERT INTO "${schema}".agentkit_schema (version) VALUES ($1)`, [version]);
     }

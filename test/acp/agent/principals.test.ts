@@ -25,6 +25,15 @@ describe("token files and bearer tokens", () => {
     expect(parseTokenFile("# the token\nshort\n", "f")).toEqual([{ principal: "default", token: "short" }]);
   });
 
+  it("reads a line's quota= column (existing two-field files stay valid); a bad one names the line", () => {
+    expect(parseTokenFile("alice aaaaaaaaaaaaaaaa1 quota=sessions=1,turns=2\nbob bbbbbbbbbbbbbbbb2\n", "f")).toEqual([
+      { principal: "alice", token: "aaaaaaaaaaaaaaaa1", quota: { sessions: 1, turns: 2 } },
+      { principal: "bob", token: "bbbbbbbbbbbbbbbb2" },
+    ]);
+    expect(() => parseTokenFile("alice aaaaaaaaaaaaaaaa1 quota=sessions=x\nbob bbbbbbbbbbbbbbbb2\n", "f")).toThrow(/f line 1: quota= takes NAME=VALUE.*got "sessions=x"/);
+    expect(() => parseTokenFile("alice aaaaaaaaaaaaaaaa1 quota=foo=1\nbob bbbbbbbbbbbbbbbb2\n", "f")).toThrow(/NAME one of sessions, turns, prompts-per-minute, tokens-per-day/);
+  });
+
   it("names the line of a malformed entry and never quotes a token", () => {
     const cases: Array<[string, RegExp]> = [
       ["alice aaaaaaaaaaaaaaaa1\nbob\n", /f line 2: expected "NAME TOKEN"/],
