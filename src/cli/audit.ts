@@ -30,7 +30,7 @@ principal's session) with principal, session, instance and time, oldest first.
 `,
   options,
   sections: { main: "Options:" },
-  column: 19,
+  column: 23,
   outro: `Retention: serve --audit-retain AGE (default 30d) deletes older records.
 `,
 };
