@@ -4,14 +4,16 @@
  * plus the pids cgroup when run as root), interleaved, many times. Reports the median and p90
  * wall time of each and the difference, and the CPU time the command's processes used (reaped
  * children's user+sys from /proc/self/stat: on a loaded machine wall time is mostly waiting for a
- * core). Target (issue #23): ≤ 15 ms added per command.
+ * core). Target (issue #23): ≤ 15 ms added per command. A third side runs the sandbox with a
+ * `--sandbox-net` allow-list: its own proxy (in this process, not counted in the CPU column) and
+ * the in-sandbox bridge (a `node` process, counted).
  *
  * Run: npx tsx bench/sandbox.ts [runs=40] ["command"="true"]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CommandSandbox } from "../src/core/index.js";
+import { CommandSandbox, parseNetAllow } from "../src/core/index.js";
 import { LocalCommandRunner } from "../src/tools/index.js";
 import { childrenCpuMs } from "./support.js";
 
@@ -21,10 +23,13 @@ const workspace = mkdtempSync(join(tmpdir(), "agentkit-bench-sandbox-"));
 const sandbox = CommandSandbox.create();
 const plain = new LocalCommandRunner({ drainMs: 0 });
 const boxed = new LocalCommandRunner({ drainMs: 0, sandbox: { sandbox, writable: [workspace] } });
+const netSandbox = CommandSandbox.create({ netAllow: parseNetAllow(["allow=registry.npmjs.org:443"]) });
+const netted = new LocalCommandRunner({ drainMs: 0, sandbox: { sandbox: netSandbox, writable: [workspace] } });
 
-const cpu = { plain: 0, sandboxed: 0 };
+type Side = "plain" | "sandboxed" | "allowList";
+const cpu: Record<Side, number> = { plain: 0, sandboxed: 0, allowList: 0 };
 
-async function time(runner: LocalCommandRunner, side?: "plain" | "sandboxed"): Promise<number> {
+async function time(runner: LocalCommandRunner, side?: Side): Promise<number> {
   const cpuBefore = childrenCpuMs();
   const started = performance.now();
   const result = await runner.run({ command, cwd: workspace, timeoutMs: 60_000, outputByteLimit: 65_536, signal: new AbortController().signal });
@@ -40,17 +45,20 @@ const stats = (xs: number[]) => {
   return { median: at(0.5), p90: at(0.9) };
 };
 
-const samples = { plain: [] as number[], sandboxed: [] as number[] };
+const samples: Record<Side, number[]> = { plain: [], sandboxed: [], allowList: [] };
 await time(plain); // warm-up: page cache, first spawn
 await time(boxed);
+await time(netted);
 for (let i = 0; i < runs; i++) {
-  // Interleaved, so both see the same machine load.
+  // Interleaved, so all see the same machine load.
   samples.plain.push(await time(plain, "plain"));
   samples.sandboxed.push(await time(boxed, "sandboxed"));
+  samples.allowList.push(await time(netted, "allowList"));
 }
 rmSync(workspace, { recursive: true, force: true });
 const p = stats(samples.plain);
 const s = stats(samples.sandboxed);
+const n = stats(samples.allowList);
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
 process.stdout.write(
   [
@@ -58,6 +66,8 @@ process.stdout.write(
     `unsandboxed  median ${f(p.median)}  p90 ${f(p.p90)}  CPU per command ${f(cpu.plain / runs)}`,
     `sandboxed    median ${f(s.median)}  p90 ${f(s.p90)}  CPU per command ${f(cpu.sandboxed / runs)}`,
     `added        median ${f(s.median - p.median)}  p90 ${f(s.p90 - p.p90)}  CPU per command ${f((cpu.sandboxed - cpu.plain) / runs)}`,
+    `allow-list   median ${f(n.median)}  p90 ${f(n.p90)}  CPU per command ${f(cpu.allowList / runs)}   (sandbox + --sandbox-net: proxy and bridge)`,
+    `added        median ${f(n.median - p.median)}  p90 ${f(n.p90 - p.p90)}  CPU per command ${f((cpu.allowList - cpu.plain) / runs)}`,
     "",
   ].join("\n"),
 );

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { agentLaunch, agentPresets } from "../acp/client/index.js";
@@ -11,13 +12,15 @@ import {
   startTap,
   type DriveAction,
   type ReadTrace,
+  type LocalRecorder,
   type Recorder,
   type RecorderOptions,
   type StatusInfo,
   type TraceHeader,
 } from "../inspect/index.js";
+import { packageRoot } from "../core/package-files.js";
 import { absolutePath } from "./argv.js";
-import { parseCommandLine, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type OptionValues } from "./options.js";
+import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type OptionValues } from "./options.js";
 import { UsageError } from "./usage.js";
 
 const options = {
@@ -39,6 +42,13 @@ const options = {
   open: textOption("open", "FILE", "view a saved trace", { hidden: true, parse: (text) => resolve(text) }),
   replay: textOption("replay", "FILE", "send a trace's client messages again", { hidden: true, parse: (text) => resolve(text) }),
   verbose: switchOption("verbose", `drive/replay: show the agent's stderr`),
+  linger: textOption("linger", "MS", `tap: keep the page served this long after the relay ends (a fast turn ends it
+at once), in a process of its own, or until the page is closed (default 600000;
+0: close with the relay; with --port P it always closes, freeing P for the next tap).
+view: exit after MS or once the page is closed (default, and 0: run until Ctrl-C)`, {
+    parse: read.whole(0, "milliseconds"),
+    env: { name: "AGENTKIT_INSPECT_LINGER", help: "the default of --linger" },
+  }),
   help: switchOption("help", `show this help`, { short: "h" }),
 };
 
@@ -72,7 +82,7 @@ interface InspectArgs extends Omit<OptionValues<typeof options>, "noRedact" | "c
 }
 
 function parseArgs(argv: string[]): InspectArgs | "help" {
-  const { values, afterDashes } = parseCommandLine(inspectSchema, argv, {}, { splitAtDashes: true });
+  const { values, afterDashes } = parseCommandLine(inspectSchema, argv, process.env, { splitAtDashes: true });
   if (values.help) return "help";
   const { noRedact, help: _help, ...rest } = values;
   const args: InspectArgs = { ...rest, redact: !noRedact, cwd: values.cwd ?? process.cwd(), command: afterDashes };
@@ -84,6 +94,38 @@ function parseArgs(argv: string[]): InspectArgs | "help" {
 }
 
 const say = (text: string): void => void process.stderr.write(`agentkit-acp inspect: ${text}\n`);
+
+/**
+ * The page outlives the tap by this much (or until it is closed): the editor (or `prompt`) ends
+ * the tap with everything in its process group when the turn is done, often before the user opened it.
+ */
+const LINGER_MS = 600_000;
+/** How long a closed page may take to come back (a reload) before a lingering view exits. */
+const RELOAD_GRACE_MS = 5_000;
+
+/**
+ * Tap mode, once the relay ended: a view of the trace takes over the page at the same address
+ * and token (the open page's event stream reconnects to it), in a process group of its own so the
+ * editor's ending of ours leaves it, bounded by `lingerMs` and ended when the page is closed.
+ */
+function handOverPage(url: string, trace: string, lingerMs: number): void {
+  const page = new URL(url);
+  const token = page.searchParams.get("t") ?? "";
+  const child = spawn(process.execPath, [join(packageRoot(), "bin", "agentkit-acp.js"), "inspect", "--open", trace, "--host", page.hostname.replace(/^\[|\]$/g, ""), "--port", page.port, "--linger", String(lingerMs)], {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, AGENTKIT_INSPECT_TOKEN: token },
+  });
+  child.on("error", () => undefined); // the page then closes with the tap, as it did before
+  child.unref();
+}
+
+/** A lingering view's end: a signal, its lifetime, or the user closing the page. */
+function untilLingerEnds(recorder: LocalRecorder, lingerMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const lifetime = new Promise<void>((done) => (timer = setTimeout(done, lingerMs)));
+  return Promise.race([untilSignal(), lifetime, recorder.closedByUser(RELOAD_GRACE_MS)]).finally(() => clearTimeout(timer));
+}
 
 /** Resolves on the first SIGINT/SIGTERM (a human ends the page-serving modes). */
 function untilSignal(): Promise<void> {
@@ -142,8 +184,10 @@ async function runTap(args: InspectArgs, argv: string[], options: RecorderOption
     await recorder.close();
     return 1;
   }
-  recorder.setStatus({ state: "ended", detail: `ended by the ${end.endedBy}` });
+  const lingerMs = args.port === 0 && options.trace ? (args.linger ?? LINGER_MS) : 0;
+  recorder.setStatus({ state: "ended", detail: `ended by the ${end.endedBy}${lingerMs > 0 ? `; the page stays for ${Math.ceil(lingerMs / 60_000)} min or until it is closed` : ""}` });
   await recorder.close();
+  if (lingerMs > 0) handOverPage(recorder.url, options.trace!.path, lingerMs);
   return end.endedBy === "client" ? 0 : (end.code ?? 1);
 }
 
@@ -164,11 +208,13 @@ export async function runInspect(argv: string[]): Promise<number> {
   const agent = args.command?.join(" ") ?? args.agent ?? "";
   const tracePath = args.trace ?? join(tmpdir(), `agentkit-inspect-${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}.jsonl`);
   const trace = mode === "view" ? undefined : { path: tracePath, header: { agentkitInspect: 1, startedAt: Date.now(), mode, agent, redacted: args.redact } satisfies TraceHeader };
-  const options: RecorderOptions = { host: args.host, port: args.port, redact: args.redact, status: { mode, agent, state: "starting", ...(trace ? { trace: trace.path } : {}) }, ...(trace ? { trace } : {}) };
+  // A view taking over a tap's page keeps its token (handOverPage); from the environment, never the command line.
+  const token = mode === "view" ? process.env.AGENTKIT_INSPECT_TOKEN : undefined;
+  const options: RecorderOptions = { host: args.host, port: args.port, redact: args.redact, status: { mode, agent, state: "starting", ...(trace ? { trace: trace.path } : {}) }, ...(trace ? { trace } : {}), ...(token ? { token } : {}) };
   if (mode === "tap") return runTap(args, args.command as string[], options);
 
   let drive: DriveAction = () => Promise.reject(new Error("only drive mode takes actions"));
-  let recorder: Recorder;
+  let recorder: LocalRecorder;
   try {
     recorder = await startRecording({ ...options, drive: (action, body) => drive(action, body) });
   } catch (e) {
@@ -208,7 +254,7 @@ export async function runInspect(argv: string[]): Promise<number> {
       else recorder.message(l.ts, l.from, l.message);
     }
     recorder.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: args.open });
-    await untilSignal();
+    await (args.linger ? untilLingerEnds(recorder, args.linger) : untilSignal());
     return finish(0);
   }
 

@@ -82,8 +82,8 @@ home with only the preset's config (read-only) and caches (writable);
 network only to the preset's model provider hosts (a command-line
 agent: none) through the sandbox's proxy; the terminals hosted here
 run sandboxed too. No bubblewrap → exit 2 naming what to install`),
-  sandboxNet: listOption("sandbox-net", "allow=HOST[:PORT][,…]", `with --sandbox: further destinations for the agent and its terminals
-(repeatable; see serve --help)`, { split: false }),
+  sandboxNet: listOption("sandbox-net", "allow=HOST[:PORT],…", `with --sandbox: more destinations for
+the agent and its terminals (repeatable; see serve --help)`, { split: false }),
   sandboxRo: listOption("sandbox-ro", "DIR", `with --sandbox: a further directory the agent may read (repeatable;
 e.g. where a vendor agent is installed)`, { split: false }),
   help: switchOption("help", `show this help`, { short: "h" }),

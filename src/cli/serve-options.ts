@@ -130,11 +130,11 @@ See docs/sandbox.md`, { label: "--sandbox[=MODE]", parse: read.oneOf(sandboxMode
   sandboxLimits: listOption("sandbox-limit", "NAME=VALUE[,NAME=VALUE]", `per-command bounds in the sandbox: cpu=SECONDS (300),
 memory=MIB address space per process (4096), processes=N at once (256),
 tmp=MIB of /tmp (256), file=MIB largest file written (1024)`),
-  sandboxNet: listOption("sandbox-net", "allow=HOST[:PORT][,HOST[:PORT]]", `destinations sandboxed commands may reach (repeatable; *.domain for
-sub-domains; no port = any port), through a proxy outside the sandbox
-(HTTP_PROXY/HTTPS_PROXY are set for them). Loopback and private addresses
-only when named as an address or localhost; this server's own listeners
-never. Default: no network`, { split: false }),
+  sandboxNet: listOption("sandbox-net", "allow=HOST[:PORT],…", `what sandboxed commands may reach
+(repeatable; *.domain = its sub-domains; no port = any port), through a
+proxy outside the sandbox (HTTP_PROXY/HTTPS_PROXY are set for them).
+Loopback and private addresses only when named as an address or
+localhost; this server's own listeners never. Default: no network`, { split: false }),
   childEnvNames: listOption("child-env", "NAME[,NAME]", `variables of serve's environment that commands and MCP servers get too
 (repeatable). By default they get only PATH, HOME, USER, LOGNAME, SHELL,
 LANG, LANGUAGE, LC_*, TERM, TZ, TMPDIR and colour settings: never the

@@ -6,6 +6,6 @@ export { diffLines } from "./diff.js";
 export { normalize, replayTrace, type ReplayOptions, type ReplayResult } from "./replay.js";
 export { PageServer, PortInUseError, type DriveAction, type PageServerOptions } from "./server.js";
 export { startTap, type Tap, type TapEnd, type TapLaunch, type TapOptions } from "./tap.js";
-export { startRecording, startRecordingWorker, type Recorder, type RecorderOptions } from "./recorder.js";
+export { startRecording, startRecordingWorker, type LocalRecorder, type Recorder, type RecorderOptions } from "./recorder.js";
 export { readTrace, TraceWriter, type ReadTrace } from "./trace.js";
 export type * from "./types.js";

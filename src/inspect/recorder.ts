@@ -15,6 +15,8 @@ export interface RecorderOptions {
   /** Where to write the trace (none: view mode). */
   trace?: { path: string; header: TraceHeader };
   redact: boolean;
+  /** The page's access token (default: random). */
+  token?: string;
 }
 
 /** Every mode's recording pipeline: redact, write the trace, analyze, serve the page. */
@@ -30,13 +32,19 @@ export interface Recorder {
   close(): Promise<void>;
 }
 
+/** The pipeline on this thread also knows when the user closed the page. */
+export interface LocalRecorder extends Recorder {
+  /** See PageServer.closedByUser. */
+  closedByUser(graceMs: number): Promise<void>;
+}
+
 /** The pipeline on this thread; `drive` takes the page's drive-mode actions. */
-export async function startRecording(options: RecorderOptions & { drive?: DriveAction }): Promise<Recorder> {
+export async function startRecording(options: RecorderOptions & { drive?: DriveAction }): Promise<LocalRecorder> {
   const analyzer = new Analyzer();
   const trace = options.trace ? new TraceWriter(options.trace.path, options.trace.header) : undefined;
   let server: PageServer;
   try {
-    server = await PageServer.start({ analyzer, host: options.host, port: options.port, status: options.status, ...(options.drive ? { drive: options.drive } : {}) });
+    server = await PageServer.start({ analyzer, host: options.host, port: options.port, status: options.status, ...(options.drive ? { drive: options.drive } : {}), ...(options.token ? { token: options.token } : {}) });
   } catch (e) {
     trace?.close();
     throw e;
@@ -57,6 +65,7 @@ export async function startRecording(options: RecorderOptions & { drive?: DriveA
     setStatus: (status) => server.setStatus(status),
     setAsks: (asks) => server.setAsks(asks),
     setReplay: (diff) => server.setReplay(diff),
+    closedByUser: (graceMs) => server.closedByUser(graceMs),
     async close() {
       trace?.close();
       await server.close();

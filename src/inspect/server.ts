@@ -18,6 +18,8 @@ export interface PageServerOptions {
   /** 0 (default) = a random free port. */
   port?: number;
   drive?: DriveAction;
+  /** The access token (default: a random one); a page handed over to another process keeps its URL. */
+  token?: string;
 }
 
 export class PortInUseError extends Error {
@@ -42,7 +44,7 @@ function html(title: string): string {
  * against other web sites (core/local-page.ts), live updates over SSE. Serves only the bundled assets.
  */
 export class PageServer {
-  readonly token = randomBytes(18).toString("base64url");
+  readonly token: string;
   #status: StatusInfo;
   #asks: PendingAsk[] = [];
   #replay: ReplayDiffLine[] | undefined;
@@ -54,6 +56,8 @@ export class PageServer {
 
   private constructor(private readonly options: PageServerOptions) {
     this.#status = options.status;
+    this.token = options.token ?? randomBytes(18).toString("base64url");
+    if (!/^[\w-]{16,}$/.test(this.token)) throw new Error("the page token must be 16 or more of A-Z a-z 0-9 _ -");
     this.#host = options.host ?? "127.0.0.1";
     options.analyzer.onEvent((e) => this.#broadcast(e));
   }
@@ -67,6 +71,29 @@ export class PageServer {
   get url(): string {
     const host = this.#host.includes(":") ? `[${this.#host}]` : this.#host;
     return `http://${host}:${this.#port}/?t=${this.token}`;
+  }
+
+  /**
+   * Resolves once a page was open and then none has been for `graceMs` (a reload reconnects
+   * within it): the user closed the page.
+   */
+  closedByUser(graceMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      let seen = this.#clients.size > 0;
+      let timer: NodeJS.Timeout | undefined;
+      const check = (): void => {
+        clearTimeout(timer);
+        if (this.#clients.size > 0) seen = true;
+        else if (seen) timer = setTimeout(() => (this.#watchers.delete(check), resolve()), graceMs);
+      };
+      this.#watchers.add(check);
+    });
+  }
+
+  readonly #watchers = new Set<() => void>();
+
+  #clientsChanged(): void {
+    for (const watcher of [...this.#watchers]) watcher();
   }
 
   setStatus(status: Partial<StatusInfo>): void {
@@ -168,7 +195,11 @@ export class PageServer {
       res.writeHead(200, { "content-type": "text/event-stream", connection: "keep-alive" });
       res.write(`data: ${JSON.stringify(this.#hello())}\n\n`);
       this.#clients.add(res);
-      req.on("close", () => this.#clients.delete(res));
+      this.#clientsChanged();
+      req.on("close", () => {
+        this.#clients.delete(res);
+        this.#clientsChanged();
+      });
     } else if (req.method === "GET" && url.pathname === "/api/state") {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(this.#hello()));
     } else if (req.method === "POST" && url.pathname.startsWith("/api/") && this.options.drive) {

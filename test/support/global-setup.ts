@@ -90,6 +90,9 @@ export default function setup(): () => Promise<void> {
   const stopState = stateSetup();
   const pgRunDir = mkdtempSync(join(tmpdir(), "agentkit-test-pg-run-"));
   process.env[TEST_PG_RUN_DIR_ENV] = pgRunDir;
+  // An inspect tap's page outlives it by default (a process of its own, up to 10 min): not in tests,
+  // which start many taps; a test of that passes --linger itself.
+  process.env.AGENTKIT_INSPECT_LINGER = "0";
   withLock(() => {
     const emitted = transpileChanged();
     if (binStale(emitted)) {

@@ -1,6 +1,7 @@
 import { chmodSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
+import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../support/cli.js";
 import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
@@ -172,6 +173,36 @@ describe.skipIf(!pg.url)("quotas across two serve --listen instances on PostgreS
     expect(bob.stdout).toMatch(/refused {2}method=session\/new code=-32602/);
     expect((await audit("--since", "2999-01-01T00:00:00Z")).stdout).toBe("");
     expect((await audit("--principal", "alice", "--since", "1h", "--json")).lines.length).toBe(actions("alice").length);
+  });
+});
+
+describe("the agentkit_quota JWT claim", () => {
+  it("sets its subject's limits over --quota; a subject without it keeps the operator's", { timeout: 60_000 }, async () => {
+    const dir = tempDir("agentkit-quota-jwt-");
+    cleanups.push(() => dir.remove());
+    const key = await generateKeyPair("ES256");
+    const jwks = join(dir.path, "jwks.json");
+    writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(key.publicKey)), kid: "k1", alg: "ES256" }] }));
+    const sign = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "k1" }).setIssuer("https://issuer.test").setAudience("agentkit").setExpirationTime("5m").sign(key.privateKey);
+    const ws = join(realpathSync(dir.path), "ws");
+    const proc = new ListeningServe(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", "https://issuer.test", "--jwt-audience", "agentkit", "--workspace-root", ws, "--quota", "sessions=2"], { cwd: dir.path, env: cleanEnv() });
+    cleanups.push(() => proc.kill());
+    const url = await proc.url;
+    const opens = async (token: string, who: string, n: number): Promise<string[]> => {
+      const c = connectOver("ws", url, token);
+      cleanups.push(() => c.connection.close());
+      await c.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) {
+        out.push(await c.agent.request(acp.methods.agent.session.new, { cwd: join(ws, who), mcpServers: [] }).then(
+          () => "ok",
+          (e: QuotaError) => `${e.data.limit}=${e.data.value}`,
+        ));
+      }
+      return out;
+    };
+    expect(await opens(await sign({ sub: "erin", agentkit_quota: { sessions: 1 } }), "erin", 2)).toEqual(["ok", "sessions=1"]);
+    expect(await opens(await sign({ sub: "frank" }), "frank", 3)).toEqual(["ok", "ok", "sessions=2"]);
   });
 });
 
