@@ -94,6 +94,8 @@ interface Figures {
   walk?: { pages: number; seconds: number };
   deep?: number;
   ownerFirst?: number;
+  /** session/load of the long session through serve's runtime: first replayed update, answer, peak RSS growth. */
+  replay?: { firstMs: number; totalMs: number; peakRssMb: number; updates: number };
   load: { ms: number; rssMb: number; items: number };
   diskMb?: number;
 }
@@ -145,6 +147,7 @@ try {
     process.stderr.write(`built ${SESSIONS} JSONL sessions + one of ${ITEMS} items in ${(built.ms / 1000).toFixed(1)} s\n`);
     const jsonl = await measure("JSONL", () => new JsonlSessionStore({ stateDir }), () => new JsonlSessionStore({ stateDir }));
     jsonl.diskMb = await diskUse(join(stateDir, "sessions"));
+    jsonl.replay = await replayFigures({ stateDir }, work);
     rows.push(jsonl);
   }
   if (values.pg || values.only === "pg") rows.push(await postgresFigures(work));
@@ -161,7 +164,41 @@ for (const r of rows) {
     `| ${r.store} | ${f(r.cold)} | ${f(r.coldSnapshot)} | ${f(r.warmFirst)} | ${f(r.nextMedian)} / ${f(r.nextMax)} | ${f(r.deep)} | ${f(r.ownerFirst)} | ${walk} | ${f(r.load.ms)} (${r.load.rssMb.toFixed(0)} MB) | ${r.diskMb !== undefined ? `${r.diskMb.toFixed(0)} MB` : "–"} |\n`,
   );
 }
+process.stdout.write(`\nsession/load of the ${ITEMS}-item session through serve's runtime (official SDK client, in-memory pipes):\n\n| store | first replayed update | answer (all replayed) | peak RSS growth | updates |\n|---|---|---|---|---|\n`);
+for (const r of rows) {
+  if (r.replay) process.stdout.write(`| ${r.store} | ${f(r.replay.firstMs)} | ${f(r.replay.totalMs)} | ${r.replay.peakRssMb.toFixed(0)} MB | ${r.replay.updates} |\n`);
+}
 for (const plan of plans) process.stdout.write(`\n${plan}\n`);
+
+/** session/load of LONG_ID through the runtime `serve` builds (demo model), timed at the client; RSS sampled every 5 ms. */
+async function replayFigures(where: { stateDir?: string; storeUrl?: string }, work: string): Promise<Figures["replay"]> {
+  const { createServeRuntime } = await import("../src/serve/runtime.js");
+  const { serveInMemory } = await import("../src/testing/index.js");
+  const { silentLogger } = await import("../src/core/index.js");
+  const acp = await import("@agentclientprotocol/sdk");
+  const cwd = join(work, "long-cwd");
+  await mkdir(cwd, { recursive: true });
+  const served = await createServeRuntime({ ...where, model: "demo", logger: silentLogger, env: {} });
+  const pair = serveInMemory(served.runtime);
+  try {
+    await pair.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "bench", version: "1" } });
+    global.gc?.();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    const started = performance.now();
+    let firstMs = -1;
+    void pair.client.waitFor(() => pair.client.notifications.length > 0, "first update", 60_000).then(() => (firstMs = performance.now() - started));
+    await pair.agent.request(acp.methods.agent.session.load, { sessionId: LONG_ID, cwd, mcpServers: [] });
+    const totalMs = performance.now() - started;
+    clearInterval(sampler);
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return { firstMs, totalMs, peakRssMb: (peak - before) / 1024 / 1024, updates: pair.client.notifications.length };
+  } finally {
+    await pair.close();
+    await served.state.close();
+  }
+}
 
 /** A cursor about 90 % into the list: pages of 1000 walked to there. */
 async function deepCursor(store: SessionStore): Promise<string | undefined> {
@@ -207,6 +244,7 @@ async function postgresFigures(work: string): Promise<Figures> {
       const cold = await timed(() => fresh.sessions.list({ limit: 50 }));
       await fresh.close();
       const figures = await measure("PostgreSQL", () => store);
+      figures.replay = await replayFigures({ storeUrl: db.url }, work);
       figures.cold = cold.ms;
       const deep = await deepCursor(store);
       figures.deep = (await timed(() => store.list({ limit: 50, ...(deep !== undefined ? { cursor: deep } : {}) }))).ms;

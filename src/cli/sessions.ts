@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import type { Logger } from "../core/index.js";
 import { createStderrLogger, errorMessage } from "../core/index.js";
-import type { SessionLeases, SessionStore, SessionSummary } from "../store/index.js";
-import { JsonlSessionStore, defaultStateDir, openSessionReader, openStore, pruneSessions } from "../store/index.js";
+import type { AuditLog, SessionLeases, SessionStore, SessionSummary } from "../store/index.js";
+import { FileAuditLog, JsonlSessionStore, retentionAudit, defaultStateDir, openSessionReader, openStore, pruneSessions } from "../store/index.js";
 import { processIo, type CliIo } from "./io.js";
 import { exportSession, type ExportFormat } from "./sessions-export.js";
 import { parseAge, storeUrlFrom } from "./store-option.js";
@@ -54,7 +54,7 @@ state directory (default) or a shared store (--store / AGENTKIT_STORE_URL).
 `,
   options,
   sections: { main: "Options:" },
-  column: 25,
+  column: 27,
   outro: `Exit codes: 0 done   1 no such session (show, export)   2 usage error   3 the store failed
 `,
   positionals: "words",
@@ -108,16 +108,17 @@ export function parseSessionsArgs(argv: string[], env: Env, cwd: string): Sessio
 interface SessionsStore {
   store: SessionStore;
   leases: SessionLeases | undefined;
+  audit: AuditLog;
   close(): Promise<void>;
 }
 
 async function openSessionsStore(args: SessionsArgs, env: NodeJS.ProcessEnv, logger: Logger): Promise<SessionsStore> {
   if (args.storeUrl !== undefined) {
     const opened = await openStore({ url: args.storeUrl, logger });
-    return { store: opened.sessions, leases: opened.leases, close: () => opened.close() };
+    return { store: opened.sessions, leases: opened.leases, audit: opened.audit, close: () => opened.close() };
   }
   const stateDir = args.stateDir ?? defaultStateDir(env);
-  return { store: new JsonlSessionStore({ stateDir, logger }), leases: undefined, close: async () => {} };
+  return { store: new JsonlSessionStore({ stateDir, logger }), leases: undefined, audit: new FileAuditLog(stateDir), close: async () => {} };
 }
 
 export async function runSessions(argv: string[], io: CliIo = processIo()): Promise<number> {
@@ -147,7 +148,7 @@ export async function runSessions(argv: string[], io: CliIo = processIo()): Prom
   }
 }
 
-async function runAction(args: SessionsArgs, { store, leases }: SessionsStore, io: CliIo, logger: Logger): Promise<number> {
+async function runAction(args: SessionsArgs, { store, leases, audit }: SessionsStore, io: CliIo, logger: Logger): Promise<number> {
   const out = (text: string): boolean => io.stdout.write(text);
   switch (args.action) {
     case "list": {
@@ -182,6 +183,8 @@ async function runAction(args: SessionsArgs, { store, leases }: SessionsStore, i
         ...(leases ? { leases } : {}),
         ...(args.limit !== undefined ? { limit: args.limit } : {}),
         logger,
+        // Recorded in the audit trail like serve's own deletions (`agentkit-acp audit`).
+        onDeleted: (session) => audit.append([retentionAudit(session, leases?.holder ?? `sessions-prune:${process.pid}`, "agentkit-acp sessions prune")]),
       });
       if (args.json) {
         out(`${JSON.stringify({ before, dryRun: args.dryRun, ...report })}\n`);

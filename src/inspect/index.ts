@@ -3,7 +3,7 @@ export { Analyzer } from "./analyze.js";
 export { DriveController, type DriveOptions } from "./drive.js";
 export { redactMessage, REDACTED } from "../core/redact.js";
 export { diffLines } from "./diff.js";
-export { normalize, replayTrace, type ReplayOptions, type ReplayResult } from "./replay.js";
+export { normalize, recordedCwds, replayTrace, type ReplayOptions, type ReplayResult } from "./replay.js";
 export { PageServer, PortInUseError, type DriveAction, type PageServerOptions } from "./server.js";
 export { startTap, type Tap, type TapEnd, type TapLaunch, type TapOptions } from "./tap.js";
 export { startRecording, startRecordingWorker, type LocalRecorder, type Recorder, type RecorderOptions } from "./recorder.js";

@@ -14,6 +14,28 @@ export interface ReplayOptions extends TapLaunch {
   onMessage: (ts: number, from: Direction, message: unknown) => void;
   /** How long to wait for the agent's next message before moving on (default 10 000 ms). */
   idleMs?: number;
+  /** Recorded session directories → the ones to replay in (a value equal to one, or under it, is rewritten in client messages). */
+  cwdMap?: ReadonlyMap<string, string>;
+}
+
+const SESSION_OPENERS = new Set(["session/new", "session/load", "session/resume", "session/fork"]);
+
+/** The session directories a trace's client messages name (session/new, load, resume, fork `cwd`). */
+export function recordedCwds(lines: readonly TraceLine[]): string[] {
+  const cwds = new Set<string>();
+  for (const l of lines) {
+    const m = isMessage(l) && l.from === "client" ? l.message : undefined;
+    if (isObject(m) && typeof m.method === "string" && SESSION_OPENERS.has(m.method) && isObject(m.params) && typeof m.params.cwd === "string") cwds.add(m.params.cwd);
+  }
+  return [...cwds];
+}
+
+function remapPath(value: string, map: ReadonlyMap<string, string> | undefined): string {
+  for (const [from, to] of map ?? []) {
+    if (value === from) return to;
+    if (value.startsWith(`${from}/`)) return `${to}${value.slice(from.length)}`;
+  }
+  return value;
 }
 
 export interface ReplayResult {
@@ -104,7 +126,7 @@ export async function replayTrace(options: ReplayOptions): Promise<ReplayResult>
     if (isObject(m) && m.method === undefined) continue; // answers go out when the agent asks
     await waitForCount(agentSoFar);
     if (ended) break;
-    send(mapSessions(m, sessionMap));
+    send(mapSessions(m, sessionMap, options.cwdMap));
   }
   await waitForCount(recorded.length - recorded.filter((l) => l.from === "client").length);
   input.end();
@@ -116,10 +138,10 @@ export async function replayTrace(options: ReplayOptions): Promise<ReplayResult>
   return { diff, differences, ...(error ? { error } : {}) };
 }
 
-function mapSessions(message: unknown, map: Map<string, string>): unknown {
-  if (typeof message === "string") return map.get(message) ?? message;
-  if (Array.isArray(message)) return message.map((v) => mapSessions(v, map));
-  if (isObject(message)) return Object.fromEntries(Object.entries(message).map(([k, v]) => [k, mapSessions(v, map)]));
+function mapSessions(message: unknown, map: Map<string, string>, cwdMap: ReadonlyMap<string, string> | undefined): unknown {
+  if (typeof message === "string") return map.get(message) ?? remapPath(message, cwdMap);
+  if (Array.isArray(message)) return message.map((v) => mapSessions(v, map, cwdMap));
+  if (isObject(message)) return Object.fromEntries(Object.entries(message).map(([k, v]) => [k, mapSessions(v, map, cwdMap)]));
   return message;
 }
 

@@ -17,6 +17,7 @@ import {
   defaultStateDir,
   newLeaseHolderName,
   openStore,
+  retentionAudit,
   startRetention,
   storeBackendFor,
 } from "../store/index.js";
@@ -89,6 +90,7 @@ export async function serveState(options: ServeStateOptions, env: NodeJS.Process
     ...(options.retainIntervalMs !== undefined ? { intervalMs: options.retainIntervalMs } : {}),
     leases: state.leases ?? new InProcessSessionLeases(),
     logger,
+    onDeleted: (session) => state.audit.append([retentionAudit(session, state.instance, "serve --retain")]),
   });
   const close = state.close;
   return {

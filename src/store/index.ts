@@ -18,7 +18,7 @@ export { FileQuotaStore } from "./file-quotas.js";
 export type { FileQuotaStoreOptions } from "./file-quotas.js";
 export { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, InMemoryAuditLog } from "./audit.js";
 export type { AuditLog, AuditQuery, AuditRecord } from "./audit.js";
-export { pruneSessions, startRetention, DEFAULT_PRUNE_BATCH } from "./retention.js";
+export { pruneSessions, retentionAudit, startRetention, DEFAULT_PRUNE_BATCH } from "./retention.js";
 export type { PruneOptions, PruneReport, RetentionOptions, RetentionSweeper } from "./retention.js";
 export { storeBackends, storeBackendFor, checkStoreUrl, openStore, redactStoreUrl } from "./backends.js";
 export type { StoreBackend, OpenedStore, OpenStoreOptions } from "./backends.js";

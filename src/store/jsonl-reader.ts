@@ -11,37 +11,40 @@ const CHUNK_BYTES = 256 * 1024;
 
 /**
  * Opens a session file for reading record by record. Only the bytes present when it is opened
- * are read (`size`, taken under the caller's file lock): an append made meanwhile is not half
- * read. Undefined when the file is missing or has no complete header line.
+ * are read (its size is taken under the file lock): an append made meanwhile is not half read.
+ * Undefined when the file is missing or has no complete header line.
  */
 export async function openJsonlReader(
   path: string,
   sessionId: string,
-  size: () => Promise<number | undefined>,
+  locked: <T>(run: () => Promise<T>) => Promise<T>,
   report: (warnings: string[]) => void,
 ): Promise<SessionReader | undefined> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, "r");
-  } catch (error) {
-    if (isErrnoCode(error, "ENOENT")) return undefined;
-    throw error;
-  }
-  try {
-    const end = (await size()) ?? (await handle.stat()).size;
-    const lines = new LineChunks(handle, end);
-    const first = await lines.next();
-    if (first === undefined) {
-      await handle.close();
-      return undefined;
+  // Opened, sized and its header read under the file's lock (queued in call order like `load`):
+  // the header is the one written before every write queued earlier.
+  return locked(async () => {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, "r");
+    } catch (error) {
+      if (isErrnoCode(error, "ENOENT")) return undefined;
+      throw error;
     }
-    const created = parseHeader(first, path);
-    if (created.sessionId !== sessionId) throw new SessionStoreError("corrupt_session", `${path} holds session ${JSON.stringify(created.sessionId)}, not ${JSON.stringify(sessionId)}`);
-    return new JsonlReader(handle, lines, new SessionRecordParser(structuredClone(created), path), created, report);
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
+    try {
+      const lines = new LineChunks(handle, (await handle.stat()).size);
+      const first = await lines.next();
+      if (first === undefined) {
+        await handle.close();
+        return undefined;
+      }
+      const created = parseHeader(first, path);
+      if (created.sessionId !== sessionId) throw new SessionStoreError("corrupt_session", `${path} holds session ${JSON.stringify(created.sessionId)}, not ${JSON.stringify(sessionId)}`);
+      return new JsonlReader(handle, lines, new SessionRecordParser(structuredClone(created), path), created, report);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  });
 }
 
 class JsonlReader implements SessionReader {

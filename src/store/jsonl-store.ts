@@ -1,6 +1,6 @@
 import { closeSync, constants, openSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, open, readFile, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readFile, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Item, Logger, SessionId } from "../core/index.js";
 import { createStderrLogger } from "../core/index.js";
@@ -170,7 +170,7 @@ export class JsonlSessionStore implements SessionStore {
     if (path === undefined) return undefined;
     // Skipped lines are reported when the read ends, as `load` reports them.
     const report = (warnings: string[]): void => warnings.forEach((warning) => this.#logger.warn(`session ${sessionId}: ${warning}`));
-    return openJsonlReader(path, sessionId, () => fileLocks.run(path, () => stat(path).then((s) => s.size, () => undefined)), report);
+    return openJsonlReader(path, sessionId, (run) => fileLocks.run(path, run), report);
   }
 
   /** A page costs the journal's new records and the page itself, not the store (see live-index.ts). */

@@ -2,6 +2,7 @@ import type { Logger } from "../core/index.js";
 import { errorMessage } from "../core/index.js";
 import type { SessionLeases } from "./leases.js";
 import { cursorBefore } from "./pagination.js";
+import type { AuditRecord } from "./audit.js";
 import type { SessionStore, SessionSummary } from "./types.js";
 
 /** Sessions examined per run unless told otherwise: a run's work is bounded, the next run goes on. */
@@ -93,12 +94,14 @@ async function pruneOne(store: SessionStore, session: SessionSummary, options: P
     }
     logger?.info("retention: session deleted", fields);
     report.deleted.push(session);
-    await options.onDeleted?.(session);
   } catch (error) {
     logger?.warn("retention: could not delete a session", { ...fields, error: errorMessage(error) });
     report.failed.push({ session, error: errorMessage(error) });
   } finally {
     if (attempt?.acquired) await attempt.lease.release();
+  }
+  if (report.deleted.at(-1) === session) {
+    await Promise.resolve(options.onDeleted?.(session)).catch((error: unknown) => logger?.warn("retention: the deletion could not be recorded", { ...fields, error: errorMessage(error) }));
   }
 }
 
@@ -112,6 +115,8 @@ export interface RetentionOptions {
   limit?: number;
   logger: Logger;
   clock?: () => Date;
+  /** Called after each deletion (e.g. the audit trail). */
+  onDeleted?: (session: SessionSummary) => void | Promise<void>;
 }
 
 /** A running retention policy: `stop` ends it (waiting for a run in progress). */
@@ -144,6 +149,7 @@ export function startRetention(store: SessionStore, options: RetentionOptions): 
         ...(options.leases ? { leases: options.leases } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         logger: options.logger,
+        ...(options.onDeleted ? { onDeleted: options.onDeleted } : {}),
       });
       more = report.more;
       options.logger.info("retention: run done", { before, deleted: report.deleted.length, keptOpen: report.leased.length, failed: report.failed.length, more });
@@ -161,3 +167,16 @@ export function startRetention(store: SessionStore, options: RetentionOptions): 
     },
   };
 }
+
+/** The audit record of a session retention deleted: under its owner, so the owner's records show it. */
+export function retentionAudit(session: SessionSummary, instance: string, by: string): AuditRecord {
+  return {
+    at: new Date().toISOString(),
+    instance,
+    principal: session.owner,
+    sessionId: session.sessionId,
+    action: "retention/delete",
+    detail: { by, updatedAt: session.updatedAt, ...(session.archived ? { archived: true } : {}) },
+  };
+}
+

@@ -115,6 +115,9 @@ function suite(name: string, setup: () => Promise<Fixture & { cleanup(): Promise
       const left = (await f.reopen().list({ archived: "include" })).sessions.map((s) => s.sessionId).sort();
       expect(left).toEqual(["fresh", "old-a", "old-archived", ...leased].sort());
 
+      // Each deletion is in the audit trail, under the session's owner.
+      const audit = await runCli(["audit", "--json", ...f.flags], { cwd: tmpdir(), env: { PATH: process.env.PATH } });
+      expect(audit.lines.filter((r) => r.action === "retention/delete").map((r) => [r.principal, r.sessionId, (r.detail as { by: string }).by])).toEqual([["bob", "old-b", "agentkit-acp sessions prune"], ...(f.theirs ? [] : [["bob", "old-leased", "agentkit-acp sessions prune"]])].sort((a, b) => (a[1]! < b[1]! ? 1 : -1)));
       if (held?.acquired) await held.lease.release();
       const rest = await cli("prune", "--older-than", "30d");
       expect(rest.stdout).toMatch(new RegExp(`^deleted ${f.theirs ? 3 : 2} sessions`));

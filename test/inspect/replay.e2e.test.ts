@@ -1,3 +1,4 @@
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bin, fixtureAgent, InspectProcess, startEditor, tempDir } from "./support.js";
@@ -46,6 +47,49 @@ describe("inspect --replay", () => {
       expect(p.stderr).toMatch(/replay: \d+ differing/);
     } finally {
       expect(await p.stop()).toBe(1);
+    }
+  });
+});
+
+describe("inspect --replay of a trace whose session directory is gone", () => {
+  const serve = `${process.execPath} ${bin} serve --model demo`;
+  async function recordServe(): Promise<string> {
+    const ws = tempDir("inspect-ws-");
+    const trace = join(tempDir(), "t.jsonl");
+    const { client } = await startEditor({ command: process.execPath, args: [bin, "inspect", "--trace", trace, "--", ...serve.split(" ")], cwd: ws });
+    try {
+      await (await client.newSession()).prompt("hello");
+    } finally {
+      await client.close();
+    }
+    rmSync(ws, { recursive: true, force: true });
+    return trace;
+  }
+
+  it("--cwd DIR replays the sessions in DIR (the demo model writes its note there)", async () => {
+    const trace = await recordServe();
+    const ws2 = tempDir("inspect-ws2-");
+    const p = new InspectProcess(["--replay", trace, "--agent", serve, "--cwd", ws2]);
+    try {
+      const state = await p.waitState((s) => s.status.state === "ended", 30_000);
+      expect(state.entries.find((e) => e.from === "client" && e.method === "session/new")?.message).toMatchObject({ params: { cwd: ws2 } });
+      expect(existsSync(join(ws2, "agentkit-demo.md"))).toBe(true);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it("without --cwd: a hint naming the directory and the option", async () => {
+    const trace = await recordServe();
+    const p = new InspectProcess(["--replay", trace, "--agent", serve]);
+    try {
+      // Said before the replay starts (which then waits out the refused session's silence).
+      await p.url;
+      const hint = /the trace's session directory \/\S+ is gone: the agent will refuse it; replay in another one with --cwd DIR/;
+      for (const deadline = Date.now() + 20_000; !hint.test(p.stderr) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+      expect(p.stderr).toMatch(hint);
+    } finally {
+      await p.stop();
     }
   });
 });

@@ -4,12 +4,15 @@ import type { GroupHandlers } from "../methods.js";
 import type { Logger } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import type { LoopDriver } from "../../loop/index.js";
+import type { Item } from "../../core/index.js";
 import type { LoadedSession } from "../../store/index.js";
+import { openSessionReader } from "../../store/index.js";
 import { availableCommands, parseSlashCommand, runSlashCommand } from "./commands.js";
 import { sessionNotFound } from "./integration.js";
 import { ownedOpenSessions, ownedSessionStore } from "./ownership.js";
 import type { DescribeCall } from "./replay.js";
-import { repairDanglingToolCalls, replayUpdates } from "./replay.js";
+import { ReplayStream, repairDanglingToolCalls } from "./replay.js";
+import { UpdateQueue } from "./update-queue.js";
 import type { AcpSessionHandle } from "./session.js";
 import { refuseIfLeasedElsewhere, sessionActiveElsewhere, sessionLeaseLost, takeSessionLease } from "./session-leases.js";
 import { StoredSessions, storeError } from "./stored-sessions.js";
@@ -165,20 +168,15 @@ export class ConnectionLifecycle {
       await this.#settings.open.get(id)?.close(replay ? "session/load of an open session" : "session/resume of an open session");
       // Another instance running it answers "active elsewhere"; the lease is ours from here until close.
       const lease = this.#settings.leases && (await takeSessionLease(this.#settings.leases, id, this.#logger));
-      const { view, restore, open } = await this.#openStored(id, params, signal).catch(async (error: unknown) => {
+      const { view, restore, open, replayed } = await this.#openStored(id, params, replay, signal).catch(async (error: unknown) => {
         await lease?.release();
         throw error;
       });
       if (lease) this.#sessions.holdLease(id, lease);
       await this.#moveIfNeeded(restore.loaded, open);
-      if (replay) {
-        let sent = 0;
-        for (const update of replayUpdates(restore.items, describeWith(view.driver))) {
-          if (signal?.aborted) break;
-          view.handle.push(update);
-          // Written in batches: a long history neither piles up in memory nor blocks a $/cancel_request.
-          if (++sent % 200 === 0) await view.handle.flush();
-        }
+      if (replayed && !signal?.aborted) {
+        // What the stream held back (dangling tool calls) needs the session's tools to be described.
+        for (const update of replayed.finish(describeWith(view.driver))) view.handle.push(update);
         await view.handle.flush();
       }
       if (signal?.aborted) {
@@ -189,13 +187,47 @@ export class ConnectionLifecycle {
     });
   }
 
-  async #openStored(id: string, params: LoadSessionRequest | ResumeSessionRequest, signal?: AbortSignal): Promise<{ view: OpenSessionEntry; restore: SessionRestore; open: NewSessionRequest }> {
-    const loaded = await this.#settings.store!.load(id).catch(storeError);
-    if (!loaded) throw sessionNotFound(id);
-    const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(loaded.items) };
+  /**
+   * Reads the session item by item and, for session/load, replays each item as it is read
+   * (ReplayStream; sent in batches, so a long history is never all in memory as updates); then
+   * opens it with the whole transcript, which the loop needs for its model requests.
+   */
+  async #openStored(
+    id: string,
+    params: LoadSessionRequest | ResumeSessionRequest,
+    replay: boolean,
+    signal?: AbortSignal,
+  ): Promise<{ view: OpenSessionEntry; restore: SessionRestore; open: NewSessionRequest; replayed: ReplayStream | undefined }> {
+    const client = this.#sessions.client;
+    if (!client) throw acp.RequestError.invalidRequest(undefined, "initialize first");
+    const reader = await openSessionReader(this.#settings.store!, id).catch(storeError);
+    if (!reader) throw sessionNotFound(id);
+    const replayed = replay ? new ReplayStream() : undefined;
+    const queue = new UpdateQueue((update) => client.sessionUpdate(id, update), this.#logger);
+    const items: Item[] = [];
+    try {
+      let sent = 0;
+      for await (const { item } of reader.items()) {
+        if (signal?.aborted) break;
+        items.push(item);
+        for (const update of replayed?.push(item) ?? []) {
+          queue.push(update);
+          // Written in batches: a long history neither piles up in memory nor blocks a $/cancel_request.
+          if (++sent % 200 === 0) await queue.flushed();
+        }
+      }
+      await queue.flushed();
+    } catch (error) {
+      storeError(error);
+    } finally {
+      await reader.close();
+    }
+    if (signal?.aborted) throw signal.reason instanceof acp.RequestError ? signal.reason : acp.RequestError.requestCancelled({}, "the client cancelled the request");
+    const loaded: LoadedSession = { ...reader.result(), items };
+    const restore: SessionRestore = { acpSessionId: id, loaded, items: repairDanglingToolCalls(items) };
     const open: NewSessionRequest = { cwd: params.cwd, additionalDirectories: params.additionalDirectories ?? [], mcpServers: params.mcpServers ?? [], _meta: params._meta ?? null };
     await this.#sessions.open(open, restore, signal);
-    return { view: this.#sessions.get(id), restore, open };
+    return { view: this.#sessions.get(id), restore, open, replayed };
   }
 
   /** The client may open a stored session in another directory: the header follows. */

@@ -58,6 +58,39 @@ export function repairDanglingToolCalls(items: readonly Item[]): Item[] {
 type ToolCallPart = Extract<Part, { type: "tool_call" }>;
 
 /**
+ * `replayUpdates(repairDanglingToolCalls(items))`, item by item, for a transcript read as it
+ * streams: each item's updates are ready as soon as it is read, except from a tool call on,
+ * until its result is read (the loop commits results in the next item, so that is one item's
+ * wait). A call found dangling (its id called again first, or never answered) holds the rest
+ * until `finish`, which repairs it exactly as a whole-transcript replay would and describes it
+ * with the session's tools (the only updates that need them: the loop records every answered
+ * call's title, kind and locations with its result).
+ */
+export class ReplayStream {
+  #held: Item[] = [];
+  readonly #unanswered = new Map<string, ToolCallPart>();
+  #dangling = false;
+
+  /** The updates that can go now, having read `item`. */
+  push(item: Item): SessionUpdate[] {
+    for (const part of item.parts) {
+      if (part.type === "tool_result") this.#unanswered.delete(part.callId);
+      if (part.type !== "tool_call" || item.role !== "assistant") continue;
+      if (this.#unanswered.has(part.callId)) this.#dangling = true;
+      this.#unanswered.set(part.callId, part);
+    }
+    this.#held.push(item);
+    if (this.#unanswered.size > 0 || this.#dangling) return [];
+    return replayUpdates(this.#held.splice(0));
+  }
+
+  /** The rest, once the whole transcript is read; `describe` names calls the transcript does not. */
+  finish(describe?: DescribeCall): SessionUpdate[] {
+    return replayUpdates(repairDanglingToolCalls(this.#held.splice(0)), describe);
+  }
+}
+
+/**
  * The `session/update`s that show a stored transcript again, in its order: user parts as
  * `user_message_chunk` (the item's id as message id), assistant text / reasoning as `agent_message_chunk` /
  * `agent_thought_chunk` (one message id per part), and each tool call as one `tool_call` with

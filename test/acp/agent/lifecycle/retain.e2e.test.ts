@@ -2,7 +2,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../../src/core/index.js";
 import type { SessionStore } from "../../../../src/store/index.js";
-import { JsonlSessionStore } from "../../../../src/store/index.js";
+import { FileAuditLog, JsonlSessionStore } from "../../../../src/store/index.js";
 import { openPostgresStore } from "../../../../src/store/postgres/index.js";
 import { createTestDatabase, postgresOrSkip } from "../../../support/postgres.js";
 import { until } from "../../../support/until.js";
@@ -38,6 +38,9 @@ describe("serve --retain", () => {
     const listed = await s.agent.request(acp.methods.agent.session.list, {});
     expect(listed.sessions.map((x) => x.sessionId)).toEqual(["fresh"]);
     expect(await files.exists("old-3")).toBe(false);
+    const audited = (await new FileAuditLog(state).query()).filter((r) => r.action === "retention/delete");
+    expect(audited.map((r) => r.sessionId).sort()).toEqual(["old-1", "old-2", "old-3"]);
+    expect(audited[0]).toMatchObject({ principal: "default", detail: { by: "serve --retain" } });
   });
 
   it.runIf(pg.url)("PostgreSQL: a session open on another instance is kept (and said so) until it is closed there, then deleted by a later sweep", { timeout: 90_000 }, async () => {
