@@ -59,7 +59,16 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
-  { files: ["src/**/*.ts"], rules: { "no-console": "error", "@typescript-eslint/no-explicit-any": "error" } },
+  {
+    files: ["src/**/*.ts"],
+    rules: {
+      "no-console": "error",
+      "@typescript-eslint/no-explicit-any": "error",
+      // Small enough to read whole: a longer function becomes steps or data, a longer file two homes.
+      "max-lines-per-function": ["error", { max: 100 }],
+      "max-lines": ["error", { max: 500 }],
+    },
+  },
   ...layerRules,
   // The inspect page runs in the browser and has its own tsconfig (DOM types).
   {

@@ -234,91 +234,109 @@ export async function runInspect(argv: string[]): Promise<number> {
   const options: RecorderOptions = { host: args.host, port: args.port, redact: args.redact, status: { mode, agent, state: "starting", ...(trace ? { trace: trace.path } : {}) }, ...(trace ? { trace } : {}), ...(token ? { token } : {}) };
   if (mode === "tap") return runTap(args, args.command as string[], options);
 
-  let drive: DriveAction = () => Promise.reject(new Error("only drive mode takes actions"));
+  const actions: { drive: DriveAction } = { drive: () => Promise.reject(new Error("only drive mode takes actions")) };
   let recorder: LocalRecorder;
   try {
-    recorder = await startRecording({ ...options, drive: (action, body) => drive(action, body) });
+    recorder = await startRecording({ ...options, drive: (action, body) => actions.drive(action, body) });
   } catch (e) {
     say(e instanceof PortInUseError ? `${e.message}: choose another with --port, or leave --port out for a free one` : `cannot start: ${e instanceof Error ? e.message : String(e)}`);
     return 2;
   }
   say(`page ${recorder.url}`);
   if (trace) say(`trace ${trace.path}`);
-  const fail = (text: string): void => {
+  const run = new PageRun(recorder);
+  if (mode === "view") return run.view(args.open as string, args.linger);
+  if (mode === "replay") return run.replay(args);
+  return run.drive(args, actions);
+}
+
+/** A page being served (view, replay or drive mode), with what every mode does to it. */
+class PageRun {
+  constructor(readonly recorder: LocalRecorder) {}
+
+  fail(text: string): void {
     say(text);
-    recorder.note({ ts: Date.now(), note: { level: "error", text } });
-    recorder.setStatus({ state: "failed", detail: text });
-  };
-  const finish = async (code: number): Promise<number> => {
-    await recorder.close();
+    this.recorder.note({ ts: Date.now(), note: { level: "error", text } });
+    this.recorder.setStatus({ state: "failed", detail: text });
+  }
+
+  async finish(code: number): Promise<number> {
+    await this.recorder.close();
     return code;
-  };
-  const open = (file: string): ReadTrace | undefined => {
+  }
+
+  open(file: string): ReadTrace | undefined {
     try {
       const read = readTrace(file);
       for (const w of read.warnings) {
         say(`warning: ${file}: ${w}`);
-        recorder.note({ ts: Date.now(), note: { level: "warning", text: w } });
+        this.recorder.note({ ts: Date.now(), note: { level: "warning", text: w } });
       }
       return read;
     } catch (e) {
       say(`cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`);
       return undefined;
     }
-  };
-
-  if (mode === "view") {
-    const read = open(args.open as string);
-    if (!read) return finish(2);
-    for (const l of read.lines) {
-      if ("note" in l) recorder.note(l);
-      else recorder.message(l.ts, l.from, l.message);
-    }
-    recorder.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: args.open });
-    await (args.linger ? untilLingerEnds(recorder, args.linger) : untilSignal());
-    return finish(0);
   }
 
-  if (mode === "replay") {
-    const read = open(args.replay as string);
-    if (!read) return finish(2);
+  /** A recorded trace, shown until a signal (or, lingering after a tap, until its lifetime ends or the page is closed). */
+  async view(file: string, lingerMs: number | undefined): Promise<number> {
+    const read = this.open(file);
+    if (!read) return this.finish(2);
+    for (const l of read.lines) {
+      if ("note" in l) this.recorder.note(l);
+      else this.recorder.message(l.ts, l.from, l.message);
+    }
+    this.recorder.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: file });
+    await (lingerMs ? untilLingerEnds(this.recorder, lingerMs) : untilSignal());
+    return this.finish(0);
+  }
+
+  /** A trace's client messages sent again to an agent; the page shows how its answers differ. */
+  async replay(args: InspectArgs): Promise<number> {
+    const read = this.open(args.replay as string);
+    if (!read) return this.finish(2);
+    const recorder = this.recorder;
     recorder.setStatus({ state: "running" });
     const result = await replayTrace({ ...agentLaunch(args.agent as string), cwd: args.cwd, lines: read.lines, cwdMap: replayCwds(read, args, recorder), onMessage: (ts, from, m) => recorder.message(ts, from, m) });
     recorder.setReplay(result.diff);
-    if (result.error) fail(result.error);
+    if (result.error) this.fail(result.error);
     else {
       recorder.setStatus({ state: "ended", detail: `${result.differences} differing line(s)` });
       say(result.differences === 0 ? "replay: the agent answered the same (ids and timestamps ignored)" : `replay: ${result.differences} differing message line(s); the page shows the diff`);
     }
     await untilSignal();
-    return finish(result.error || result.differences > 0 ? 1 : 0);
+    return this.finish(result.error || result.differences > 0 ? 1 : 0);
   }
 
-  // Drive mode: this package's client does the work; the page posts actions.
-  const controller = new DriveController({
-    config: { ...agentLaunch(args.agent as string), cwd: args.cwd, stderr: args.verbose ? "inherit" : "ignore" },
-    onMessage: (ts, from, m) => recorder.message(ts, from, m),
-    onAsks: (asks) => recorder.setAsks(asks),
-  });
-  drive = (action, body) => driveAction(controller, action, body);
-  let failed = false;
-  try {
-    const client = await controller.start();
-    client.onLifecycle((e) => {
-      if (e.type !== "agent_exited") return;
-      const text = `the agent ended: ${e.error.message}`;
-      say(text);
-      recorder.note({ ts: Date.now(), note: { level: "error", text } });
-      recorder.setStatus({ state: "ended", detail: text });
+  /** Drive mode: this package's client does the work; the page posts actions. */
+  async drive(args: InspectArgs, actions: { drive: DriveAction }): Promise<number> {
+    const recorder = this.recorder;
+    const controller = new DriveController({
+      config: { ...agentLaunch(args.agent as string), cwd: args.cwd, stderr: args.verbose ? "inherit" : "ignore" },
+      onMessage: (ts, from, m) => recorder.message(ts, from, m),
+      onAsks: (asks) => recorder.setAsks(asks),
     });
-    recorder.setStatus({ state: "running", drive: { cwd: args.cwd, loadSession: controller.canLoad } });
-  } catch (e) {
-    failed = true;
-    fail(`the agent could not be started: ${e instanceof Error ? e.message : String(e)}`);
+    actions.drive = (action, body) => driveAction(controller, action, body);
+    let failed = false;
+    try {
+      const client = await controller.start();
+      client.onLifecycle((e) => {
+        if (e.type !== "agent_exited") return;
+        const text = `the agent ended: ${e.error.message}`;
+        say(text);
+        recorder.note({ ts: Date.now(), note: { level: "error", text } });
+        recorder.setStatus({ state: "ended", detail: text });
+      });
+      recorder.setStatus({ state: "running", drive: { cwd: args.cwd, loadSession: controller.canLoad } });
+    } catch (e) {
+      failed = true;
+      this.fail(`the agent could not be started: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    await untilSignal();
+    await controller.close().catch(() => undefined);
+    return this.finish(failed ? 1 : 0);
   }
-  await untilSignal();
-  await controller.close().catch(() => undefined);
-  return finish(failed ? 1 : 0);
 }
 
 /** The page's drive-mode actions (`POST /api/<action>`). */

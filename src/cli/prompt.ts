@@ -102,6 +102,154 @@ function checkLocalCwd(cwd: string): void {
   if (!stat.isDirectory()) throw new UsageError(`--cwd ${cwd}: not a directory`);
 }
 
+/**
+ * What Ctrl-C, SIGTERM / SIGHUP and a closed stdout do to a running prompt: the first Ctrl-C
+ * cancels the turn, the second ends the agent; a termination signal ends the agent's group and
+ * exits 128+n; a reader of stdout that went away cancels the turn (like SIGPIPE).
+ */
+class PromptSignals {
+  client: AcpClient | undefined;
+  handle: { cancel(): Promise<void> } | undefined;
+  interrupts = 0;
+  killed = false;
+  readerGone = false;
+  #terminating = false;
+  readonly #io: CliIo;
+
+  constructor(io: CliIo) {
+    this.#io = io;
+    io.stdout.on("error", this.#onStdoutError);
+  }
+
+  readonly onInterrupt = (): void => {
+    this.interrupts += 1;
+    if (this.interrupts === 1) {
+      this.#io.stderr.write("\n(cancelling the turn … press Ctrl-C again to end the agent)\n");
+      void this.handle?.cancel();
+    } else if (!this.killed) {
+      this.killed = true;
+      this.#io.stderr.write("\n(ending the agent)\n");
+      void this.client?.kill();
+    }
+  };
+
+  /** The orderly path gets 3 s; process.exit's hook SIGKILLs any group still tracked, so the bound is firm. */
+  readonly #onTerminate = (signal: NodeJS.Signals): void => {
+    if (this.#terminating) return;
+    this.#terminating = true;
+    this.#io.stderr.write(`\n(${signal}: ending the agent)\n`);
+    const code = 128 + (signal === "SIGHUP" ? 1 : 15);
+    setTimeout(() => process.exit(code), 3_000).unref();
+    void (this.client ? this.client.kill() : Promise.resolve()).finally(() => process.exit(code));
+  };
+
+  /** Later writes fail quietly instead of crashing. */
+  readonly #onStdoutError = (error: NodeJS.ErrnoException): void => {
+    if (this.readerGone) return;
+    this.readerGone = true;
+    this.#io.stderr.write(`\n(stdout closed${error.code ? ` (${error.code})` : ""}: cancelling the turn)\n`);
+    void this.handle?.cancel();
+  };
+
+  readonly #onSigterm = (): void => this.#onTerminate("SIGTERM");
+  readonly #onSighup = (): void => this.#onTerminate("SIGHUP");
+
+  /** The process's signals (only when the command owns the process). */
+  listen(): void {
+    process.on("SIGINT", this.onInterrupt);
+    process.on("SIGTERM", this.#onSigterm);
+    process.on("SIGHUP", this.#onSighup);
+  }
+
+  /** Ctrl-C goes back to its default before the agent is closed. */
+  stopInterrupts(): void {
+    process.off("SIGINT", this.onInterrupt);
+  }
+
+  /** Removed only after the close: a signal during it still ends everything. */
+  stop(): void {
+    this.stopInterrupts();
+    process.off("SIGTERM", this.#onSigterm);
+    process.off("SIGHUP", this.#onSighup);
+    this.#io.stdout.off("error", this.#onStdoutError);
+  }
+}
+
+type Renderer = JsonRenderer | TextRenderer;
+
+/** The client's configuration, permission policy and audit trail from the flags; a UsageError names a bad one. */
+function preparePrompt(flow: PromptFlow, io: CliIo, interactive: boolean, out: Renderer, signals: PromptSignals): { config: AcpAgentConfig; policy: ClientPermissionPolicy; audit: AuditTrail; terminals: (id: string) => string | undefined } {
+  const { args } = flow;
+  // Permission questions, forms and pages to open share the terminal: one at a time.
+  const questions = oneAtATime();
+  const policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(io.stdin, io.stderr, signals.onInterrupt, args.raw, questions) : undefined, interactive, io.stderr);
+  let audit: AuditTrail;
+  try {
+    audit = new AuditTrail(out instanceof JsonRenderer ? (line) => out.line(line) : undefined, args.auditLog);
+  } catch (error) {
+    throw new UsageError(`--audit-log: cannot append to ${args.auditLog ?? ""}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const { terminalOutput, ...host } = hostOptionsFromArgs(args, policy, effectivePermissions(flow, interactive), audit.host, io.env.PATH);
+  let launch = agentConfig(args.agent, args.cwd, io, flow.agentEnv);
+  // Our own agent takes the model on its command line (serve's model selection, key checks included).
+  if (args.model !== undefined && args.agent === "self" && "args" in launch && launch.args) launch = { ...launch, args: [...launch.args, "--model", args.model] };
+  const config: AcpAgentConfig = {
+    ...launch,
+    ...host,
+    // Agent questions (ask_user) and pages to open (a key page): on the terminal, one at a time,
+    // or declined with the reason when there is none.
+    elicitation: interactive ? terminalForm(io.stdin, io.stderr, signals.onInterrupt, true, questions) : declineForms,
+    urlElicitation: interactive ? terminalUrl(io.stdin, io.stderr, signals.onInterrupt, questions) : declineUrls,
+    // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
+    // Hidden otherwise, but for an inspect tap's page and trace (`--agent "agentkit-acp inspect -- AGENT"`): they are for the user.
+    stderr: !args.verbose ? (line: string) => void (inspectTapLine(line) && io.stderr.write(`${line}\n`)) : args.raw ? "inherit" : (line: string) => void io.stderr.write(`${stripControls(line)}\n`),
+    clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
+    protocol: args.protocol,
+  };
+  if (config.sandbox && config.url !== undefined) {
+    audit.close();
+    throw new UsageError("--sandbox runs a local agent process; a URL agent runs elsewhere");
+  }
+  return { config, policy, audit, terminals: terminalOutput };
+}
+
+/** A new, forked or continued session, as the flags ask; its id said on stderr (or as a JSON line). */
+async function openSession(client: AcpClient, flow: PromptFlow, io: CliIo, out: Renderer, safe: (text: string) => string): Promise<AcpSession> {
+  const { args } = flow;
+  await applyProviders(client, args.providers);
+  const waiting = (until: string): boolean => io.stderr.write(`(session ${safe(args.session ?? "")} is still leased by another instance until ${until}; waiting for it)\n`);
+  const session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await continueSessionWhenFree(client, args.session, waiting);
+  if (args.model !== undefined && args.agent !== "self") await chooseModel(session, args.model);
+  if (args.title !== undefined) await session.setTitle(args.title);
+  if (args.json && out instanceof JsonRenderer) {
+    out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd, protocolVersion: client.protocolVersion });
+  } else if (args.fork) {
+    io.stderr.write(`(forked session ${safe(args.fork)} into ${safe(session.sessionId)})\n`);
+  } else if (args.session) {
+    io.stderr.write(`(continuing session ${safe(session.sessionId)})\n`);
+  }
+  return session;
+}
+
+/** Each prompt in turn, streamed to the renderer and the audit trail, until one does not end its turn. */
+async function runPrompts(flow: PromptFlow, session: AcpSession, out: Renderer, audit: AuditTrail, signals: PromptSignals): Promise<PromptResult | undefined> {
+  let result: PromptResult | undefined;
+  for (const [index, prompt] of flow.prompts.entries()) {
+    flow.announce?.(prompt, index);
+    signals.handle = session.cancellationHandle();
+    signals.interrupts = 0;
+    if (signals.readerGone) break;
+    const stream = session.stream(prompt);
+    for await (const event of stream) {
+      audit.session(event);
+      out.event(event);
+    }
+    result = await stream.result;
+    if (result.stopReason !== "end_turn") break;
+  }
+  return result;
+}
+
 export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliIo = processIo()): Promise<number> {
   const { args } = flow;
   if (io.ownsProcess) {
@@ -115,141 +263,40 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   const terminals: { output: (id: string) => string | undefined } = { output: () => undefined };
   const out = args.json ? new JsonRenderer(io.stdout) : new TextRenderer(io.stdout, io.stdout.isTTY === true && !io.env.NO_COLOR, (id) => terminals.output(id), args.raw);
   const safe = (text: string): string => (args.raw ? text : stripControls(text));
-  let interrupts = 0;
-  let killed = false;
+  const signals = new PromptSignals(io);
+  let prepared: ReturnType<typeof preparePrompt>;
+  try {
+    prepared = preparePrompt(flow, io, interactive, out, signals);
+  } catch (error) {
+    signals.stop();
+    return usage(io, error);
+  }
+  const { config, policy, audit } = prepared;
+  terminals.output = prepared.terminals;
+  if (config.sandbox) io.stderr.write(`${agentSandboxLine(config)}\n`);
+  if (io.ownsProcess) signals.listen();
   let session: AcpSession | undefined;
-  let client: AcpClient | undefined;
-  let handle: { cancel(): Promise<void> } | undefined;
-  const onInterrupt = (): void => {
-    interrupts += 1;
-    if (interrupts === 1) {
-      io.stderr.write("\n(cancelling the turn … press Ctrl-C again to end the agent)\n");
-      void handle?.cancel();
-    } else if (!killed) {
-      killed = true;
-      io.stderr.write("\n(ending the agent)\n");
-      void client?.kill();
-    }
-  };
-  // SIGTERM / SIGHUP (the terminal closed): end the agent's whole group, then exit 128+n. The
-  // orderly path gets 3 s; process.exit's hook SIGKILLs any group still tracked, so the bound is firm.
-  let terminating = false;
-  const onTerminate = (signal: NodeJS.Signals): void => {
-    if (terminating) return;
-    terminating = true;
-    io.stderr.write(`\n(${signal}: ending the agent)\n`);
-    const code = 128 + (signal === "SIGHUP" ? 1 : 15);
-    setTimeout(() => process.exit(code), 3_000).unref();
-    void (client ? client.kill() : Promise.resolve()).finally(() => process.exit(code));
-  };
-  // The reader of stdout went away (`prompt … | head`): like SIGPIPE, the turn is not worth
-  // finishing, so it is cancelled; later writes fail quietly instead of crashing.
-  let readerGone = false;
-  const onStdoutError = (error: NodeJS.ErrnoException): void => {
-    if (readerGone) return;
-    readerGone = true;
-    io.stderr.write(`\n(stdout closed${error.code ? ` (${error.code})` : ""}: cancelling the turn)\n`);
-    void handle?.cancel();
-  };
-  io.stdout.on("error", onStdoutError);
-  const onSigterm = (): void => onTerminate("SIGTERM");
-  const onSighup = (): void => onTerminate("SIGHUP");
-  // Permission questions, forms and pages to open share the terminal: one at a time.
-  const questions = oneAtATime();
-  let policy: ClientPermissionPolicy;
-  let audit: AuditTrail;
-  let host: Pick<AcpAgentConfig, "additionalDirectories" | "hostServices">;
   try {
-    policy = flow.policy ?? choosePolicy(args.permissions, interactive ? terminalAsk(io.stdin, io.stderr, onInterrupt, args.raw, questions) : undefined, interactive, io.stderr);
-    try {
-      audit = new AuditTrail(out instanceof JsonRenderer ? (line) => out.line(line) : undefined, args.auditLog);
-    } catch (error) {
-      throw new UsageError(`--audit-log: cannot append to ${args.auditLog ?? ""}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const { terminalOutput, ...config } = hostOptionsFromArgs(args, policy, effectivePermissions(flow, interactive), audit.host, io.env.PATH);
-    terminals.output = terminalOutput;
-    host = config;
-  } catch (error) {
-    return usage(io, error);
-  }
-  let launch: AcpAgentConfig;
-  try {
-    launch = agentConfig(args.agent, args.cwd, io, flow.agentEnv);
-    // Our own agent takes the model on its command line (serve's model selection, key checks included).
-    if (args.model !== undefined && args.agent === "self" && "args" in launch && launch.args) launch = { ...launch, args: [...launch.args, "--model", args.model] };
-  } catch (error) {
-    return usage(io, error);
-  }
-  const config: AcpAgentConfig = {
-    ...launch,
-    ...host,
-    // Agent questions (ask_user) and pages to open (a key page): on the terminal, one at a time,
-    // or declined with the reason when there is none.
-    elicitation: interactive ? terminalForm(io.stdin, io.stderr, onInterrupt, true, questions) : declineForms,
-    urlElicitation: interactive ? terminalUrl(io.stdin, io.stderr, onInterrupt, questions) : declineUrls,
-    // --verbose shows the agent's stderr, cleaned like everything else it sends unless --raw.
-    // Hidden otherwise, but for an inspect tap's page and trace (`--agent "agentkit-acp inspect -- AGENT"`): they are for the user.
-    stderr: !args.verbose ? (line: string) => void (inspectTapLine(line) && io.stderr.write(`${line}\n`)) : args.raw ? "inherit" : (line: string) => void io.stderr.write(`${stripControls(line)}\n`),
-    clientInfo: { name: "agentkit-acp prompt", version: "0.1.0" },
-    protocol: args.protocol,
-  };
-  if (config.sandbox) {
-    if (config.url !== undefined) return usage(io, new UsageError("--sandbox runs a local agent process; a URL agent runs elsewhere"));
-    io.stderr.write(`${agentSandboxLine(config)}\n`);
-  }
-  if (io.ownsProcess) {
-    process.on("SIGINT", onInterrupt);
-    process.on("SIGTERM", onSigterm);
-    process.on("SIGHUP", onSighup);
-  }
-  try {
-    client = await AcpClient.start(config, policy);
+    const client = (signals.client = await AcpClient.start(config, policy));
     const reported = agentSandboxReport(client.initializeResponse._meta);
     if (reported !== undefined) io.stderr.write(`${reported}\n`);
-    await applyProviders(client, args.providers);
-    const waiting = (until: string): boolean => io.stderr.write(`(session ${safe(args.session ?? "")} is still leased by another instance until ${until}; waiting for it)\n`);
-    session = args.fork !== undefined ? await client.forkSession(args.fork) : args.session === undefined ? await client.newSession() : await continueSessionWhenFree(client, args.session, waiting);
-    if (args.model !== undefined && args.agent !== "self") await chooseModel(session, args.model);
-    if (args.title !== undefined) await session.setTitle(args.title);
-    if (args.json && out instanceof JsonRenderer) {
-      out.line({ type: "session", sessionId: session.sessionId, agent: client.agentInfo ?? null, pid: client.pid ?? null, cwd: args.cwd, protocolVersion: client.protocolVersion });
-    } else if (args.fork) {
-      io.stderr.write(`(forked session ${safe(args.fork)} into ${safe(session.sessionId)})\n`);
-    } else if (args.session) {
-      io.stderr.write(`(continuing session ${safe(session.sessionId)})\n`);
-    }
-    let result: PromptResult | undefined;
-    for (const [index, prompt] of flow.prompts.entries()) {
-      flow.announce?.(prompt, index);
-      handle = session.cancellationHandle();
-      interrupts = 0;
-      if (readerGone) break;
-      const stream = session.stream(prompt);
-      for await (const event of stream) {
-        audit.session(event);
-        out.event(event);
-      }
-      result = await stream.result;
-      if (result.stopReason !== "end_turn") break;
-    }
+    session = await openSession(client, flow, io, out, safe);
+    const result = await runPrompts(flow, session, out, audit, signals);
     // On stderr also when piped (stdout stays the answer alone): how to continue is always worth knowing.
     if (!args.json) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
-    return exitCodeFor(readerGone ? "cancelled" : (result?.stopReason ?? "end_turn"));
+    return exitCodeFor(signals.readerGone ? "cancelled" : (result?.stopReason ?? "end_turn"));
   } catch (error) {
     // A bad --provider value found once the agent answered is a usage error; a missing capability is an error (1), as for --add-dir.
-    const code = killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
+    const code = signals.killed && error instanceof ClientClosedError ? EXIT.interrupted : error instanceof UsageError ? EXIT.usage : EXIT.error;
     if (out instanceof JsonRenderer) out.error(error, code);
     io.stderr.write(`agentkit-acp prompt: ${safe(describeFailure(error))}\n`);
     if (!args.json && session && code !== EXIT.usage) io.stderr.write(`session: ${safe(session.sessionId)} (continue with --session ${safe(session.sessionId)})\n`);
     return code;
   } finally {
-    process.off("SIGINT", onInterrupt);
-    await client?.close();
+    signals.stopInterrupts();
+    await signals.client?.close();
     audit.close();
-    // Removed only now: a signal during close still ends everything.
-    process.off("SIGTERM", onSigterm);
-    process.off("SIGHUP", onSighup);
-    io.stdout.off("error", onStdoutError);
+    signals.stop();
   }
 }
 
@@ -302,4 +349,3 @@ export function inspectTapLine(line: string): boolean {
   if (stripControls(line) !== line) return false;
   return /^agentkit-acp inspect: (page http:\/\/(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\]|localhost):\d{1,5}\/\?t=[\w-]+|trace \/.*)$/.test(line);
 }
-
