@@ -218,7 +218,8 @@ export function renderHelp<O extends OptionMap>(schema: CommandSchema<O>): strin
     if (inSection.length === 0) continue;
     parts.push(`${id === first ? "" : "\n"}${title}\n${inSection.map((o) => helpEntry(o, column)).join("")}`);
   }
-  const environment = [...options.flatMap((o) => (o.env ? [`${o.env.name.padEnd(column - 3)} ${o.env.help}`] : [])), ...(schema.environment ?? [])];
+  const envLine = ({ name, help }: OptionEnv): string => (name.length <= column - 3 ? `${name.padEnd(column - 3)} ${help}` : `${name}  ${help}`);
+  const environment = [...options.flatMap((o) => (o.env ? [envLine(o.env)] : [])), ...(schema.environment ?? [])];
   if (environment.length > 0) parts.push(`\nEnvironment:\n${environment.map((line) => `  ${line}\n`).join("")}`);
   if (schema.outro !== "") parts.push(`\n${schema.outro}`);
   return parts.join("");

@@ -6,8 +6,10 @@ import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitatio
 
 /** Who answers what the session's mode asks about: the client (ask, auto-reads), nobody (auto-all approves, deny refuses). */
 export type ApproveMode = "ask" | "auto-reads" | "auto-all" | "deny";
+/** The `--approve` choices. */
 export const APPROVE_MODES: readonly ApproveMode[] = ["ask", "auto-reads", "auto-all", "deny"];
 
+/** What `createServeRuntime` (and `serve`) use for an option that is not given; `serve --help` shows the same values. */
 export const SERVE_DEFAULTS = {
   approve: "ask" as ApproveMode,
   maxSessions: 32,

@@ -196,6 +196,37 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
     }
   });
 
+  it("the model's Markdown is rendered, its HTML shown as text", async () => {
+    const file = join(tempDir(), "md.jsonl");
+    const line = (ts: number, from: string, message: unknown): string => `${JSON.stringify({ ts, from, message })}\n`;
+    const text = "**bold** and `code` <img src=x onerror=alert(1)>\n\n- one\n- two\n\n```\n<b>not bold</b>\n```\n[a link](https://example.com/x) [not a link](javascript:alert(1))";
+    writeFileSync(
+      file,
+      `${JSON.stringify({ agentkitInspect: 1, startedAt: 1, mode: "tap", agent: "md-agent", redacted: true })}\n` +
+        line(1, "client", { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }) +
+        line(2, "agent", { jsonrpc: "2.0", id: 0, result: { protocolVersion: 1, agentCapabilities: {} } }) +
+        line(3, "client", { jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: "/w", mcpServers: [] } }) +
+        line(4, "agent", { jsonrpc: "2.0", id: 1, result: { sessionId: "s1" } }) +
+        line(5, "client", { jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "s1", prompt: [{ type: "text", text: "hi" }] } }) +
+        line(6, "agent", { jsonrpc: "2.0", method: "session/update", params: { sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } }) +
+        line(7, "agent", { jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn" } }),
+    );
+    const p = new InspectProcess(["--open", file]);
+    try {
+      const page = await open(await p.url);
+      const msg = page.locator(".msg.agent");
+      await msg.locator("strong", { hasText: "bold" }).waitFor({ timeout: T });
+      expect(await msg.locator(".text > p > code").first().textContent()).toBe("code");
+      expect(await msg.locator("li").allTextContents()).toEqual(["one", "two"]);
+      expect(await msg.locator("pre code").textContent()).toBe("<b>not bold</b>");
+      expect(await msg.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href")))).toEqual(["https://example.com/x"]);
+      expect(await msg.locator("img, b").count()).toBe(0);
+      expect(await msg.textContent()).toContain("<img src=x onerror=alert(1)>");
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
+  });
+
   it("a flagged invalid message: the rule broken is shown", async () => {
     const file = join(tempDir(), "bad.jsonl");
     const line = (ts: number, from: string, message: unknown): string => `${JSON.stringify({ ts, from, message })}\n`;

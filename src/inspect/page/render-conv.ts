@@ -1,6 +1,7 @@
 import { diffLines } from "../diff.js";
 import type { PendingAsk } from "../types.js";
 import { h, ms } from "./dom.js";
+import { markdown } from "./markdown.js";
 import { isObject, blockText, type ConvItem, type SessionView, type Terminal, type ToolItem } from "./model.js";
 
 const DIFF_LIMIT = 2_000_000;
@@ -55,7 +56,7 @@ function item(i: ConvItem, terminals: Map<string, Terminal>, handlers: ConvHandl
     case "user":
       return h("div", { class: "msg user" }, h("div", { class: "who" }, "user ", jump), h("div", { class: "text" }, i.text));
     case "agent":
-      return h("div", { class: "msg agent" }, h("div", { class: "who" }, "agent ", jump), h("div", { class: "text" }, i.text));
+      return h("div", { class: "msg agent" }, h("div", { class: "who" }, "agent ", jump), h("div", { class: "text md" }, markdown(i.text)));
     case "thought":
       return h("details", { class: "msg thought" }, h("summary", {}, "thought ", jump), h("div", { class: "text" }, i.text));
     case "tool":
