@@ -26,6 +26,7 @@ import type { HostServices } from "./host-services.js";
  */
 export type StderrMode = "inherit" | "log" | "ignore" | ((line: string) => void);
 
+/** Bounds of the client's waits on the agent (each in ms). */
 export interface AcpTimeouts {
   /** Spawn → `initialize` answered (default 30 000 ms; `npx` may download first). */
   initializeMs?: number;
@@ -39,6 +40,7 @@ export interface AcpTimeouts {
   termGraceMs?: number;
 }
 
+/** Opt-in respawn of a local agent that died, with its open sessions re-attached. */
 export interface AcpRecoveryOptions {
   /** Respawn the agent when it dies and reattach open sessions (`session/resume`, else `session/load`). */
   enabled: boolean;
@@ -83,6 +85,7 @@ export interface AcpUrlElicitation {
  */
 export type AcpUrlElicitationHandler = (elicitation: AcpUrlElicitation) => Promise<acp.CreateElicitationResponse>;
 
+/** Which agent to run (a command, a shell line or a URL) and how the client talks to it. */
 export interface AcpAgentConfig {
   /** The executable (looked up on PATH). Use with `args`; or give `shellLine` instead. */
   command?: string;

@@ -24,6 +24,7 @@ import { sliceLines } from "../../tools/text-window.js";
 /** "read": reads only (writes refused and not advertised); "read-write"; or each flag separately. */
 export type FileSystemAccess = "read" | "read-write" | { read: boolean; write: boolean };
 
+/** What the host tells the `EditorBuffers` hooks about a checked path: the session and the canonical path. */
 export interface EditorBufferInfo {
   sessionId: string;
   /** The canonical path the host checked (the first argument is the normalized requested path). */
@@ -38,6 +39,7 @@ export interface EditorBuffers {
   write?(path: string, content: string, info: EditorBufferInfo): boolean | Promise<boolean>;
 }
 
+/** The roots, access and limits of the file-system host service. */
 export interface FileSystemHostOptions {
   access: FileSystemAccess;
   /** Approved roots added to the session's cwd + additionalDirectories (or a function of the session). */
@@ -66,9 +68,12 @@ export interface FileSystemHostOptions {
 
 export type { HardLinkPolicy } from "./fs-disk.js";
 
+/** The largest read answered whole by default (10 MiB; use line/limit for more). */
 export const DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024;
+/** The largest write accepted by default (10 MiB). */
 export const DEFAULT_MAX_WRITE_BYTES = 10 * 1024 * 1024;
 
+/** The host's `fs/*` service, confined to its roots (throws `PlatformFeatureError` where no-follow opens do not exist). */
 export function createFileSystemHost(options: FileSystemHostOptions): FileSystemHostService {
   return new FileSystemHost(options);
 }

@@ -36,6 +36,7 @@ export interface TerminalHostService {
   dispose(): Promise<void>;
 }
 
+/** The services the client offers the agent (each advertised only when given). */
 export interface HostServices {
   fileSystem?: FileSystemHostService;
   terminal?: TerminalHostService;

@@ -11,6 +11,7 @@ import type { ClientV2Bridge } from "./v2-bridge.js";
 /** Builds the v2 bridge on the agent's stream (loaded by the client only when v2 is asked for). */
 export type V2BridgeFactory = (stream: acp.Stream, logger: Logger) => ClientV2Bridge;
 
+/** The ACP protocol versions this client speaks on the wire. */
 export const SUPPORTED_PROTOCOL_VERSIONS = [acp.PROTOCOL_VERSION];
 
 export interface RequestOptions {

@@ -24,6 +24,7 @@ import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcess
 import type { CommandSandbox } from "../../core/sandbox.js";
 import { OutputBuffer } from "./terminal-output.js";
 
+/** The shell, limits and sandbox of the terminal host service. */
 export interface TerminalHostOptions {
   /** Roots a terminal's cwd may be in, added to the session's cwd + additionalDirectories. */
   roots?: HostRootsOption;
@@ -66,6 +67,7 @@ interface Terminal {
   ending: Promise<void> | undefined;
 }
 
+/** The host's `terminal/*` service: each terminal a process group, output bounded, ended on release. */
 export function createTerminalHost(options: TerminalHostOptions = {}): TerminalHost {
   return new TerminalHost(options);
 }
