@@ -2,7 +2,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { AcpAgentConfig } from "../acp/client/config.js";
 import { agentPresets } from "../acp/client/presets.js";
-import { sandboxMetaText } from "../core/sandbox.js";
+import { reportsSandboxOn, sandboxMetaText } from "../core/sandbox.js";
 import { netAllowText, parseNetAllow, type NetAllowEntry } from "../core/sandbox-net.js";
 import { stripControls } from "./terminal-safe.js";
 import { parseModelSpec, pickDefaultModelSpec, resolveBaseUrl } from "../model/model-id.js";
@@ -54,8 +54,12 @@ export function agentSandboxLine(config: AcpAgentConfig): string {
   return `sandbox: the agent runs in ${box.sandbox.engine}: writable ${writable}; network: ${network}; hosted terminals sandboxed (network: ${netAllowText(box.sandbox.netAllow)})`;
 }
 
-/** `agent reports: …` from its initialize `_meta` (serve's sandbox), cleaned for the terminal; undefined when it says nothing. */
+/**
+ * `agent reports: …` from its initialize `_meta` when the agent says its commands run sandboxed
+ * (and what they may reach), cleaned for the terminal; undefined otherwise — an agent without a
+ * sandbox is the usual case on a laptop and not worth a line on every run (`check` reports both).
+ */
 export function agentSandboxReport(meta: unknown): string | undefined {
   const text = sandboxMetaText(meta);
-  return text === undefined ? undefined : `agent reports: ${stripControls(text)}`;
+  return text === undefined || !reportsSandboxOn(meta) ? undefined : `agent reports: ${stripControls(text)}`;
 }

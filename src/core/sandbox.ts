@@ -359,15 +359,26 @@ function removeCgroup(dir: string, attempts = 50): void {
   }
 }
 
+/** The sandbox an agent reports in `_meta.agentkit.sandbox` (serve's initialize and first update), if any. */
+function reportedSandbox(meta: unknown): { mode?: unknown; engine?: unknown; network?: unknown } | undefined {
+  const sandbox = (meta as { agentkit?: { sandbox?: unknown } } | null | undefined)?.agentkit?.sandbox;
+  return typeof sandbox === "object" && sandbox !== null ? sandbox : undefined;
+}
+
+/** Whether that report says the agent's commands run sandboxed. */
+export function reportsSandboxOn(meta: unknown): boolean {
+  return reportedSandbox(meta)?.mode === "workspace";
+}
+
 /**
  * One line from an agent's `initialize` `_meta.agentkit.sandbox` (what `serve` sends), for
  * `prompt` and `check`: undefined when the agent says nothing about a sandbox. Values come from
  * the agent: callers print them through their control-character filter.
  */
 export function sandboxMetaText(meta: unknown): string | undefined {
-  const sandbox = (meta as { agentkit?: { sandbox?: unknown } } | null | undefined)?.agentkit?.sandbox;
-  if (typeof sandbox !== "object" || sandbox === null) return undefined;
-  const { mode, engine, network } = sandbox as { mode?: unknown; engine?: unknown; network?: unknown };
+  const sandbox = reportedSandbox(meta);
+  if (sandbox === undefined) return undefined;
+  const { mode, engine, network } = sandbox;
   if (mode === "off") return "the agent's commands run unsandboxed";
   if (mode !== "workspace") return undefined;
   const allow = (network as { allow?: unknown } | undefined)?.allow;

@@ -70,4 +70,5 @@ it("what the agent reports about its sandbox, control characters removed", () =>
   expect(agentSandboxReport({ agentkit: { sandbox: { mode: "workspace", engine: "bubblewrap", network: { allow: ["a.example:443"] } } } })).toBe("agent reports: the agent's commands run sandboxed (bubblewrap; workspace writable; network: only a.example:443)");
   expect(agentSandboxReport({ agentkit: { sandbox: { mode: "workspace", engine: "bubble\u001b[2Jwrap", network: "off" } } })).not.toContain("\u001b");
   expect(agentSandboxReport({})).toBeUndefined();
+  expect(agentSandboxReport({ agentkit: { sandbox: { mode: "off" } } })).toBeUndefined();
 });
