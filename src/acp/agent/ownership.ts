@@ -21,8 +21,10 @@ export function ownedSessionStore(store: SessionStore, principal: string, onFore
   // The owner is in the header as created: a reader tells it without reading the transcript.
   const read = async (id: SessionId): Promise<SessionReader | undefined> => {
     const reader = await openSessionReader(store, id);
-    if (reader?.created.owner === principal) return reader;
-    await reader?.close();
+    if (reader === undefined) return undefined;
+    if (reader.created.owner === principal) return reader;
+    onForeign?.(id, reader.created.owner);
+    await reader.close();
     return undefined;
   };
   // Sessions known to be this principal's (the owner never changes): a header write to one goes
