@@ -224,8 +224,13 @@ export class V1ToV2Updates {
     return this.#current.id;
   }
 
-  /** The v2 update, or undefined for what v2 has no place for (current_mode_update …). */
+  /** The v2 update, or undefined for what v2 has no place for (current_mode_update …); `_meta` goes along. */
   convert(update: V1.SessionUpdate): V2.SessionUpdate | undefined {
+    const converted = this.#convert(update);
+    return converted === undefined || update._meta == null ? converted : ({ ...converted, _meta: update._meta } as V2.SessionUpdate);
+  }
+
+  #convert(update: V1.SessionUpdate): V2.SessionUpdate | undefined {
     if (update.sessionUpdate !== "user_message_chunk" && update.sessionUpdate !== "agent_message_chunk" && update.sessionUpdate !== "agent_thought_chunk") this.#current = undefined;
     switch (update.sessionUpdate) {
       case "user_message_chunk":
@@ -262,8 +267,14 @@ export class V1ToV2Updates {
 export class V2ToV1Updates {
   readonly #toolContent = new Map<string, V1.ToolCallContent[]>();
 
-  /** The v1 updates (whole messages become one chunk per block); state_update is the caller's. */
+  /** The v1 updates (whole messages become one chunk per block; `_meta` goes on each); state_update is the caller's. */
   convert(update: V2.SessionUpdate): V1.SessionUpdate[] {
+    const converted = this.#convert(update);
+    const meta = (update as { _meta?: Record<string, unknown> | null })._meta;
+    return meta == null ? converted : converted.map((one) => ({ ...one, _meta: meta }) as V1.SessionUpdate);
+  }
+
+  #convert(update: V2.SessionUpdate): V1.SessionUpdate[] {
     switch (update.sessionUpdate) {
       case "user_message_chunk":
       case "agent_message_chunk":

@@ -24,6 +24,14 @@ describe("v1 <-> v2 draft conversions", () => {
     expect(back.convert(foreign)).toEqual([expect.objectContaining({ sessionUpdate: "tool_call_update", content: [{ type: "content", content: { type: "text", text: "delete /w/gone.txt" } }] })]);
   });
 
+  it("an update's _meta goes along both ways (serve's sandbox description rides on the first update)", () => {
+    const meta = { agentkit: { sandbox: { mode: "workspace", engine: "bubblewrap" } } };
+    const v2 = new V1ToV2Updates().convert({ sessionUpdate: "available_commands_update", availableCommands: [], _meta: meta });
+    expect(v2).toMatchObject({ sessionUpdate: "available_commands_update", _meta: meta });
+    expect(new V2ToV1Updates().convert(v2!)).toEqual([expect.objectContaining({ sessionUpdate: "available_commands_update", _meta: meta })]);
+    expect(new V1ToV2Updates().convert({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "x" } })).not.toHaveProperty("_meta");
+  });
+
   it("chunks without a messageId continue the message of their kind; another kind starts a new one", () => {
     const there = new V1ToV2Updates();
     const chunk = (sessionUpdate: "agent_message_chunk" | "agent_thought_chunk", text: string) => there.convert({ sessionUpdate, content: { type: "text", text } }) as V2.ContentChunk;
