@@ -24,6 +24,7 @@ import { packageRoot } from "../core/package-files.js";
 import { absolutePath } from "./argv.js";
 import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type OptionValues } from "./options.js";
 import { UsageError } from "./usage.js";
+import { processIo, type CliIo } from "./io.js";
 
 const options = {
   port: withDefault(
@@ -212,12 +213,13 @@ async function runTap(args: InspectArgs, argv: string[], options: RecorderOption
   return end.endedBy === "client" ? 0 : (end.code ?? 1);
 }
 
-export async function runInspect(argv: string[]): Promise<number> {
+/** `io.stdout` carries `--help` (in-process callers); the rest of inspect uses the process's own streams. */
+export async function runInspect(argv: string[], io: CliIo = processIo()): Promise<number> {
   let args: InspectArgs;
   try {
     const parsed = parseArgs(argv);
     if (parsed === "help") {
-      process.stdout.write(inspectHelp);
+      io.stdout.write(inspectHelp);
       return 0;
     }
     args = parsed;
