@@ -16,8 +16,10 @@ const guide = guideText("getting-started.md");
 // The guide's scratch directory and the id it tells the reader to paste, replaced here.
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "agentkit-getting-started-")));
 const place = (line: string, sessionId = ""): string => line.replaceAll("/tmp/agentkit-hello", scratch).replaceAll("SESSION_ID", sessionId);
-// No key of the reader's: every model is the demo model unless a command names one.
-const env: NodeJS.ProcessEnv = { ...process.env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", OPENROUTER_API_KEY: "", AGENTKIT_MODEL: "", npm_config_offline: "true" };
+// No key of the reader's: every model is the demo model unless a command names one. npx installs
+// the checkout itself into its cache the first time (a new clone's path): without ignore-scripts
+// that install runs our `prepare` (npm run build), which rebuilds dist/ under the running suite.
+const env: NodeJS.ProcessEnv = { ...process.env, ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "", OPENROUTER_API_KEY: "", AGENTKIT_MODEL: "", npm_config_offline: "true", npm_config_ignore_scripts: "true" };
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** `npx agentkit-acp ARGS` in-process (the CLI's own code; the agents it starts are real processes). */
