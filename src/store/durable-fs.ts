@@ -102,3 +102,13 @@ export async function readFirstLine(path: string): Promise<string | undefined> {
 export function isErrnoCode(error: unknown, code: string): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }
+
+/** The file opened for reading, or undefined when it does not exist (other errors throw). */
+export async function openIfPresent(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, "r");
+  } catch (error) {
+    if (isErrnoCode(error, "ENOENT")) return undefined;
+    throw error;
+  }
+}

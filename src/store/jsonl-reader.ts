@@ -1,9 +1,8 @@
 import type { FileHandle } from "node:fs/promises";
-import { open } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import type { SessionHeader, SessionReader, StoredItem } from "./types.js";
 import { SessionStoreError } from "./types.js";
-import { isErrnoCode } from "./durable-fs.js";
+import { openIfPresent } from "./durable-fs.js";
 import { SessionRecordParser, parseHeader } from "./records.js";
 
 /** Bytes read per chunk: a few hundred typical records. */
@@ -23,13 +22,8 @@ export async function openJsonlReader(
   // Opened, sized and its header read under the file's lock (queued in call order like `load`):
   // the header is the one written before every write queued earlier.
   return locked(async () => {
-    let handle: FileHandle;
-    try {
-      handle = await open(path, "r");
-    } catch (error) {
-      if (isErrnoCode(error, "ENOENT")) return undefined;
-      throw error;
-    }
+    const handle = await openIfPresent(path);
+    if (handle === undefined) return undefined;
     try {
       const lines = new LineChunks(handle, (await handle.stat()).size);
       const first = await lines.next();

@@ -1,10 +1,10 @@
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
-import { link, open, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { link, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { SessionHeaderPatch, SessionSummary } from "./types.js";
-import { isErrnoCode, writeAllSync } from "./durable-fs.js";
+import { isErrnoCode, openIfPresent, writeAllSync } from "./durable-fs.js";
 
 export const JOURNAL_FILE_NAME = "journal.log";
 /** The journal before the last rotation, kept so readers finish it instead of rescanning. */
@@ -192,13 +192,8 @@ export class SessionJournal {
 
   /** Opens a journal and reads its generation id; undefined when there is none (or no header). */
   async #open(path: string): Promise<OpenJournal | undefined> {
-    let handle: FileHandle;
-    try {
-      handle = await open(path, "r");
-    } catch (error) {
-      if (isErrnoCode(error, "ENOENT")) return undefined;
-      throw error;
-    }
+    const handle = await openIfPresent(path);
+    if (handle === undefined) return undefined;
     try {
       const { size, ino } = await handle.stat();
       const head = Buffer.alloc(Math.min(HEADER_READ_BYTES, size));
