@@ -20,7 +20,10 @@ export type Transport = "stdio" | "http";
 
 export interface TurnSample {
   ms: number;
+  /** serve's CPU (all threads). */
   cpuMs: number;
+  /** This process's CPU over the turn: the SDK client's side (the wall time includes it). */
+  clientCpuMs: number;
 }
 
 export interface ProtocolAgent {
@@ -128,9 +131,12 @@ export async function startProtocolAgent(options: { binDir: string; protocol: Pr
     async turn() {
       const sessionId = await client.newSession(cwd);
       const cpuBefore = cpuMs(pid);
+      const clientBefore = process.cpuUsage();
       const started = performance.now();
       const text = await client.turn(sessionId);
-      const sample = { ms: performance.now() - started, cpuMs: cpuMs(pid) - cpuBefore };
+      const ms = performance.now() - started;
+      const clientCpu = process.cpuUsage(clientBefore);
+      const sample = { ms, cpuMs: cpuMs(pid) - cpuBefore, clientCpuMs: (clientCpu.user + clientCpu.system) / 1000 };
       if (text !== expected) throw new Error(`${protocol} ${transport}: ${text.length} of ${expected.length} characters`);
       await client.closeSession(sessionId);
       return sample;
@@ -185,8 +191,8 @@ export async function compareProtocols(count: number, runs: number, transports: 
   const lines = [
     `${count} deltas of ${model.deltaText.length} characters per turn, ${runs} interleaved turns per row after a warm-up (Node ${process.version})`,
     "",
-    "| transport | serve | wall / turn (median) | CPU / turn (median) | wall vs v1 | CPU vs v1 (per-turn range) |",
-    "|---|---|---|---|---|---|",
+    "| transport | serve | wall / turn (median) | serve CPU / turn (median) | client CPU / turn | wall vs v1 | serve CPU vs v1 (per-turn range) |",
+    "|---|---|---|---|---|---|---|",
   ];
   for (const row of rows) {
     const v1 = rows.find((r) => r.transport === row.transport && r.name === "v1")!;
@@ -194,7 +200,8 @@ export async function compareProtocols(count: number, runs: number, transports: 
     const cpu = median(row.samples.map((s) => s.cpuMs));
     const perTurn = spread(row.samples.map((s, i) => s.cpuMs / v1.samples[i]!.cpuMs));
     const vs = `${(cpu / median(v1.samples.map((s) => s.cpuMs))).toFixed(2)}× (${perTurn.low.toFixed(2)}–${perTurn.high.toFixed(2)})`;
-    lines.push(`| ${row.transport} | ${row.name} | ${wall.toFixed(0)} ms | ${cpu.toFixed(0)} ms | ${(wall / median(v1.samples.map((s) => s.ms))).toFixed(2)}× | ${vs} |`);
+    const client = median(row.samples.map((s) => s.clientCpuMs));
+    lines.push(`| ${row.transport} | ${row.name} | ${wall.toFixed(0)} ms | ${cpu.toFixed(0)} ms | ${client.toFixed(0)} ms | ${(wall / median(v1.samples.map((s) => s.ms))).toFixed(2)}× | ${vs} |`);
   }
   process.stdout.write([...lines, ""].join("\n"));
 }
