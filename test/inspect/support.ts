@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../src/acp/client/index.js";
 import type { ServerEvent } from "../../src/inspect/types.js";
 import { exitOrKill, killGroup, startTimeOf } from "../support/processes.js";
@@ -13,9 +11,7 @@ export const chromiumPath = "/usr/bin/chromium";
 export const haveChromium = existsSync(chromiumPath);
 export const chromiumArgs = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
-export function tempDir(prefix = "inspect-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+export { tempDir } from "../support/temp.js";
 
 /** An edit the scripted model makes (the serve tests' way to get a tool call with a diff and a permission question). */
 export const editScript = {
