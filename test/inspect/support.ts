@@ -11,7 +11,8 @@ export const chromiumPath = "/usr/bin/chromium";
 export const haveChromium = existsSync(chromiumPath);
 export const chromiumArgs = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
-export { tempDir } from "../support/temp.js";
+import { tempDir } from "../support/temp.js";
+export { tempDir };
 
 /** An edit the scripted model makes (the serve tests' way to get a tool call with a diff and a permission question). */
 export const editScript = {
@@ -49,7 +50,9 @@ export class InspectProcess {
   readonly #startedAt: string | undefined;
 
   constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-    this.child = spawn(process.execPath, [bin, "inspect", ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    // Its own TMPDIR: without --trace, inspect keeps the trace in the temp dir for a later --replay.
+    const env = { ...(options.env ?? process.env), TMPDIR: options.env?.TMPDIR ?? tempDir() };
+    this.child = spawn(process.execPath, [bin, "inspect", ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
     this.#startedAt = startTimeOf(this.child.pid);
     this.child.stdout!.on("data", (c: Buffer) => (this.stdout += c.toString("utf8")));
     this.child.stdin!.on("error", () => undefined);
