@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { expect } from "vitest";
 import { afterEachTest } from "../../support/after-each.js";
 import type { AcpSession} from "../../../src/acp/client/index.js";
@@ -15,13 +12,8 @@ export const repoRoot = new URL("../../..", import.meta.url).pathname;
 /** Agent process groups started by the current test; each must be empty afterwards. */
 const groups = new Set<number>();
 const closers: (() => Promise<void>)[] = [];
-const dirs: string[] = [];
 
-export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "acp-client-test-"));
-  dirs.push(dir);
-  return dir;
-}
+export { tempDir } from "../../support/temp.js";
 
 export function fixtureConfig(flags: string[] = [], extra: Partial<AcpAgentConfig> = {}): AcpAgentConfig {
   return { command: process.execPath, args: [fixture, ...flags], cwd: repoRoot.replace(/\/$/, ""), stderr: "ignore", ...extra };
@@ -57,7 +49,6 @@ afterEachTest(async () => {
   for (const close of closers.splice(0)) await close().catch(() => undefined);
   for (const pgid of [...groups]) await expectGroupGone(pgid);
   groups.clear();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 export const allowAll = (): ClientPermissionPolicy => ClientPermissionPolicy.allowAll();
