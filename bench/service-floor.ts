@@ -14,8 +14,9 @@
  *
  * Run: npm run build && npx tsx bench/service-floor.ts [rounds=3] [loads=a,b,c] [deltas=400]
  * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every agent process into DIR; BENCH_SERVE_ARGS adds
- * arguments to `serve` (e.g. `--no-persist`); BENCH_BASELINE=DIR adds the `serve` of another built
- * checkout (e.g. main: `git worktree add`, node_modules linked, `npm run build`) as one more row.
+ * arguments to `serve` (e.g. `--no-persist`); BENCH_BASELINE=DIR[,DIR…] adds the `serve` of other built
+ * checkouts (e.g. main: `git worktree add`, node_modules linked, `npm run build`) as more rows.
+ * BENCH_TURNS, BENCH_SESSIONS (load a) and BENCH_TRANSPORTS=http|ws narrow a run (e.g. to profile).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
