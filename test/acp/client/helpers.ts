@@ -23,11 +23,32 @@ export function trackPid(pid: number | undefined): void {
   if (pid !== undefined) groups.add(pid);
 }
 
-export async function startClient(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpClient> {
-  const client = await AcpClient.start(fixtureConfig(flags, extra), policy);
+/** Starts an agent; after the test it is closed and its process group must be empty. */
+export async function startAgent(config: AcpAgentConfig, policy?: ClientPermissionPolicy): Promise<AcpClient> {
+  const client = await AcpClient.start(config, policy);
   trackPid(client.pid);
   closers.push(() => client.close());
   return client;
+}
+
+export function startClient(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpClient> {
+  return startAgent(fixtureConfig(flags, extra), policy);
+}
+
+/** Signing out refuses the session's prompts (-32000) until `authenticate(methodId)`; the client hears both auth/status_updates. */
+export async function expectSignOutAndIn(client: AcpClient, session: AcpSession, methodId: string): Promise<void> {
+  const states: string[] = [];
+  let seen: () => void = () => undefined;
+  client.onAuthStatus((s) => {
+    states.push(s.state);
+    seen();
+  });
+  const twoUpdates = new Promise<void>((resolve) => (seen = () => states.length === 2 && resolve()));
+  await client.logout();
+  await expect(session.prompt("x")).rejects.toMatchObject({ code: -32000 });
+  await client.authenticate(methodId);
+  await twoUpdates;
+  expect(states).toEqual(["unauthenticated", "authenticated"]);
 }
 
 export async function startSession(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpSession> {
