@@ -23,13 +23,12 @@ await build({
   platform: "node",
   target: "node20",
   // Optional native add-ons that pg and ws try to require and do without. The OpenTelemetry SDK
-  // (loaded with import() only when tracing is on) stays in node_modules: nothing of it is read
+  // (loaded with require only when tracing is on) stays in node_modules: nothing of it is read
   // or compiled at start-up; only @opentelemetry/api is bundled.
   external: [
     "pg-native",
     "bufferutil",
     "utf-8-validate",
-    "@opentelemetry/context-async-hooks",
     "@opentelemetry/core",
     "@opentelemetry/exporter-trace-otlp-http",
     "@opentelemetry/exporter-trace-otlp-proto",

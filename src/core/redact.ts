@@ -58,6 +58,38 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
+/** Deeper than this, a value is not walked but replaced (no real ACP message nests so far). */
+const MAX_DEPTH = 64;
+
+/**
+ * `value` with every string in it (at any depth, not keys) passed through `redactSecrets`: what
+ * the inspector keeps of a message or span besides the structural `redactMessage`. Copies only
+ * what changed, so a message without secrets comes back as the same object.
+ */
+export function redactSecretsIn<T>(value: T): T {
+  return walk(value, 0) as T;
+}
+
+function walk(value: unknown, depth: number): unknown {
+  if (typeof value === "string") return redactSecrets(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((item: unknown, i) => {
+      const r = walk(item, depth + 1);
+      if (r !== item) (out ??= [...value])[i] = r;
+    });
+    return out ?? value;
+  }
+  let out: Json | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const r = walk(v, depth + 1);
+    if (r !== v) (out ??= { ...(value as Json) })[k] = r;
+  }
+  return out ?? value;
+}
+
 const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, REDACTED],
   [/\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1$2${REDACTED}`],

@@ -9,7 +9,7 @@ import { decideDestination, formatNetAllow, type NetAllowEntry, type NetDecision
 /**
  * The network of a sandbox with an allow-list: an HTTP proxy (CONNECT for TLS and any TCP,
  * absolute-URI requests for plain HTTP) listening on a Unix socket that is bound into the
- * sandbox, where a small bridge (`bridgeScript`) serves it on the sandbox's own loopback for
+ * sandbox, where a small bridge (`bridgedArgv`) serves it on the sandbox's own loopback for
  * `HTTP(S)_PROXY`. The sandbox keeps its own empty network namespace: the proxy is its only
  * way out, and the proxy resolves and connects itself after `decideDestination`. One proxy per
  * sandboxed process, so refusals are reported to the command that made them. Node's own
@@ -144,11 +144,36 @@ function parseAuthority(authority: string): { host: string; port: number } | und
 }
 
 /**
- * Runs in the sandbox (`node -e`, CommonJS) before the command: serves the proxy's Unix socket
- * on the sandbox's own loopback (`127.0.0.1:PORT`), then runs the command and exits as it does.
- * argv: PORT SOCKET FILE ARGS…
+ * The bridge in the sandbox, the cheap one (`perl -e CODE -- PORT SOCKET FILE ARGS…`; perl-base is
+ * part of every Debian-like system and starts in ~5 ms, node in ~50 ms): listens on
+ * `127.0.0.1:PORT`, double-forks an acceptor (re-parented to the sandbox's init, so the command
+ * has no stray child to wait for) that relays each connection to the proxy's Unix socket in a
+ * child of its own (64 at once, then it waits for one to end), and execs the command in its own
+ * place — its exit status is the command's. The listener exists before the command starts.
  */
-export const bridgeScript = [
+export const perlBridgeScript = [
+  "use strict;use Socket;my($port,$path,@cmd)=@ARGV;",
+  'sub fail{print STDERR "agentkit-acp sandbox: network bridge: $_[0]\\n";exit 125}',
+  'my$l;socket($l,PF_INET,SOCK_STREAM,0)&&setsockopt($l,SOL_SOCKET,SO_REUSEADDR,1)&&bind($l,pack_sockaddr_in($port,inet_aton("127.0.0.1")))&&listen($l,64)or fail($!);',
+  "sub relay{my($a,$b)=@_;my%to=(fileno($a)=>[$a,$b],fileno($b)=>[$b,$a]);my$rin='';vec($rin,$_,1)=1 for keys%to;my$open=2;",
+  "while($open>0){my$n=select(my$r=$rin,undef,undef,undef);next if$n<0&&$!{EINTR};return if$n<0;",
+  "for my$fd(keys%to){next unless vec($r,$fd,1);my($f,$t)=@{$to{$fd}};my$got=sysread($f,my$buf,65536);",
+  "if(!$got){vec($rin,$fd,1)=0;shutdown($t,1);$open--;next}",
+  "for(my$o=0;$o<$got;){my$w=syswrite($t,$buf,$got-$o,$o);return unless$w;$o+=$w}}}}",
+  "sub acceptor{open STDIN,'<','/dev/null';open STDOUT,'>','/dev/null';open STDERR,'>','/dev/null';my$live=0;while(1){while($live>0&&waitpid(-1,1)>0){$live--}",
+  "if($live>=64){$live-- if waitpid(-1,0)>0;next}accept(my$c,$l)or next;my$k=fork;",
+  "if(!defined$k||$k){close$c;$live++ if$k;next}close$l;",
+  "my$u;socket($u,PF_UNIX,SOCK_STREAM,0)&&connect($u,pack_sockaddr_un($path))or exit 1;relay($c,$u);exit 0}}",
+  'my$p=fork;fail("fork: $!")unless defined$p;if($p==0){my$q=fork;exit 0 if!defined$q||$q;acceptor()}',
+  'waitpid($p,0);close$l;exec{$cmd[0]}@cmd;print STDERR "$cmd[0]: $!\\n";exit 127;',
+].join("");
+
+/**
+ * The bridge in the sandbox where no perl is (`node -e`, CommonJS; ~50 ms of CPU per command):
+ * serves the proxy's Unix socket on the sandbox's own loopback (`127.0.0.1:PORT`), then runs the
+ * command and exits as it does. argv: PORT SOCKET FILE ARGS…
+ */
+export const nodeBridgeScript = [
   'const net=require("net"),cp=require("child_process"),os=require("os");',
   "const [port,sock,file,...args]=process.argv.slice(1);",
   "const srv=net.createServer((c)=>{const u=net.connect(sock);const end=()=>{c.destroy();u.destroy()};",
@@ -158,6 +183,15 @@ export const bridgeScript = [
   'ch.on("error",(e)=>{process.stderr.write(file+": "+e.message+"\\n");process.exit(127)});',
   'ch.on("exit",(code,sig)=>process.exit(code!==null?code:128+(os.constants.signals[sig]||0)))});',
 ].join("");
+
+/** Which bridge: perl's when a perl runs in the sandbox (under /usr), else node's. */
+export type SandboxBridge = { kind: "perl"; path: string } | { kind: "node"; path: string };
+
+/** The argv that runs `argv` behind the bridge, serving the proxy socket on the sandbox's loopback. */
+export function bridgedArgv(bridge: SandboxBridge, argv: readonly string[]): string[] {
+  const tail = [String(sandboxProxyPort), sandboxProxySocket, ...argv];
+  return bridge.kind === "perl" ? [bridge.path, "-e", perlBridgeScript, "--", ...tail] : [bridge.path, "-e", nodeBridgeScript, ...tail];
+}
 
 /** The environment that points HTTP clients at the bridge; loopback stays the sandbox's own unless named. */
 export function proxyEnvironment(allow: readonly NetAllowEntry[]): Record<string, string> {

@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, r
 import { delimiter, dirname, join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
-import { bridgeScript, proxyEnvironment, SandboxProxy, sandboxProxyPort, sandboxProxySocket } from "./sandbox-proxy.js";
+import { bridgedArgv, proxyEnvironment, SandboxProxy, sandboxProxySocket, type SandboxBridge } from "./sandbox-proxy.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
 
 /**
@@ -76,6 +76,8 @@ export interface SandboxOptions {
   platform?: NodeJS.Platform;
   /** `--sandbox-net allow=…`: destinations commands may reach through the proxy (none: no network). */
   netAllow?: readonly NetAllowEntry[];
+  /** @internal The allow-list bridge: "node" forces node's (bench/sandbox.ts compares the two); default perl's where found. */
+  bridge?: "node";
 }
 
 /** What one wrapped command may see and write. */
@@ -101,10 +103,12 @@ export class CommandSandbox {
   readonly #enginePath: string;
   readonly #prlimit: string | undefined;
   readonly #cgroupRoot: string | undefined;
+  readonly #bridge: SandboxBridge;
   #counter = 0;
 
-  private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined, netAllow: readonly NetAllowEntry[]) {
+  private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined, netAllow: readonly NetAllowEntry[], bridge: SandboxBridge) {
     this.engine = engine;
+    this.#bridge = bridge;
     this.netAllow = netAllow;
     this.#enginePath = enginePath;
     this.limits = limits;
@@ -122,14 +126,19 @@ export class CommandSandbox {
       const exec = findExecutable("sandbox-exec", search);
       if (!exec) throw new SandboxUnavailableError("the sandbox needs sandbox-exec (macOS Seatbelt), which was not found on PATH");
       if (netAllow.length > 0) throw new SandboxUnavailableError("--sandbox-net allow-lists need bubblewrap (Linux); on macOS sandboxed commands have no network");
-      return new CommandSandbox("seatbelt", exec, limits, undefined, undefined, netAllow);
+      return new CommandSandbox("seatbelt", exec, limits, undefined, undefined, netAllow, { kind: "node", path: process.execPath });
     }
     if (platform !== "linux") throw new SandboxUnavailableError(`no sandbox engine for ${platform}: Linux (bubblewrap) and macOS (sandbox-exec) are supported`);
     const bwrap = findExecutable("bwrap", search);
     if (!bwrap) throw new SandboxUnavailableError("the sandbox needs bubblewrap (bwrap), which was not found on PATH: install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)");
     const prlimit = findExecutable("prlimit", search);
     if (!prlimit) throw new SandboxUnavailableError("the sandbox needs prlimit (util-linux) for its resource limits, which was not found on PATH: install util-linux");
-    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow);
+    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow, findBridge(search, options.bridge));
+  }
+
+  /** What serves the proxy on a sandbox's loopback under an allow-list: `perl` (~5 ms a command) or `node` (~50 ms; no perl found). */
+  get bridge(): SandboxBridge["kind"] {
+    return this.#bridge.kind;
   }
 
   /** How the process bound is enforced here: rlimits do not count root's processes. */
@@ -158,7 +167,7 @@ export class CommandSandbox {
     // An allow-list: a proxy of this command's own (its refusals are this command's), bridged in.
     const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow) : undefined;
     const netArgs = proxy && typeof network === "object" ? { proxy: { socket: proxy.socketPath, env: proxyEnvironment(network.allow) } } : {};
-    const bridged = (argv: readonly string[]) => (proxy ? [process.execPath, "-e", bridgeScript, String(sandboxProxyPort), sandboxProxySocket, ...argv] : [...argv]);
+    const bridged = (argv: readonly string[]) => (proxy ? bridgedArgv(this.#bridge, argv) : [...argv]);
     const home = options.home !== undefined ? { home: options.home } : {};
     const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home };
     const closeProxy = (): string[] => {
@@ -300,6 +309,14 @@ function realDir(dir: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** perl's bridge when a perl is on the search path and visible in the sandbox (under /usr or /bin), else node's. */
+function findBridge(search: string, force: "node" | undefined): SandboxBridge {
+  const perl = force === "node" ? undefined : findExecutable("perl", search);
+  const real = perl !== undefined ? realDir(perl) : undefined;
+  if (real !== undefined && isUnder(real, ["/usr", "/bin"])) return { kind: "perl", path: real };
+  return { kind: "node", path: process.execPath };
 }
 
 function findExecutable(name: string, search: string): string | undefined {

@@ -3,7 +3,7 @@ import { builtFile } from "../core/package-files.js";
 import { settledWithin } from "../core/process/group.js";
 import { Analyzer } from "./analyze.js";
 import { parseLine } from "./lines.js";
-import { redactMessage } from "../core/redact.js";
+import { redactMessage, redactSecrets, redactSecretsIn } from "../core/redact.js";
 import { PageServer, PortInUseError, type DriveAction } from "./server.js";
 import { TraceWriter } from "./trace.js";
 import type { Direction, PendingAsk, ReplayDiffLine, StatusInfo, TraceHeader, TraceNote } from "./types.js";
@@ -41,16 +41,20 @@ export interface LocalRecorder extends Recorder {
 /** The pipeline on this thread; `drive` takes the page's drive-mode actions. */
 export async function startRecording(options: RecorderOptions & { drive?: DriveAction }): Promise<LocalRecorder> {
   const analyzer = new Analyzer();
-  const trace = options.trace ? new TraceWriter(options.trace.path, options.trace.header) : undefined;
+  // The agent's command line may carry a key (`--api-key sk-…`): shown and saved redacted too.
+  const text = (s: string): string => (options.redact ? redactSecrets(s) : s);
+  const status = (s: Partial<StatusInfo>): Partial<StatusInfo> => (s.agent === undefined ? s : { ...s, agent: text(s.agent) });
+  const trace = options.trace ? new TraceWriter(options.trace.path, { ...options.trace.header, agent: text(options.trace.header.agent) }) : undefined;
   let server: PageServer;
   try {
-    server = await PageServer.start({ analyzer, host: options.host, port: options.port, status: options.status, ...(options.drive ? { drive: options.drive } : {}), ...(options.token ? { token: options.token } : {}) });
+    server = await PageServer.start({ analyzer, host: options.host, port: options.port, status: { ...options.status, ...status(options.status) }, ...(options.drive ? { drive: options.drive } : {}), ...(options.token ? { token: options.token } : {}) });
   } catch (e) {
     trace?.close();
     throw e;
   }
   const message = (ts: number, from: Direction, raw: unknown): void => {
-    const m = options.redact ? redactMessage(raw) : raw;
+    // Structural (MCP env/headers, authenticate, terminal env), then secret-shaped text anywhere.
+    const m = options.redact ? redactSecretsIn(redactMessage(raw)) : raw;
     trace?.message(ts, from, m);
     analyzer.add(ts, from, m);
   };
@@ -58,11 +62,12 @@ export async function startRecording(options: RecorderOptions & { drive?: DriveA
     url: server.url,
     line: (ts, from, line) => message(ts, from, parseLine(line)),
     message,
-    note(note) {
+    note(raw) {
+      const note = { ...raw, note: { ...raw.note, text: text(raw.note.text) } };
       trace?.note(note);
       analyzer.note(note);
     },
-    setStatus: (status) => server.setStatus(status),
+    setStatus: (s) => server.setStatus(status(s)),
     setAsks: (asks) => server.setAsks(asks),
     setReplay: (diff) => server.setReplay(diff),
     closedByUser: (graceMs) => server.closedByUser(graceMs),

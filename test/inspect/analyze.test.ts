@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Analyzer } from "../../src/inspect/analyze.js";
-import { redactMessage, REDACTED } from "../../src/core/redact.js";
+import { redactMessage, redactSecretsIn, REDACTED } from "../../src/core/redact.js";
 import { diffLines, normalize } from "../../src/inspect/index.js";
 
 const init = (a: Analyzer, agentCaps: object = {}, clientCaps: object = {}): void => {
@@ -65,6 +65,22 @@ describe("inspect analyzer", () => {
     expect(auth).toEqual({ jsonrpc: "2.0", id: 2, method: "authenticate", params: { methodId: "key", apiKey: REDACTED } });
     const prompt = { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "s", prompt: [] } };
     expect(redactMessage(prompt)).toBe(prompt);
+  });
+
+  it("redacts secret-shaped text in every string of a message, copying only what changed", () => {
+    const key = "sk-abcdefghijklmnopqrstuvwx";
+    const m = { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: `use ${key} please` }, { type: "text", text: "plain" }] } };
+    const r = redactSecretsIn(m);
+    expect(JSON.stringify(r)).not.toContain(key);
+    expect(r.params.prompt[0]?.text).toBe(`use ${REDACTED} please`);
+    expect(r.params.prompt[1]).toBe(m.params.prompt[1]);
+    expect(m.params.prompt[0]?.text).toContain(key); // the wire's message is not changed
+    const clean = { jsonrpc: "2.0", id: 4, result: { stopReason: "end_turn", n: 1, ok: true, none: null } };
+    expect(redactSecretsIn(clean)).toBe(clean);
+    expect(redactSecretsIn(`Bearer ${key}`)).toBe(`Bearer ${REDACTED}`);
+    let deep: unknown = key;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(JSON.stringify(redactSecretsIn(deep))).not.toContain(key); // bounded depth, no stack overflow
   });
 
   it("normalizes ids and timestamps for the replay diff", () => {

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { context, propagation, trace } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
@@ -52,6 +52,7 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
     writeFileSync(join(ws, "a.txt"), "hello\n");
     const scriptPath = join(dir, "script.json");
     writeFileSync(scriptPath, JSON.stringify(editScript));
+    const apiKey = "sk-proj-0123456789abcdefghij";
     const { client, url } = await startEditor({
       command: process.execPath,
       args: [bin, "inspect", "--trace", join(dir, "t.jsonl"), "--", process.execPath, bin, "serve", "--model", `scripted:${scriptPath}`],
@@ -68,14 +69,17 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       propagation.setGlobalPropagator(new W3CTraceContextPropagator());
       trace.setGlobalTracerProvider(new BasicTracerProvider());
       try {
-        await session.prompt("edit a.txt");
+        await session.prompt(`edit a.txt, the key is ${apiKey}`);
       } finally {
         trace.disable();
         propagation.disable();
         context.disable();
       }
       await page.locator(".msg.agent", { hasText: "Done: the file now says hello world." }).waitFor({ timeout: T });
-      await page.locator(".msg.user", { hasText: "edit a.txt" }).waitFor();
+      // A secret in the prompt: redacted on the page and in the saved trace (the wire is left as it is).
+      expect(await page.locator(".msg.user", { hasText: "edit a.txt" }).textContent()).toContain("the key is [redacted]");
+      expect(await page.content()).not.toContain(apiKey);
+      expect(readFileSync(join(dir, "t.jsonl"), "utf8")).not.toContain(apiKey);
       const tool = page.locator(".tool", { hasText: "a.txt" });
       await expect(tool.locator(".badge").textContent()).resolves.toBe("completed");
       await expect(tool.locator(".d-removed").textContent()).resolves.toContain("- hello");

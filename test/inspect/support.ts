@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../src/acp/client/index.js";
 import type { ServerEvent } from "../../src/inspect/types.js";
 import { exitOrKill, killGroup, startTimeOf } from "../support/processes.js";
@@ -13,9 +11,8 @@ export const chromiumPath = "/usr/bin/chromium";
 export const haveChromium = existsSync(chromiumPath);
 export const chromiumArgs = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
-export function tempDir(prefix = "inspect-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+import { tempDir } from "../support/temp.js";
+export { tempDir };
 
 /** An edit the scripted model makes (the serve tests' way to get a tool call with a diff and a permission question). */
 export const editScript = {
@@ -53,7 +50,9 @@ export class InspectProcess {
   readonly #startedAt: string | undefined;
 
   constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-    this.child = spawn(process.execPath, [bin, "inspect", ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+    // Its own TMPDIR: without --trace, inspect keeps the trace in the temp dir for a later --replay.
+    const env = { ...(options.env ?? process.env), TMPDIR: options.env?.TMPDIR ?? tempDir() };
+    this.child = spawn(process.execPath, [bin, "inspect", ...args], { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
     this.#startedAt = startTimeOf(this.child.pid);
     this.child.stdout!.on("data", (c: Buffer) => (this.stdout += c.toString("utf8")));
     this.child.stdin!.on("error", () => undefined);

@@ -7,7 +7,7 @@ import { bin, tempDir } from "./support.js";
 describe("inspect in tap mode under prompt", () => {
   it("prompt shows the tap's page URL and trace though it hides the agent's stderr", async () => {
     const ws = tempDir("inspect-ws-");
-    const tap = `"${process.execPath}" "${bin}" inspect -- "${process.execPath}" "${bin}" serve --model demo`;
+    const tap = `"${process.execPath}" "${bin}" inspect --trace "${ws}/t.jsonl" -- "${process.execPath}" "${bin}" serve --model demo`;
     const run = await runCli(["prompt", "--agent", tap, "--cwd", ws, "--permissions", "allow-all", "hello"], { cwd: ws });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/^agentkit-acp inspect: page http:\/\/127\.0\.0\.1:\d+\/\?t=[\w-]+$/m);
@@ -26,7 +26,7 @@ async function answers(url: string): Promise<boolean> {
 describe("inspect's page outlives a fast turn", () => {
   it("the tap's page still answers, at the same address, after prompt ended the tap; it goes after --linger", { timeout: 60_000 }, async () => {
     const ws = tempDir("inspect-ws-");
-    const tap = `"${process.execPath}" "${bin}" inspect --linger 3000 -- "${process.execPath}" "${bin}" serve --model demo`;
+    const tap = `"${process.execPath}" "${bin}" inspect --linger 3000 --trace "${ws}/t.jsonl" -- "${process.execPath}" "${bin}" serve --model demo`;
     const run = await runCli(["prompt", "--agent", tap, "--cwd", ws, "--permissions", "allow-all", "hello"], { cwd: ws });
     expect(run.code, run.stderr).toBe(0);
     const url = /^agentkit-acp inspect: page (\S+)$/m.exec(run.stderr)?.[1] ?? "";

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionLeases, SessionStore, StoredItem } from "../../src/store/index.js";
 import { cursorBefore, openSessionReader } from "../../src/store/index.js";
 import { pruneSessions } from "../../src/store/retention.js";
-import { item, steppingClock, type StoreHarness } from "./session-store.contract.js";
+import { freshStoreEachTest, item, type StoreHarness } from "./session-store.contract.js";
 
 /** Two instances' leases on the same store (for "leased elsewhere"). */
 export interface RetentionHarness extends StoreHarness {
@@ -20,13 +20,10 @@ export function sessionRetentionContract(name: string, make: (clock: () => Date)
   describe(`SessionStore read / retention contract: ${name}`, () => {
     let h: RetentionHarness;
     let store: SessionStore;
-    beforeEach(async () => {
-      // One second per write from 2025-01-01: session N is written at second N.
-      h = await make(steppingClock());
-      store = h.store;
-    });
-    afterEach(async () => {
-      await h.cleanup();
+    // One second per write from 2025-01-01: session N is written at second N.
+    freshStoreEachTest(make, (fresh) => {
+      h = fresh;
+      store = fresh.store;
     });
 
     it("reads a session item by item, with the header's later updates applied at the end", async () => {

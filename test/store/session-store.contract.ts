@@ -16,6 +16,19 @@ export function steppingClock(start = "2025-01-01T00:00:00.000Z"): () => Date {
   return () => new Date((t += 1000));
 }
 
+/** A fresh store from `make` for each test (one second per write from 2025-01-01), cleaned up after it. */
+export function freshStoreEachTest<H extends StoreHarness>(make: (clock: () => Date) => Promise<H>, use: (harness: H) => void): void {
+  let current: H | undefined;
+  beforeEach(async () => {
+    current = await make(steppingClock());
+    use(current);
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+    current = undefined;
+  });
+}
+
 export function item(id: string, text = `text ${id}`, role: Item["role"] = "user"): Item {
   return { id, role, parts: [{ type: "text", text }], createdAt: "2025-01-01T00:00:00.000Z" };
 }
@@ -36,12 +49,9 @@ export function sessionStoreContract(name: string, make: (clock: () => Date) => 
   describe(`SessionStore contract: ${name}`, () => {
     let h: StoreHarness;
     let store: SessionStore;
-    beforeEach(async () => {
-      h = await make(steppingClock());
-      store = h.store;
-    });
-    afterEach(async () => {
-      await h.cleanup();
+    freshStoreEachTest(make, (fresh) => {
+      h = fresh;
+      store = fresh.store;
     });
 
     it("creates a session with a versioned header and loads it empty", async () => {

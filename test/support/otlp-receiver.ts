@@ -23,6 +23,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Content types of the requests received ("application/json", "application/x-protobuf"). */
   contentTypes: Set<string>;
+  /** Answers the requests held so far and every later one at once (see `hold`). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -93,10 +95,15 @@ afterEachTest(async () => {
   open.clear();
 });
 
-/** A real OTLP/HTTP traces receiver on loopback (port 0): http/json and http/protobuf. Closed after the test. */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/**
+ * A real OTLP/HTTP traces receiver on loopback (port 0): http/json and http/protobuf. Closed after
+ * the test. With `hold`, a collector that hangs: it reads each request (its spans are counted)
+ * but answers none until `release()` — the exporter's requests time out meanwhile.
+ */
+export async function startOtlpReceiver(options: { hold?: boolean } = {}): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes = new Set<string>();
+  let held: Array<() => void> | undefined = options.hold ? [] : undefined;
   const server: Server = createServer((request, response) => {
     void body(request).then((bytes) => {
       const type = String(request.headers["content-type"] ?? "").split(";")[0]!.trim();
@@ -111,7 +118,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         response.writeHead(400).end(String(error));
         return;
       }
-      response.writeHead(200, { "content-type": type }).end(type === "application/json" ? "{}" : undefined);
+      const answer = (): void => void response.writeHead(200, { "content-type": type }).end(type === "application/json" ? "{}" : undefined);
+      if (held) held.push(answer);
+      else answer();
     });
   });
   server.listen(0, "127.0.0.1");
@@ -122,5 +131,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     return new Promise((resolve) => server.close(() => resolve()));
   };
   open.add(server);
-  return { url: `http://127.0.0.1:${port}`, spans, contentTypes, close };
+  const release = (): void => {
+    const waiting = held ?? [];
+    held = undefined;
+    for (const answer of waiting) answer();
+  };
+  return { url: `http://127.0.0.1:${port}`, spans, contentTypes, release, close };
 }

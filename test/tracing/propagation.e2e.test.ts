@@ -115,4 +115,37 @@ describe("trace context over ACP", () => {
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(served.proc.stderr.match(/spans could not be exported/g)).toHaveLength(1);
   });
+
+  it("a collector that hangs: the exporter's memory is bounded (OTEL_BSP_MAX_QUEUE_SIZE), spans beyond it are dropped, one warning, the turns unaffected", async () => {
+    const receiver = await startOtlpReceiver({ hold: true });
+    const dir = tempDir();
+    const env = cleanEnv({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_BSP_MAX_QUEUE_SIZE: "10",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2",
+      OTEL_BSP_SCHEDULE_DELAY: "10",
+      OTEL_EXPORTER_OTLP_TIMEOUT: "1000",
+      AGENTKIT_STATE_DIR: join(dir, "state"),
+    });
+    const served = connectServe(["--model", `scripted:${writeScript(dir, [{ text: "ok" }])}`, "--log-level", "warn"], { cwd: dir, env });
+    await served.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = await served.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
+    // 60 turns make 180+ spans (session/prompt, invoke_agent, chat each); one export at a time hangs for 1 s.
+    const turns = 60;
+    for (let i = 0; i < turns; i++) {
+      expect((await served.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `turn ${i}` }] })).stopReason).toBe("end_turn");
+    }
+    await until(() => served.proc.stderr.includes("spans could not be exported"), 10_000);
+    // What reached the collector so far: a few batches of 2, far fewer spans than turns.
+    const whileDown = receiver.spans.length;
+    expect(whileDown).toBeLessThan(turns);
+    // The collector comes back; serve exits and flushes what it kept: at most the queue's 10 spans.
+    receiver.release();
+    expect((await served.proc.end()).code).toBe(0);
+    const kept = receiver.spans.length - whileDown;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThanOrEqual(10);
+    expect(served.proc.stderr.match(/spans could not be exported/g)).toHaveLength(1);
+  }, 60_000);
 });

@@ -16,6 +16,13 @@ import { recoverSessions } from "./recovery.js";
 import type { AcpSessionEvent } from "./events.js";
 import { AcpSession, type SessionHost } from "./session.js";
 
+// `AcpSession.client` is this client: session.ts declares the type and this file completes it,
+// so that the session module never imports this one.
+declare module "./session.js" {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the members are AcpClient's
+  interface SessionOwner extends AcpClient {}
+}
+
 export interface SessionOptions {
   /** Absolute; defaults to the config's cwd. */
   cwd?: string;

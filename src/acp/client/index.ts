@@ -6,6 +6,7 @@ export {
   type PromptInput,
   type PromptOptions,
   type PromptStream,
+  type SessionOwner,
 } from "./session.js";
 export type { AcpAgentConfig, AgentSandbox, AcpElicitationHandler, AcpUrlElicitation, AcpUrlElicitationHandler, AcpReconnectOptions, AcpRecoveryOptions, AcpTimeouts, StderrMode } from "./config.js";
 export { AFFINITY_COOKIE, isAgentUrl } from "./remote-url.js";

@@ -4,12 +4,18 @@ import { validatePromptBlocks } from "./capabilities.js";
 import { AgentConnectionError, CapabilityError, TurnInterruptedError } from "./errors.js";
 import { EventQueue } from "./event-queue.js";
 import { TurnCollector, ClientEventMapper, type AcpSessionEvent, type PromptResult } from "./events.js";
-import type { AcpClient } from "./client.js";
 import type { HostSessionInfo } from "./host-services.js";
 import type { RequestOptions } from "./link.js";
 import type { ClientPermissionPolicy } from "./permissions.js";
 import { activeSpan } from "../../core/tracing.js";
 import { notePermissionDecision } from "../tracing.js";
+
+/**
+ * The client a session runs on: `AcpClient`. client.ts completes this interface (`declare module`,
+ * `extends AcpClient`), so that this file, which the client imports, never imports the client.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- completed by client.ts (see above)
+export interface SessionOwner {}
 
 /** What a session needs from its client (kept narrow so the two stay decoupled). */
 export interface SessionHost {
@@ -19,8 +25,8 @@ export interface SessionHost {
   readonly policy: ClientPermissionPolicy;
   readonly promptTimeoutMs: number;
   closeSession(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
-  /** The client that owns the session (a type-only link: no import cycle at run time); its session methods serve this one's. */
-  readonly client: AcpClient;
+  /** The client that owns the session; its session methods serve this one's. */
+  readonly client: SessionOwner;
 }
 
 /** Where a fork opens (defaults: the source's cwd and directories) — `AcpClient`'s `SessionOptions`. */
@@ -86,12 +92,12 @@ export class AcpSession {
   /** Runs after `close()` (a session from `AcpClient.startSession` closes its client here). */
   onClose: (() => Promise<void>) | undefined;
 
-  /** @internal Sessions come from `AcpClient` (`startSession`, `newSession`, `loadSession`, `resumeSession`). */
   /** The client this session runs on (its agent process or connection): for `close()`, other sessions, `agentInfo`. */
-  get client(): AcpClient {
+  get client(): SessionOwner {
     return this.#host.client;
   }
 
+  /** @internal Sessions come from `AcpClient` (`startSession`, `newSession`, `loadSession`, `resumeSession`). */
   constructor(host: SessionHost, info: HostSessionInfo, state: SessionState) {
     this.#host = host;
     this.sessionId = info.sessionId;

@@ -8,6 +8,27 @@ import { verdictOf } from "./report.js";
 import type { CheckResult, CheckStatus, ConformanceOptions, ConformanceReport } from "./types.js";
 import { WireAgent, WireLog, type CallOutcome } from "./wire.js";
 
+// Scratch directories of the runs in progress, removed at process exit as well as by dispose():
+// `check` exits on Ctrl-C without awaiting the run, and the exit hook is its last chance.
+const liveScratch = new Set<string>();
+let scratchExitHook = false;
+
+function makeScratch(): string {
+  const dir = mkdtempSync(join(tmpdir(), "agentkit-check-"));
+  liveScratch.add(dir);
+  if (!scratchExitHook) {
+    scratchExitHook = true;
+    process.once("exit", () => {
+      for (const path of liveScratch) rmSync(path, { recursive: true, force: true });
+    });
+  }
+  return dir;
+}
+
+/** Bound for each request and prompt turn of a conformance run unless `timeoutMs` says otherwise (`check --timeout`). */
+export const DEFAULT_CHECK_TIMEOUT_MS = 30_000;
+
+/** The prompts a conformance run sends unless `prompts` replaces them (`check --prompt`, `--cancel-prompt`, `--permission-prompt`). */
 export const DEFAULT_PROMPTS = {
   text: "Reply with the word ok.",
   cancel: "Count from 1 to 300, one number per line, and add one sentence about each number.",
@@ -53,7 +74,7 @@ export class Run {
 
   constructor(options: ConformanceOptions) {
     this.#options = options;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
     this.cancelBoundMs = options.cancelBoundMs ?? 10_000;
     this.exitBoundMs = options.exitBoundMs ?? 5_000;
     this.settleMs = options.settleMs ?? 300;
@@ -61,7 +82,7 @@ export class Run {
     this.changeState = options.changeState === true;
     this.prompts = { ...DEFAULT_PROMPTS, ...definedOnly(options.prompts ?? {}) };
     this.#only = options.only && options.only.length > 0 ? new Set(options.only) : undefined;
-    this.scratch = mkdtempSync(join(tmpdir(), "agentkit-check-"));
+    this.scratch = makeScratch();
     const ownCwd = options.cwd === undefined;
     this.cwd = options.cwd ?? join(this.scratch, "workspace");
     mkdirSync(this.cwd, { recursive: true });
@@ -209,6 +230,7 @@ export class Run {
     await Promise.all(this.agents.map((a) => a.kill()));
     await Promise.allSettled(this.cleanups.map((cleanup) => cleanup()));
     rmSync(this.scratch, { recursive: true, force: true });
+    liveScratch.delete(this.scratch);
   }
 }
 

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { AcpClient } from "../../../src/acp/client/index.js";
-import { bin, connectServe, gone, hanging, startedPid, writeScript } from "./serve-support.js";
+import { connectServe, gone, hanging, startedPid, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -64,27 +63,5 @@ describe("$/cancel_request cancels slow session requests cleanly", () => {
     await env.agent.request(acp.methods.agent.session.load, { sessionId: ok.sessionId, cwd: dir.path, mcpServers: [] });
     expect(env.client.notifications.slice(before).some((n) => n.update.sessionUpdate === "user_message_chunk")).toBe(true);
   });
-
-  it("AcpClient: aborting newSession's signal sends $/cancel_request; serve stops the MCP start-up and keeps no session", async () => {
-    const dir = tempDir("agentkit-cancel-client-");
-    const client = await AcpClient.start({ command: process.execPath, args: [bin, "serve", ...serve(dir.path)], cwd: dir.path, stderr: "ignore" });
-    cleanups.push(
-      () => dir.remove(),
-      () => client.close(),
-    );
-    const slow = hanging(dir.path, "client");
-    const abort = new AbortController();
-    const opening = client.newSession({ mcpServers: [slow.server], signal: abort.signal }).then(
-      () => "opened",
-      (e: unknown) => e,
-    );
-    const pid = await startedPid(slow.pidFile);
-    abort.abort();
-    expect(await opening).toMatchObject({ name: "AbortError" });
-    expect(await gone(pid)).toBe(true);
-    expect((await client.listSessions()).sessions).toEqual([]);
-    expect(client.sessions).toEqual([]);
-    const session = await client.newSession();
-    expect((await session.prompt("still works")).stopReason).toBe("end_turn");
-  });
+  // AcpClient's side (aborting newSession's signal sends $/cancel_request): test/acp/client/protocols.e2e.test.ts, over v1 and v2.
 });

@@ -1,6 +1,5 @@
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
+import { tempDir as scratchDir } from "../../support/temp.js";
 import type { RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 
 // The in-memory pair is public API (src/testing); tests use it as users would.
@@ -21,8 +20,9 @@ export function waitForAbort(signal: AbortSignal): Promise<RequestPermissionResp
   });
 }
 
+/** A scratch directory (test/support/temp.ts removes it after the test); `remove` ends it sooner. */
 export function tempDir(prefix = "agentkit-agent-"): { path: string; remove(): void } {
-  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const path = scratchDir(prefix);
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { expect } from "vitest";
 import { afterEachTest } from "../../support/after-each.js";
 import type { AcpSession} from "../../../src/acp/client/index.js";
@@ -15,13 +12,8 @@ export const repoRoot = new URL("../../..", import.meta.url).pathname;
 /** Agent process groups started by the current test; each must be empty afterwards. */
 const groups = new Set<number>();
 const closers: (() => Promise<void>)[] = [];
-const dirs: string[] = [];
 
-export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "acp-client-test-"));
-  dirs.push(dir);
-  return dir;
-}
+export { tempDir } from "../../support/temp.js";
 
 export function fixtureConfig(flags: string[] = [], extra: Partial<AcpAgentConfig> = {}): AcpAgentConfig {
   return { command: process.execPath, args: [fixture, ...flags], cwd: repoRoot.replace(/\/$/, ""), stderr: "ignore", ...extra };
@@ -31,11 +23,32 @@ export function trackPid(pid: number | undefined): void {
   if (pid !== undefined) groups.add(pid);
 }
 
-export async function startClient(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpClient> {
-  const client = await AcpClient.start(fixtureConfig(flags, extra), policy);
+/** Starts an agent; after the test it is closed and its process group must be empty. */
+export async function startAgent(config: AcpAgentConfig, policy?: ClientPermissionPolicy): Promise<AcpClient> {
+  const client = await AcpClient.start(config, policy);
   trackPid(client.pid);
   closers.push(() => client.close());
   return client;
+}
+
+export function startClient(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpClient> {
+  return startAgent(fixtureConfig(flags, extra), policy);
+}
+
+/** Signing out refuses the session's prompts (-32000) until `authenticate(methodId)`; the client hears both auth/status_updates. */
+export async function expectSignOutAndIn(client: AcpClient, session: AcpSession, methodId: string): Promise<void> {
+  const states: string[] = [];
+  let seen: () => void = () => undefined;
+  client.onAuthStatus((s) => {
+    states.push(s.state);
+    seen();
+  });
+  const twoUpdates = new Promise<void>((resolve) => (seen = () => states.length === 2 && resolve()));
+  await client.logout();
+  await expect(session.prompt("x")).rejects.toMatchObject({ code: -32000 });
+  await client.authenticate(methodId);
+  await twoUpdates;
+  expect(states).toEqual(["unauthenticated", "authenticated"]);
 }
 
 export async function startSession(flags: string[] = [], policy?: ClientPermissionPolicy, extra: Partial<AcpAgentConfig> = {}): Promise<AcpSession> {
@@ -57,7 +70,6 @@ afterEachTest(async () => {
   for (const close of closers.splice(0)) await close().catch(() => undefined);
   for (const pgid of [...groups]) await expectGroupGone(pgid);
   groups.clear();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 export const allowAll = (): ClientPermissionPolicy => ClientPermissionPolicy.allowAll();

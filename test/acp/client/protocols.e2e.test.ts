@@ -1,13 +1,13 @@
 import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
-import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig, type AcpSession } from "../../../src/acp/client/index.js";
+import { ClientPermissionPolicy, type AcpAgentConfig, type AcpClient, type AcpSession } from "../../../src/acp/client/index.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { gone, hanging, startedPid } from "../agent/serve-support.js";
 import { runCli as runCliInProcess, type CliRun } from "../../support/cli.js";
-import { expectGroupGone, repoRoot, tempDir } from "./helpers.js";
+import { expectSignOutAndIn, repoRoot, startAgent, tempDir } from "./helpers.js";
 
 // v1/v2 parity: one suite, run once per protocol. Our AcpClient speaks v1; with `protocol: "v2"`
 // it goes through the client's v2 bridge to `serve --protocol v2`, which serves it through the
@@ -15,15 +15,6 @@ import { expectGroupGone, repoRoot, tempDir } from "./helpers.js";
 // must be the same whichever protocol carries it.
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
-
-const clients: AcpClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) {
-    const pid = c.pid;
-    await c.close();
-    if (pid !== undefined) await expectGroupGone(pid);
-  }
-});
 
 /** The session's title, waiting for the agent's session_info_update when none has arrived yet. */
 function titleOf(session: AcpSession): Promise<string> {
@@ -49,8 +40,7 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
   /** `serve` with `args`, speaking `protocol`. */
   const serveLine = (args: string): string => `"${process.execPath}" "${bin}" serve ${args}${protocol === "v2" ? " --protocol v2" : ""}`;
   const start = async (config: Omit<AcpAgentConfig, "protocol">, policy = ClientPermissionPolicy.allowAll()): Promise<AcpClient> => {
-    const client = await AcpClient.start({ ...config, protocol, stderr: "ignore" }, policy);
-    clients.push(client);
+    const client = await startAgent({ ...config, protocol, stderr: "ignore" }, policy);
     expect(client.protocolVersion).toBe(protocol === "v2" ? 2 : 1);
     return client;
   };
@@ -121,18 +111,7 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
       await expect(client.disableProvider("main")).rejects.toMatchObject({ code: -32602 });
 
       expect(await client.authStatus()).toMatchObject({ state: "authenticated" });
-      const states: string[] = [];
-      let seen: () => void = () => undefined;
-      client.onAuthStatus((s) => {
-        states.push(s.state);
-        seen();
-      });
-      const twoUpdates = new Promise<void>((resolve) => (seen = () => states.length === 2 && resolve()));
-      await client.logout();
-      await expect(session.prompt("x")).rejects.toMatchObject({ code: -32000 });
-      await client.authenticate("env-api-key");
-      await twoUpdates;
-      expect(states).toEqual(["unauthenticated", "authenticated"]);
+      await expectSignOutAndIn(client, session, "env-api-key");
     } finally {
       await Promise.all([first.close(), second.close()]);
     }

@@ -1,25 +1,10 @@
 import { realpathSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
-import { AcpClient, CapabilityError, type AcpAgentConfig } from "../../../src/acp/client/index.js";
-import { expectGroupGone, fixtureConfig, tempDir } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { CapabilityError } from "../../../src/acp/client/index.js";
+import { expectSignOutAndIn, fixtureConfig, startAgent as start, tempDir } from "./helpers.js";
 import { runCli as runCliInProcess, type CliRun } from "../../support/cli.js";
 
 const unstableFixture = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
-
-const clients: AcpClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) {
-    const pid = c.pid;
-    await c.close();
-    if (pid !== undefined) await expectGroupGone(pid);
-  }
-});
-
-async function start(config: AcpAgentConfig): Promise<AcpClient> {
-  const client = await AcpClient.start(config);
-  clients.push(client);
-  return client;
-}
 
 /** The CLI in-process (its agents are real processes). */
 const runCli = (args: string[], cwd: string): Promise<CliRun> => runCliInProcess(args, { cwd });
@@ -46,19 +31,8 @@ describe("AcpClient / AcpSession unstable session methods", () => {
   it("logout, auth/status and auth/status_update against the SDK-built agent", async () => {
     const client = await start({ command: process.execPath, args: [unstableFixture], cwd: realpathSync(tempDir()), stderr: "ignore" });
     expect(await client.authStatus()).toEqual({ state: "authenticated", accounts: [{ label: "fixture account", active: true }] });
-    const states: string[] = [];
-    let seen: () => void = () => undefined;
-    client.onAuthStatus((s) => {
-      states.push(s.state);
-      seen();
-    });
-    const twoUpdates = new Promise<void>((resolve) => (seen = () => states.length === 2 && resolve()));
     const session = await client.newSession();
-    await client.logout();
-    await expect(session.prompt("x")).rejects.toMatchObject({ code: -32000 });
-    await client.authenticate("fixture-login");
-    await twoUpdates;
-    expect(states).toEqual(["unauthenticated", "authenticated"]);
+    await expectSignOutAndIn(client, session, "fixture-login");
     expect((await session.prompt("y")).text).toBe("history: y");
   });
 

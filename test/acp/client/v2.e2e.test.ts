@@ -1,31 +1,16 @@
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { AcpClient, ClientPermissionPolicy, ProtocolVersionError, type AcpAgentConfig, type AcpSessionEvent } from "../../../src/acp/client/index.js";
-import { expectGroupGone, repoRoot, tempDir } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { ClientPermissionPolicy, ProtocolVersionError, type AcpSessionEvent } from "../../../src/acp/client/index.js";
+import { repoRoot, startAgent as start, tempDir } from "./helpers.js";
 import { runCli as runCliInProcess, runCliProcess, type CliRun } from "../../support/cli.js";
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
 const v2Fixture = new URL("../../fixtures/agents/v2-agent.mjs", import.meta.url).pathname;
 
-const clients: AcpClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) {
-    const pid = c.pid;
-    await c.close();
-    if (pid !== undefined) await expectGroupGone(pid);
-  }
-});
-
 /** A temp dir (removed by helpers.ts after the file). */
 function workspace(): string {
   return realpathSync(tempDir());
-}
-
-async function start(config: AcpAgentConfig, policy = ClientPermissionPolicy.allowAll()): Promise<AcpClient> {
-  const client = await AcpClient.start(config, policy);
-  clients.push(client);
-  return client;
 }
 
 /** `prompt` in-process (argument handling, output, exit codes); Ctrl-C needs the real process. */
@@ -121,11 +106,8 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
   it("asked for v2, a v1-only agent (serve without --protocol): start-up fails with ProtocolVersionError; prompt exits 1 saying so; a bad --protocol is exit 2", async () => {
     const dir = workspace();
     const agent = serveLine(dir, [{ text: "v1 only" }]);
-    const error = await AcpClient.start({ shellLine: agent, cwd: dir, protocol: "v2" }).then(
-      (c) => {
-        clients.push(c);
-        return undefined;
-      },
+    const error = await start({ shellLine: agent, cwd: dir, protocol: "v2" }).then(
+      () => undefined,
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(ProtocolVersionError);

@@ -1,5 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { afterEachTest } from "../../support/after-each.js";
@@ -17,15 +16,10 @@ import { RulePermissionPolicy, ToolRegistry } from "../../../src/tools/index.js"
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 export const fixtureAgent = new URL("../../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
 
-const dirs: string[] = [];
 const groups = new Set<number>();
 const cleanups: Array<() => Promise<void>> = [];
 
-export function tempDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), "agentkit-delegation-")));
-  dirs.push(dir);
-  return dir;
-}
+export { tempDir } from "../../support/temp.js";
 
 export function writeScript(dir: string, steps: ScriptFileStep[], name = "script.json"): string {
   const path = join(dir, name);
@@ -67,7 +61,6 @@ afterEachTest(async () => {
   for (const fn of cleanups.splice(0)) await fn().catch(() => undefined);
   for (const pgid of [...groups]) await expectGroupGone(pgid);
   groups.clear();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Progress events of the outer tool calls, and the pids the delegates reported. */

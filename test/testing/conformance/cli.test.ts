@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { conformanceChecks, type ConformanceReport } from "../../../src/testing/index.js";
@@ -95,10 +95,11 @@ describe("agentkit-acp check (CLI)", () => {
 });
 
 describe("agentkit-acp check interrupted", () => {
-  it("Ctrl-C (SIGINT) exits 130 and ends the agent's process group", async () => {
+  it("Ctrl-C (SIGINT) exits 130, ends the agent's process group and leaves no scratch directory", async () => {
     const marker = `AGENTKIT_CONFORMANCE_TEST=${randomUUID()}`;
+    const ownTmp = tempDir();
     const child = spawn(process.execPath, [bin, "check", "--agent", agent("--no-exit-on-eof"), "--only", "exit.stdin-eof"], {
-      env: { ...process.env, AGENTKIT_CONFORMANCE_TEST: marker.split("=")[1] },
+      env: { ...process.env, AGENTKIT_CONFORMANCE_TEST: marker.split("=")[1], TMPDIR: ownTmp },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
@@ -107,5 +108,6 @@ describe("agentkit-acp check interrupted", () => {
     child.kill("SIGINT");
     expect(await closed).toBe(130);
     expect(await processesLeftWith(marker)).toEqual([]);
+    expect(readdirSync(ownTmp)).toEqual([]); // check's state dir and the run's scratch (workspace, notes)
   }, 60_000);
 });

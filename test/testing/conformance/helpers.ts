@@ -1,25 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
 import { expect } from "vitest";
-import { afterEachTest } from "../../support/after-each.js";
 import { runConformance, type CheckResult, type CheckStatus, type CheckVerdict, type ConformanceOptions, type ConformanceReport } from "../../../src/testing/index.js";
 
 export const conformanceAgent = new URL("../../fixtures/agents/conformance-agent.mjs", import.meta.url).pathname;
 export const fixtureAgent = new URL("../../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
-const dirs: string[] = [];
-afterEachTest(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "acp-conformance-test-"));
-  dirs.push(dir);
-  return dir;
-}
+import { tempDir } from "../../support/temp.js";
+export { tempDir };
 
 /** Generous bounds for a busy 2-core machine; the fixtures answer at once. */
 export const bounds = { timeoutMs: 15_000, cancelBoundMs: 5_000, exitBoundMs: 3_000, settleMs: 50 } as const;
