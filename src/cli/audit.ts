@@ -4,7 +4,8 @@ import type { AuditLog, AuditRecord } from "../store/index.js";
 import { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, defaultStateDir, openStore } from "../store/index.js";
 import { parseSince } from "./duration.js";
 import { processIo, type CliIo } from "./io.js";
-import { storeUrlFrom } from "./store-option.js";
+import { formatAge, storeUrlFrom } from "./store-option.js";
+import { SERVE_DEFAULTS } from "../serve/defaults.js";
 import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type Env } from "./options.js";
 import { UsageError } from "./usage.js";
 
@@ -24,14 +25,15 @@ export const auditSchema: CommandSchema<typeof options> = {
 
 Prints the audit trail serve --listen records in its store: sessions opened, loaded, resumed,
 forked, deleted and closed, prompts (with their stop reason), tool calls with their permission
-outcome, and every refused request (workspace, client MCP, ceiling, quota, unknown or another
-principal's session) with principal, session, instance and time, oldest first.
+outcome, every refused request (workspace, client MCP, ceiling, quota, unknown or another
+principal's session), and what the command sandbox refused (network destinations, bounds hit)
+with principal, session, instance and time, oldest first.
 
 `,
   options,
   sections: { main: "Options:" },
   column: 23,
-  outro: `Retention: serve --audit-retain AGE (default 30d) deletes older records.
+  outro: `Retention: serve --audit-retain AGE (default ${formatAge(SERVE_DEFAULTS.auditRetainMs)}) deletes older records.
 `,
 };
 

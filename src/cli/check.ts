@@ -5,7 +5,7 @@ import { agentPresets } from "../acp/client/index.js";
 import { UsageError } from "./usage.js";
 import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema } from "./options.js";
 import { agentEnvFor, processIo, type CliIo } from "./io.js";
-import { conformanceChecks, formatConformanceMarkdown, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
+import { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_PROMPTS, conformanceChecks, formatConformanceMarkdown, formatConformanceReport, runConformance, type AgentLaunch, type CheckResult, type ConformanceOptions } from "../testing/conformance/index.js";
 
 const EXIT = { conformant: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 
@@ -22,13 +22,13 @@ providers/set, providers/disable (each when advertised). They run
 last, in a launch of their own, and restore provider routes; after
 logout the agent may need a new login. Skipped (and listed) otherwise`),
   only: textOption("only", "ID,ID", `run only these checks (see --list)`, { parse: (text) => checkIds(text) }),
-  timeoutMs: textOption("timeout", "MS", `bound for each request and prompt turn (default 30000)`, {
+  timeoutMs: textOption("timeout", "MS", `bound for each request and prompt turn (default ${DEFAULT_CHECK_TIMEOUT_MS})`, {
     parse: (text, flag) => {
       if (!/^\d+$/.test(text) || Number(text) < 100) throw new UsageError(`${flag} must be a number of milliseconds >= 100 (got "${text}")`);
       return Number(text);
     },
   }),
-  prompt: textOption("prompt", "TEXT", `the harmless prompt (default "Reply with the word ok.")`),
+  prompt: textOption("prompt", "TEXT", `the harmless prompt (default ${JSON.stringify(DEFAULT_PROMPTS.text)})`),
   cancelPrompt: textOption("cancel-prompt", "TEXT", `a prompt that keeps the agent busy long enough to be cancelled`),
   permissionPrompt: textOption("permission-prompt", "TEXT", `a prompt that makes the agent ask permission for a tool call`),
   authMethod: textOption("auth-method", "ID", `call authenticate with this method before creating sessions`),

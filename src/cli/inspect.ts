@@ -28,6 +28,12 @@ import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefau
 import { UsageError } from "./usage.js";
 import { processIo, type CliIo } from "./io.js";
 
+/**
+ * The page outlives the tap by this much (or until it is closed): the editor (or `prompt`) ends
+ * the tap with everything in its process group when the turn is done, often before the user opened it.
+ */
+const LINGER_MS = 600_000;
+
 const options = {
   port: withDefault(
     textOption("port", "P", `listen on this port (default: a random free port)`, {
@@ -38,7 +44,7 @@ const options = {
     }),
     0,
   ),
-  host: withDefault(textOption("host", "H", `listen on this address (default 127.0.0.1; anything else exposes the traffic)`), "127.0.0.1"),
+  host: withDefault(textOption("host", "H", `listen on this address (default {default}; anything else exposes the traffic)`), "127.0.0.1"),
   trace: textOption("trace", "FILE", `write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)`, { parse: (text) => resolve(text) }),
   noRedact: switchOption("no-redact", `keep secrets (MCP env/header values, authenticate params) in the page and trace`),
   agent: textOption("agent", "AGENT", `a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line`),
@@ -49,7 +55,7 @@ all modes: the agent's working directory`, { parse: (text) => absolutePath(text,
   replay: textOption("replay", "FILE", "send a trace's client messages again", { hidden: true, parse: (text) => resolve(text) }),
   verbose: switchOption("verbose", `drive/replay: show the agent's stderr`),
   linger: textOption("linger", "MS", `tap: keep the page served this long after the relay ends (a fast turn ends it
-at once), in a process of its own, or until the page is closed (default 600000;
+at once), in a process of its own, or until the page is closed (default ${LINGER_MS};
 0: close with the relay; with --port P it always closes, freeing P for the next tap).
 view: exit after MS or once the page is closed (default, and 0: run until Ctrl-C)`, {
     parse: read.whole(0, "milliseconds"),
@@ -103,11 +109,6 @@ function parseArgs(argv: string[]): InspectArgs | "help" {
 
 const say = (text: string): void => void process.stderr.write(`agentkit-acp inspect: ${text}\n`);
 
-/**
- * The page outlives the tap by this much (or until it is closed): the editor (or `prompt`) ends
- * the tap with everything in its process group when the turn is done, often before the user opened it.
- */
-const LINGER_MS = 600_000;
 /** How long a closed page may take to come back (a reload) before a lingering view exits. */
 const RELOAD_GRACE_MS = 5_000;
 

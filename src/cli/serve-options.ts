@@ -9,7 +9,9 @@ import { ACP_PROTOCOL_CHOICES } from "../acp/agent/protocol.js";
 import { parseQuotas, type QuotaLimits } from "../acp/agent/quota-limits.js";
 import { UsageError } from "./usage.js";
 import { sandboxNetOption } from "./sandbox-net-flag.js";
-import { parseAge, storeUrlFrom } from "./store-option.js";
+import { formatAge, parseAge, storeUrlFrom } from "./store-option.js";
+import { DEFAULT_LEASE_TTL_MS } from "../store/leases.js";
+import { DEFAULT_PRUNE_BATCH, DEFAULT_RETAIN_INTERVAL_MS } from "../store/retention.js";
 import { listOption, parseCommandLine, read, renderHelp, splitList, switchOption, textOption, withDefault, type CommandSchema, type Env, type OptionValues } from "./options.js";
 
 // `agentkit-acp serve`: every flag declared once below (flag, value, help, variable, default,
@@ -67,15 +69,15 @@ created/migrated at start; instances sharing a database share
 sessions, and a session is open on one instance at a time`, {
     env: { name: "AGENTKIT_STORE_URL", help: "PostgreSQL store URL when --store, --state-dir and --no-persist are not given", fallback: false },
   }),
-  leaseTtlMs: textOption("lease-ttl", "MS", `with --store: how long an instance's hold on an open session lasts
-unless renewed (renewed every third of it; default 10000). A session
-of an instance that died is free again within this time`, { parse: ms() }),
+  leaseTtlMs: withDefault(textOption("lease-ttl", "MS", `with --store: how long an instance's hold on an open session lasts
+unless renewed (renewed every third of it; default {default}). A session
+of an instance that died is free again within this time`, { parse: ms() }), DEFAULT_LEASE_TTL_MS),
   retainMs: textOption("retain", "AGE", `delete sessions not updated for AGE (30d, 12h, 90m; a bare number is
 days): a sweep at start-up, then every --retain-interval, at most
-1000 sessions a run. Sessions open on any instance are kept; archived
+${DEFAULT_PRUNE_BATCH} sessions a run. Sessions open on any instance are kept; archived
 ones age like the others. Each deletion is logged (docs/sessions.md;
 \`agentkit-acp sessions prune\` does it by hand)`, { parse: parseAge }),
-  retainIntervalMs: textOption("retain-interval", "MS", `with --retain: time between sweeps (default 3600000, an hour)`, {
+  retainIntervalMs: textOption("retain-interval", "MS", `with --retain: time between sweeps (default ${DEFAULT_RETAIN_INTERVAL_MS}, an hour)`, {
     parse: ms(),
     env: { name: "AGENTKIT_RETAIN_INTERVAL_MS", help: "--retain-interval when it is not given" },
   }),
@@ -200,7 +202,7 @@ SIGHUP (default: AGENTKIT_ACP_TOKEN, principal "default")`, {
   jwtPrincipalClaim: textOption("jwt-principal-claim", "C", `the claim naming the principal (default sub)`, { ...listen, parse: (text) => text.trim() }),
   maxConnections: withDefault(textOption("max-connections", "N", `open ACP connections allowed at once; more get HTTP 503 (default {default})`, { ...listen, parse: read.whole(1) }), SERVE_DEFAULTS.maxConnections),
   auditRetainMs: textOption("audit-retain", "AGE", `audit records older than AGE (30d, 12h, 90m; 0 keeps them) are deleted at
-start and hourly (default 30d). The audit trail is recorded in the
+start and hourly (default ${formatAge(SERVE_DEFAULTS.auditRetainMs)}). The audit trail is recorded in the
 store with --listen; read it with agentkit-acp audit`, { ...listen, parse: (text, flag) => (text.trim() === "0" ? 0 : parseAge(text, flag)) }),
   drainTimeoutMs: withDefault(textOption("drain-timeout", "MS", `on SIGTERM: no new connections or sessions, running turns may finish
 for this long, then they are cancelled and serve exits (default {default})`, { ...listen, parse: read.whole(1) }), SERVE_DEFAULTS.drainTimeoutMs),
@@ -277,9 +279,9 @@ export function parseServeOptions(argv: string[], env: Env): ServeOptions {
     }
   }
   const storeUrl = storeUrlFrom({ store: v.store, storeGiven: given.has("store"), stateDirGiven: given.has("stateDir"), noPersist: v.noPersist }, env);
-  if (v.leaseTtlMs !== undefined && storeUrl === undefined) throw new UsageError("--lease-ttl only applies with --store (PostgreSQL): leases of one process need no expiry");
+  if (given.has("leaseTtlMs") && storeUrl === undefined) throw new UsageError("--lease-ttl only applies with --store (PostgreSQL): leases of one process need no expiry");
   if (given.has("retainIntervalMs") && v.retainMs === undefined) throw new UsageError("--retain-interval only applies with --retain");
-  if (v.leaseTtlMs !== undefined && v.leaseTtlMs < 1_000) throw new UsageError(`--lease-ttl must be at least 1000 ms (got "${v.leaseTtlMs}"): renewals must fit in it`);
+  if (v.leaseTtlMs < 1_000) throw new UsageError(`--lease-ttl must be at least 1000 ms (got "${v.leaseTtlMs}"): renewals must fit in it`);
   try {
     modeCeilingFor(v.approve, v.mode);
   } catch (error) {

@@ -77,6 +77,8 @@ async function serveWith(options: ServeOptions): Promise<number> {
   process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
   logger.info(sandbox ? `commands run sandboxed (${sandbox.engine}; process bound: ${sandbox.processBound}; network: ${netAllowText(sandbox.netAllow)})` : "commands run unsandboxed (--sandbox off)");
+  // Said, not hidden: without perl each allow-listed command starts a node bridge (~50 ms of CPU).
+  if (sandbox && sandbox.netAllow.length > 0 && sandbox.bridge === "node") logger.warn("no perl under /usr: each sandboxed command's network bridge is a node process (~50 ms of CPU per command); install perl-base for a ~5 ms one");
   const metrics = listening?.newServiceMetrics();
   // Token-file principals get their own /metrics labels first (JWT subjects take what is left).
   if (metrics && identities) metrics.principals.reserve(identities.tokens.principals());

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { Logger } from "../core/index.js";
 import { createStderrLogger, errorMessage } from "../core/index.js";
 import type { AuditLog, SessionLeases, SessionStore, SessionSummary } from "../store/index.js";
-import { FileAuditLog, JsonlSessionStore, retentionAudit, defaultStateDir, openSessionReader, openStore, pruneSessions } from "../store/index.js";
+import { DEFAULT_PRUNE_BATCH, FileAuditLog, JsonlSessionStore, retentionAudit, defaultStateDir, openSessionReader, openStore, pruneSessions } from "../store/index.js";
 import { processIo, type CliIo } from "./io.js";
 import { exportSession, type ExportFormat } from "./sessions-export.js";
 import { parseAge, storeUrlFrom } from "./store-option.js";
@@ -11,6 +11,9 @@ import { UsageError } from "./usage.js";
 import { parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type Env, type OptionValues } from "./options.js";
 
 // `agentkit-acp sessions`: the options declared once (options.ts); which subcommand takes which is checked below.
+/** `sessions list` shows at most this many unless `--limit` says otherwise. */
+const LIST_LIMIT = 100;
+
 const options = {
   stateDir: textOption("state-dir", "DIR", `the state directory (default: AGENTKIT_STATE_DIR, else
 $XDG_STATE_HOME/agentkit-acp, else ~/.local/state/agentkit-acp)`, { parse: read.nonBlank("a directory") }),
@@ -19,8 +22,8 @@ $XDG_STATE_HOME/agentkit-acp, else ~/.local/state/agentkit-acp)`, { parse: read.
   }),
   principal: textOption("principal", "NAME", `only this principal's sessions`, { parse: read.nonBlank("a name") }),
   archived: textOption("archived", "include|only", `list: archived sessions too, or only them`, { parse: read.oneOf(["include", "only"] as const, "include or only") }),
-  limit: textOption("limit", "N", `list: at most N sessions (default 100); prune: at most N examined
-in this run (default 1000; run again for the rest)`, { parse: read.whole(1) }),
+  limit: textOption("limit", "N", `list: at most N sessions (default ${LIST_LIMIT}); prune: at most N examined
+in this run (default ${DEFAULT_PRUNE_BATCH}; run again for the rest)`, { parse: read.whole(1) }),
   format: withDefault(textOption<ExportFormat>("format", "jsonl|markdown", `export: the session file format (default) or a readable transcript`, { parse: read.oneOf(["jsonl", "markdown"] as const, "jsonl or markdown") }), "jsonl"),
   olderThanMs: textOption("older-than", "AGE", `prune: sessions not updated for AGE (30d, 12h, 90m; a bare number is days)`, { parse: parseAge }),
   dryRun: switchOption("dry-run", `prune: list what would be deleted; delete nothing`),
@@ -195,14 +198,14 @@ async function runAction(args: SessionsArgs, { store, leases, audit }: SessionsS
       if (n > 0) out(table(report.deleted));
       for (const { session, holder, expiresAt } of report.leased) out(`kept ${session.sessionId} (owner ${session.owner}): open on an instance (lease held by ${holder}${expiresAt ? ` until ${expiresAt}` : ""})\n`);
       for (const { session, error } of report.failed) out(`not deleted ${session.sessionId}: ${error}\n`);
-      if (report.more) out(`stopped after ${args.limit ?? 1000} sessions (--limit): run again for the rest\n`);
+      if (report.more) out(`stopped after ${args.limit ?? DEFAULT_PRUNE_BATCH} sessions (--limit): run again for the rest\n`);
       return 0;
     }
   }
 }
 
 async function listAll(store: SessionStore, args: SessionsArgs): Promise<SessionSummary[]> {
-  const total = args.limit ?? 100;
+  const total = args.limit ?? LIST_LIMIT;
   const sessions: SessionSummary[] = [];
   let cursor: string | undefined;
   do {

@@ -27,10 +27,18 @@ export function storeUrlFrom(flags: StoreFlags, env: Readonly<Record<string, str
   return url;
 }
 
+const AGE_UNITS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
+
 /** `30d`, `12h`, `90m` or a bare number of days → milliseconds (positive). */
 export function parseAge(text: string, flag: string): number {
   const match = /^(\d+(?:\.\d+)?)([dhm]?)$/.exec(text.trim());
-  const value = match ? Number(match[1]) * { d: 86_400_000, h: 3_600_000, m: 60_000, "": 86_400_000 }[match[2] as "d" | "h" | "m" | ""] : NaN;
+  const value = match ? Number(match[1]) * AGE_UNITS[(match[2] || "d") as keyof typeof AGE_UNITS] : NaN;
   if (!(value > 0) || !Number.isFinite(value)) throw new UsageError(`${flag} takes an age such as 30d, 12h or 90m (a bare number is days), more than zero (got "${text}")`);
   return value;
+}
+
+/** Milliseconds as the largest whole unit `parseAge` reads: 2592000000 → `30d` (for help texts showing a default). */
+export function formatAge(ms: number): string {
+  const [unit, size] = Object.entries(AGE_UNITS).find(([, size]) => ms % size === 0) ?? ["m", AGE_UNITS.m];
+  return `${ms / size}${unit}`;
 }

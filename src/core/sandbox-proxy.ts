@@ -5,11 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { decideDestination, formatNetAllow, type NetAllowEntry, type NetDecisionOptions } from "./sandbox-net.js";
+import type { SandboxRefusal } from "./sandbox.js";
 
 /**
  * The network of a sandbox with an allow-list: an HTTP proxy (CONNECT for TLS and any TCP,
  * absolute-URI requests for plain HTTP) listening on a Unix socket that is bound into the
- * sandbox, where a small bridge (`bridgeScript`) serves it on the sandbox's own loopback for
+ * sandbox, where a small bridge (`bridgedArgv`) serves it on the sandbox's own loopback for
  * `HTTP(S)_PROXY`. The sandbox keeps its own empty network namespace: the proxy is its only
  * way out, and the proxy resolves and connects itself after `decideDestination`. One proxy per
  * sandboxed process, so refusals are reported to the command that made them. Node's own
@@ -32,11 +33,13 @@ export class SandboxProxy {
   readonly #options: NetDecisionOptions;
   readonly #sockets = new Set<Duplex>();
   readonly #refusals: string[] = [];
+  readonly #onRefusal: ((refusal: SandboxRefusal) => void) | undefined;
   #refused = 0;
 
-  private constructor(allow: readonly NetAllowEntry[], options: NetDecisionOptions) {
+  private constructor(allow: readonly NetAllowEntry[], options: NetDecisionOptions, onRefusal: ((refusal: SandboxRefusal) => void) | undefined) {
     this.#allow = allow;
     this.#options = options;
+    this.#onRefusal = onRefusal;
     // A private directory (0700): only this user reaches the socket.
     this.#dir = mkdtempSync(join(tmpdir(), "agentkit-net-"));
     this.socketPath = join(this.#dir, "net.sock");
@@ -48,8 +51,8 @@ export class SandboxProxy {
   }
 
   /** Listens at once: a Unix socket is bound synchronously, so it exists when this returns. */
-  static open(allow: readonly NetAllowEntry[], options: NetDecisionOptions = {}): SandboxProxy {
-    const proxy = new SandboxProxy(allow, options);
+  static open(allow: readonly NetAllowEntry[], options: NetDecisionOptions = {}, onRefusal?: (refusal: SandboxRefusal) => void): SandboxProxy {
+    const proxy = new SandboxProxy(allow, options, onRefusal);
     proxy.#server.listen(proxy.socketPath);
     return proxy;
   }
@@ -74,9 +77,10 @@ export class SandboxProxy {
   }
 
   /** The destination refused: said in the proxy's answer (what the command prints) and in the notes. */
-  #refusal(target: string, reason: string): string {
-    const line = `to ${target} refused: ${reason}`;
+  #refusal(host: string, port: number, reason: string): string {
+    const line = `to ${host}:${port} refused: ${reason}`;
     this.#refused += 1;
+    this.#onRefusal?.({ kind: "network", host, port, reason });
     if (this.#refusals.length < MAX_REFUSALS && !this.#refusals.includes(line)) this.#refusals.push(line);
     const allowed = this.#allow.length > 0 ? this.#allow.map(formatNetAllow).join(", ") : "nothing";
     return `agentkit-acp sandbox: connection ${line} (allowed: ${allowed})\n`;
@@ -87,7 +91,7 @@ export class SandboxProxy {
     const target = parseAuthority(req.url ?? "");
     if (!target) return void client.end(answer(400, `agentkit-acp sandbox: CONNECT needs HOST:PORT (got "${req.url ?? ""}")\n`));
     const verdict = await decideDestination(this.#allow, target.host, target.port, this.#options);
-    if (!verdict.ok) return void client.end(answer(403, this.#refusal(`${target.host}:${target.port}`, verdict.reason)));
+    if (!verdict.ok) return void client.end(answer(403, this.#refusal(target.host, target.port, verdict.reason)));
     const upstream = connect({ host: verdict.address, port: target.port, timeout: CONNECT_TIMEOUT_MS });
     this.#track(upstream);
     upstream.once("timeout", () => upstream.destroy(new Error("timed out")));
@@ -115,7 +119,7 @@ export class SandboxProxy {
     if (url.protocol !== "http:") return void res.writeHead(400, { "content-type": "text/plain" }).end(`agentkit-acp sandbox: the proxy forwards http:// URLs; use CONNECT for ${url.protocol}\n`);
     const port = Number(url.port || 80);
     const verdict = await decideDestination(this.#allow, url.hostname, port, this.#options);
-    if (!verdict.ok) return void res.writeHead(403, { "content-type": "text/plain" }).end(this.#refusal(`${url.hostname}:${port}`, verdict.reason));
+    if (!verdict.ok) return void res.writeHead(403, { "content-type": "text/plain" }).end(this.#refusal(url.hostname, port, verdict.reason));
     const headers: OutgoingHttpHeaders = { ...req.headers };
     for (const name of ["proxy-connection", "proxy-authorization", "connection", "keep-alive"]) delete headers[name];
     const upstream = request({ host: verdict.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, timeout: CONNECT_TIMEOUT_MS }, (reply) => {
@@ -144,11 +148,36 @@ function parseAuthority(authority: string): { host: string; port: number } | und
 }
 
 /**
- * Runs in the sandbox (`node -e`, CommonJS) before the command: serves the proxy's Unix socket
- * on the sandbox's own loopback (`127.0.0.1:PORT`), then runs the command and exits as it does.
- * argv: PORT SOCKET FILE ARGS…
+ * The bridge in the sandbox, the cheap one (`perl -e CODE -- PORT SOCKET FILE ARGS…`; perl-base is
+ * part of every Debian-like system and starts in ~5 ms, node in ~50 ms): listens on
+ * `127.0.0.1:PORT`, double-forks an acceptor (re-parented to the sandbox's init, so the command
+ * has no stray child to wait for) that relays each connection to the proxy's Unix socket in a
+ * child of its own (64 at once, then it waits for one to end), and execs the command in its own
+ * place — its exit status is the command's. The listener exists before the command starts.
  */
-export const bridgeScript = [
+export const perlBridgeScript = [
+  "use strict;use Socket;my($port,$path,@cmd)=@ARGV;",
+  'sub fail{print STDERR "agentkit-acp sandbox: network bridge: $_[0]\\n";exit 125}',
+  'my$l;socket($l,PF_INET,SOCK_STREAM,0)&&setsockopt($l,SOL_SOCKET,SO_REUSEADDR,1)&&bind($l,pack_sockaddr_in($port,inet_aton("127.0.0.1")))&&listen($l,64)or fail($!);',
+  "sub relay{my($a,$b)=@_;my%to=(fileno($a)=>[$a,$b],fileno($b)=>[$b,$a]);my$rin='';vec($rin,$_,1)=1 for keys%to;my$open=2;",
+  "while($open>0){my$n=select(my$r=$rin,undef,undef,undef);next if$n<0&&$!{EINTR};return if$n<0;",
+  "for my$fd(keys%to){next unless vec($r,$fd,1);my($f,$t)=@{$to{$fd}};my$got=sysread($f,my$buf,65536);",
+  "if(!$got){vec($rin,$fd,1)=0;shutdown($t,1);$open--;next}",
+  "for(my$o=0;$o<$got;){my$w=syswrite($t,$buf,$got-$o,$o);return unless$w;$o+=$w}}}}",
+  "sub acceptor{open STDIN,'<','/dev/null';open STDOUT,'>','/dev/null';open STDERR,'>','/dev/null';my$live=0;while(1){while($live>0&&waitpid(-1,1)>0){$live--}",
+  "if($live>=64){$live-- if waitpid(-1,0)>0;next}accept(my$c,$l)or next;my$k=fork;",
+  "if(!defined$k||$k){close$c;$live++ if$k;next}close$l;",
+  "my$u;socket($u,PF_UNIX,SOCK_STREAM,0)&&connect($u,pack_sockaddr_un($path))or exit 1;relay($c,$u);exit 0}}",
+  'my$p=fork;fail("fork: $!")unless defined$p;if($p==0){my$q=fork;exit 0 if!defined$q||$q;acceptor()}',
+  'waitpid($p,0);close$l;exec{$cmd[0]}@cmd;print STDERR "$cmd[0]: $!\\n";exit 127;',
+].join("");
+
+/**
+ * The bridge in the sandbox where no perl is (`node -e`, CommonJS; ~50 ms of CPU per command):
+ * serves the proxy's Unix socket on the sandbox's own loopback (`127.0.0.1:PORT`), then runs the
+ * command and exits as it does. argv: PORT SOCKET FILE ARGS…
+ */
+export const nodeBridgeScript = [
   'const net=require("net"),cp=require("child_process"),os=require("os");',
   "const [port,sock,file,...args]=process.argv.slice(1);",
   "const srv=net.createServer((c)=>{const u=net.connect(sock);const end=()=>{c.destroy();u.destroy()};",
@@ -158,6 +187,15 @@ export const bridgeScript = [
   'ch.on("error",(e)=>{process.stderr.write(file+": "+e.message+"\\n");process.exit(127)});',
   'ch.on("exit",(code,sig)=>process.exit(code!==null?code:128+(os.constants.signals[sig]||0)))});',
 ].join("");
+
+/** Which bridge: perl's when a perl runs in the sandbox (under /usr), else node's. */
+export type SandboxBridge = { kind: "perl"; path: string } | { kind: "node"; path: string };
+
+/** The argv that runs `argv` behind the bridge, serving the proxy socket on the sandbox's loopback. */
+export function bridgedArgv(bridge: SandboxBridge, argv: readonly string[]): string[] {
+  const tail = [String(sandboxProxyPort), sandboxProxySocket, ...argv];
+  return bridge.kind === "perl" ? [bridge.path, "-e", perlBridgeScript, "--", ...tail] : [bridge.path, "-e", nodeBridgeScript, ...tail];
+}
 
 /** The environment that points HTTP clients at the bridge; loopback stays the sandbox's own unless named. */
 export function proxyEnvironment(allow: readonly NetAllowEntry[]): Record<string, string> {

@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, r
 import { delimiter, dirname, join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
-import { bridgeScript, proxyEnvironment, SandboxProxy, sandboxProxyPort, sandboxProxySocket } from "./sandbox-proxy.js";
+import { bridgedArgv, proxyEnvironment, SandboxProxy, sandboxProxySocket, type SandboxBridge } from "./sandbox-proxy.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
 
 /**
@@ -53,6 +53,32 @@ export interface SandboxDescription {
   processBound: "rlimit" | "cgroup" | "none";
 }
 
+/**
+ * What the sandbox refused or bounded for one command, as it happens (for the audit trail): a
+ * destination the proxy refused, or a bound the command hit. `evidence` says how a bound was
+ * known: the kernel's signal, the pids cgroup's count, or only the command's own error text
+ * (which the command controls).
+ */
+export type SandboxRefusal =
+  | { kind: "network"; host: string; port: number; reason: string }
+  | { kind: "bound"; bound: SandboxBound; limit: string; evidence: "signal" | "cgroup" | "output" };
+
+/** The per-command bounds (`--sandbox-limit`): CPU time, processes, memory, /tmp, file size. */
+export type SandboxBound = "cpu" | "processes" | "memory" | "tmp" | "file";
+
+/** A sandbox and what one session's commands may write there, with where refusals are reported. */
+export interface SandboxPlacement {
+  sandbox: CommandSandbox;
+  writable: readonly string[];
+  /** Called for each refusal of a command (network destination, bound hit); e.g. serve's audit trail. */
+  onRefusal?: (refusal: SandboxRefusal) => void;
+}
+
+/** The `onRefusal` of a placement, as `WrapOptions` take it (absent when none). */
+export function refusals(placement: SandboxPlacement): Pick<WrapOptions, "onRefusal"> {
+  return placement.onRefusal ? { onRefusal: placement.onRefusal } : {};
+}
+
 /** A command line to spawn instead of the original, and what to do once it ended. */
 export interface SandboxedCommand {
   file: string;
@@ -76,6 +102,8 @@ export interface SandboxOptions {
   platform?: NodeJS.Platform;
   /** `--sandbox-net allow=…`: destinations commands may reach through the proxy (none: no network). */
   netAllow?: readonly NetAllowEntry[];
+  /** @internal The allow-list bridge: "node" forces node's (bench/sandbox.ts compares the two); default perl's where found. */
+  bridge?: "node";
 }
 
 /** What one wrapped command may see and write. */
@@ -90,6 +118,8 @@ export interface WrapOptions {
   bounds?: boolean;
   /** HOME for the process: a scratch tmpfs at this path (default: HOME is the private /tmp); `readOnly`/`writable` dirs inside it are bound over it. */
   home?: string;
+  /** Told of each refusal (a destination the proxy refused, a bound hit), as it happens. */
+  onRefusal?: (refusal: SandboxRefusal) => void;
 }
 
 /** A sandbox engine found on this machine; `wrap` one command with the roots it may write. */
@@ -101,10 +131,12 @@ export class CommandSandbox {
   readonly #enginePath: string;
   readonly #prlimit: string | undefined;
   readonly #cgroupRoot: string | undefined;
+  readonly #bridge: SandboxBridge;
   #counter = 0;
 
-  private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined, netAllow: readonly NetAllowEntry[]) {
+  private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined, netAllow: readonly NetAllowEntry[], bridge: SandboxBridge) {
     this.engine = engine;
+    this.#bridge = bridge;
     this.netAllow = netAllow;
     this.#enginePath = enginePath;
     this.limits = limits;
@@ -122,14 +154,19 @@ export class CommandSandbox {
       const exec = findExecutable("sandbox-exec", search);
       if (!exec) throw new SandboxUnavailableError("the sandbox needs sandbox-exec (macOS Seatbelt), which was not found on PATH");
       if (netAllow.length > 0) throw new SandboxUnavailableError("--sandbox-net allow-lists need bubblewrap (Linux); on macOS sandboxed commands have no network");
-      return new CommandSandbox("seatbelt", exec, limits, undefined, undefined, netAllow);
+      return new CommandSandbox("seatbelt", exec, limits, undefined, undefined, netAllow, { kind: "node", path: process.execPath });
     }
     if (platform !== "linux") throw new SandboxUnavailableError(`no sandbox engine for ${platform}: Linux (bubblewrap) and macOS (sandbox-exec) are supported`);
     const bwrap = findExecutable("bwrap", search);
     if (!bwrap) throw new SandboxUnavailableError("the sandbox needs bubblewrap (bwrap), which was not found on PATH: install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)");
     const prlimit = findExecutable("prlimit", search);
     if (!prlimit) throw new SandboxUnavailableError("the sandbox needs prlimit (util-linux) for its resource limits, which was not found on PATH: install util-linux");
-    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow);
+    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow, findBridge(search, options.bridge));
+  }
+
+  /** What serves the proxy on a sandbox's loopback under an allow-list: `perl` (~5 ms a command) or `node` (~50 ms; no perl found). */
+  get bridge(): SandboxBridge["kind"] {
+    return this.#bridge.kind;
   }
 
   /** How the process bound is enforced here: rlimits do not count root's processes. */
@@ -153,12 +190,12 @@ export class CommandSandbox {
     if (this.engine === "seatbelt") {
       const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))] });
       const limited = ["/bin/sh", "-c", `${ulimitLine(this.limits)}; exec "$0" "$@"`, file, ...args];
-      return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => limitNotes(this.limits, output, exit, false) };
+      return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => this.#bounded(limitHits(this.limits, output, exit, false), options) };
     }
     // An allow-list: a proxy of this command's own (its refusals are this command's), bridged in.
-    const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow) : undefined;
+    const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow, {}, options.onRefusal) : undefined;
     const netArgs = proxy && typeof network === "object" ? { proxy: { socket: proxy.socketPath, env: proxyEnvironment(network.allow) } } : {};
-    const bridged = (argv: readonly string[]) => (proxy ? [process.execPath, "-e", bridgeScript, String(sandboxProxyPort), sandboxProxySocket, ...argv] : [...argv]);
+    const bridged = (argv: readonly string[]) => (proxy ? bridgedArgv(this.#bridge, argv) : [...argv]);
     const home = options.home !== undefined ? { home: options.home } : {};
     const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home };
     const closeProxy = (): string[] => {
@@ -171,7 +208,7 @@ export class CommandSandbox {
     const cgroup = this.#cgroupRoot ? this.#newCgroup() : undefined;
     if (!cgroup) {
       const [first, ...rest] = bwrap;
-      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => [...closeProxy(), ...limitNotes(this.limits, output, exit, false)] };
+      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => [...closeProxy(), ...this.#bounded(limitHits(this.limits, output, exit, false), options)] };
     }
     // The shell moves itself into the cgroup before it becomes bwrap: nothing runs outside it.
     return {
@@ -180,9 +217,15 @@ export class CommandSandbox {
       finish: (output, exit) => {
         const hitProcesses = cgroupMaxEvents(cgroup) > 0;
         removeCgroup(cgroup);
-        return [...closeProxy(), ...limitNotes(this.limits, output, exit, hitProcesses)];
+        return [...closeProxy(), ...this.#bounded(limitHits(this.limits, output, exit, hitProcesses), options)];
       },
     };
+  }
+
+  /** Reports the bounds hit and returns their notes. */
+  #bounded(hits: readonly LimitHit[], options: WrapOptions): string[] {
+    for (const hit of hits) options.onRefusal?.({ kind: "bound", bound: hit.bound, limit: hit.limit, evidence: hit.evidence });
+    return hits.map((hit) => hit.note);
   }
 
   #newCgroup(): string | undefined {
@@ -253,16 +296,40 @@ export function ulimitLine(limits: SandboxLimits): string {
   return `ulimit -t ${limits.cpuSeconds} -v ${Math.floor(limits.memoryBytes / 1024)} -f ${Math.floor(limits.fileBytes / 512)} -u ${limits.processes}`;
 }
 
-/** Lines saying which bound a command appears to have hit (by its exit and output: the kernel reports no more). */
-export function limitNotes(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): string[] {
-  const notes: string[] = [];
+/** A bound a command appears to have hit: which, its value, how it is known, and the note for the tool result. */
+export interface LimitHit {
+  bound: SandboxBound;
+  limit: string;
+  evidence: "signal" | "cgroup" | "output";
+  note: string;
+}
+
+/** Which bounds a command appears to have hit (by its exit, the cgroup's count and its output: the kernel reports no more). */
+export function limitHits(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): LimitHit[] {
+  const hits: LimitHit[] = [];
   const tail = output.slice(-8192);
-  if (exit.signal === "SIGXCPU" || exit.code === 152 || /CPU time limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the CPU time limit (${limits.cpuSeconds} s per process)]`);
-  if (processesHit || /Cannot fork|fork: (retry: )?Resource temporarily unavailable|EAGAIN.*spawn|spawn.*EAGAIN/i.test(tail)) notes.push(`[sandbox: the command hit the process limit (${limits.processes} at once)]`);
-  if (/Cannot allocate memory|out of memory|ENOMEM|allocation failed/i.test(tail)) notes.push(`[sandbox: the command may have hit the memory limit (${Math.round(limits.memoryBytes / MiB)} MiB of address space per process)]`);
-  if (/No space left on device|ENOSPC/i.test(tail)) notes.push(`[sandbox: /tmp is full (${Math.round(limits.tmpBytes / MiB)} MiB) or the workspace's disk is]`);
-  if (exit.signal === "SIGXFSZ" || exit.code === 153 || /File size limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the file size limit (${Math.round(limits.fileBytes / MiB)} MiB)]`);
-  return notes;
+  const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
+  const cpuSignal = exit.signal === "SIGXCPU" || exit.code === 152;
+  if (cpuSignal || /CPU time limit exceeded/i.test(tail)) {
+    hits.push({ bound: "cpu", limit: `${limits.cpuSeconds} s`, evidence: cpuSignal ? "signal" : "output", note: `[sandbox: the command hit the CPU time limit (${limits.cpuSeconds} s per process)]` });
+  }
+  if (processesHit || /Cannot fork|fork: (retry: )?Resource temporarily unavailable|EAGAIN.*spawn|spawn.*EAGAIN/i.test(tail)) {
+    hits.push({ bound: "processes", limit: String(limits.processes), evidence: processesHit ? "cgroup" : "output", note: `[sandbox: the command hit the process limit (${limits.processes} at once)]` });
+  }
+  if (/Cannot allocate memory|out of memory|ENOMEM|allocation failed/i.test(tail)) {
+    hits.push({ bound: "memory", limit: mib(limits.memoryBytes), evidence: "output", note: `[sandbox: the command may have hit the memory limit (${mib(limits.memoryBytes)} of address space per process)]` });
+  }
+  if (/No space left on device|ENOSPC/i.test(tail)) hits.push({ bound: "tmp", limit: mib(limits.tmpBytes), evidence: "output", note: `[sandbox: /tmp is full (${mib(limits.tmpBytes)}) or the workspace's disk is]` });
+  const fileSignal = exit.signal === "SIGXFSZ" || exit.code === 153;
+  if (fileSignal || /File size limit exceeded/i.test(tail)) {
+    hits.push({ bound: "file", limit: mib(limits.fileBytes), evidence: fileSignal ? "signal" : "output", note: `[sandbox: the command hit the file size limit (${mib(limits.fileBytes)})]` });
+  }
+  return hits;
+}
+
+/** Lines saying which bound a command appears to have hit (`limitHits`' notes). */
+export function limitNotes(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): string[] {
+  return limitHits(limits, output, exit, processesHit).map((hit) => hit.note);
 }
 
 /** Files under /etc no command needs and none should read: password hashes, host private keys. */
@@ -300,6 +367,14 @@ function realDir(dir: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** perl's bridge when a perl is on the search path and visible in the sandbox (under /usr or /bin), else node's. */
+function findBridge(search: string, force: "node" | undefined): SandboxBridge {
+  const perl = force === "node" ? undefined : findExecutable("perl", search);
+  const real = perl !== undefined ? realDir(perl) : undefined;
+  if (real !== undefined && isUnder(real, ["/usr", "/bin"])) return { kind: "perl", path: real };
+  return { kind: "node", path: process.execPath };
 }
 
 function findExecutable(name: string, search: string): string | undefined {

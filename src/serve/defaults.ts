@@ -1,5 +1,7 @@
 import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "../acp/agent/client-handle.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
+import { DEFAULT_MAX_CONNECTIONS } from "../acp/agent/http-limits.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../acp/agent/line-guard.js";
 
 // The reference agent's defaults, in one place: createServeRuntime applies them and the CLI's
 // option schema shows them in `serve --help` (kept light: parsing the flags loads nothing else).
@@ -16,10 +18,12 @@ export const SERVE_DEFAULTS = {
   mcpStartupTimeoutMs: 10_000,
   mcpCallTimeoutMs: 600_000,
   coalesceMs: 0,
-  /** 32 MiB. */
-  maxMessageBytes: 33_554_432,
+  /** 32 MiB (the stdio guard's, also applied to `--listen`: HTTP's own default is 4 MiB). */
+  maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
   clientTimeoutMs: DEFAULT_CLIENT_REQUEST_TIMEOUT_MS,
   keyPageMs: DEFAULT_KEY_PAGE_LIFETIME_MS,
-  maxConnections: 256,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
   drainTimeoutMs: 30_000,
+  /** Audit records older than this are pruned (`--audit-retain`): 30 days. */
+  auditRetainMs: 30 * 24 * 3_600_000,
 } as const;

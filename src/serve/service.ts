@@ -4,10 +4,9 @@ import { auditToolCalls } from "../acp/agent/audit-requests.js";
 import { AuditTrail } from "../acp/agent/audit-trail.js";
 import type { PrincipalMetrics } from "../acp/agent/principal-metrics.js";
 import { QuotaGate, type QuotaPolicy } from "../acp/agent/quotas.js";
+import { SERVE_DEFAULTS } from "./defaults.js";
 import type { ServeState } from "./state.js";
 
-/** Default retention of audit records: 30 days. */
-export const DEFAULT_AUDIT_RETAIN_MS = 30 * 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
 export interface ServiceHookOptions {
@@ -35,7 +34,7 @@ export function serviceHooks(state: ServeState, options: ServiceHookOptions, log
   const metrics = options.principalMetrics;
   const quotas = options.quotas ? new QuotaGate(state.quotas, options.quotas, logger, (principal, limit) => metrics?.quotaRefused(principal, limit)) : undefined;
   const audit = options.audit ? new AuditTrail({ log: state.audit, instance: state.instance, logger }) : undefined;
-  const retain = options.auditRetainMs ?? DEFAULT_AUDIT_RETAIN_MS;
+  const retain = options.auditRetainMs ?? SERVE_DEFAULTS.auditRetainMs;
   let pruner: NodeJS.Timeout | undefined;
   if (audit && retain > 0) {
     const prune = (): void => {

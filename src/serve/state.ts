@@ -45,7 +45,7 @@ export interface ServeStateOptions {
   clearApprovalMemory: boolean;
   /** --store / AGENTKIT_STORE_URL: a shared store's URL (e.g. postgres://); sessions, approvals and leases go there instead of files. */
   storeUrl?: string | undefined;
-  /** --lease-ttl: the shared store's lease time to live (default: the backend's, 10 s for PostgreSQL). */
+  /** --lease-ttl: the shared store's lease time to live (default `DEFAULT_LEASE_TTL_MS` of agentkit-acp/store). */
   leaseTtlMs?: number | undefined;
   /**
    * --retain: sessions not updated for this long are deleted, by a sweep at start-up and then

@@ -10,7 +10,7 @@ export { storeTranscriptObserver, snapshotFromSession, openSessionReader } from 
 export type { StoreTranscriptObserverOptions, SnapshotFromSessionOptions } from "./transcript.js";
 export { FileApprovalMemoryStore, InMemoryApprovalMemoryStore, normalizeWorkspaceRoot, cleanApprovalEntry } from "./approval-store.js";
 export type { ApprovalMemoryEntry, ApprovalMemoryRecord, ApprovalMemoryStore, FileApprovalMemoryStoreOptions } from "./approval-store.js";
-export { InProcessSessionLeases, LeaseState, newLeaseHolderName } from "./leases.js";
+export { DEFAULT_LEASE_TTL_MS, InProcessSessionLeases, LeaseState, newLeaseHolderName } from "./leases.js";
 export type { LeaseAttempt, LeaseHolder, SessionLease, SessionLeases } from "./leases.js";
 export { InMemoryQuotaStore, PROMPT_WINDOW_MS, QUOTA_SLOT_TTL_MS, msUntilNextUtcDay, utcDay } from "./quotas.js";
 export type { QuotaSlotKind, QuotaStore, QuotaTake } from "./quotas.js";
@@ -18,7 +18,7 @@ export { FileQuotaStore } from "./file-quotas.js";
 export type { FileQuotaStoreOptions } from "./file-quotas.js";
 export { DEFAULT_AUDIT_QUERY_LIMIT, FileAuditLog, InMemoryAuditLog } from "./audit.js";
 export type { AuditLog, AuditQuery, AuditRecord } from "./audit.js";
-export { pruneSessions, retentionAudit, startRetention, DEFAULT_PRUNE_BATCH } from "./retention.js";
+export { pruneSessions, retentionAudit, startRetention, DEFAULT_PRUNE_BATCH, DEFAULT_RETAIN_INTERVAL_MS } from "./retention.js";
 export type { PruneOptions, PruneReport, RetentionOptions, RetentionSweeper } from "./retention.js";
 export { storeBackends, storeBackendFor, checkStoreUrl, openStore, redactStoreUrl } from "./backends.js";
 export type { StoreBackend, OpenedStore, OpenStoreOptions } from "./backends.js";

@@ -22,6 +22,12 @@ export interface SessionLease {
   release(): Promise<void>;
 }
 
+/**
+ * How long a shared store's session lease lasts without renewal unless configured (`serve
+ * --lease-ttl`): the bound on how soon a dead instance's sessions are free again.
+ */
+export const DEFAULT_LEASE_TTL_MS = 10_000;
+
 /** Who holds a session's lease. */
 export interface LeaseHolder {
   holder: string;

@@ -105,10 +105,13 @@ async function pruneOne(store: SessionStore, session: SessionSummary, options: P
   }
 }
 
+/** Time between `startRetention` runs unless `intervalMs` says otherwise (`serve --retain-interval`): an hour. */
+export const DEFAULT_RETAIN_INTERVAL_MS = 3_600_000;
+
 export interface RetentionOptions {
   /** Sessions not updated for this long go. */
   maxAgeMs: number;
-  /** Time between runs (default one hour); a run that stopped at its bound is followed within a second. */
+  /** Time between runs (default {@link DEFAULT_RETAIN_INTERVAL_MS}); a run that stopped at its bound is followed within a second. */
   intervalMs?: number;
   keepArchived?: boolean;
   leases?: SessionLeases;
@@ -129,7 +132,7 @@ export interface RetentionSweeper {
  * keep the process alive). A failed run is logged and retried at the next interval.
  */
 export function startRetention(store: SessionStore, options: RetentionOptions): RetentionSweeper {
-  const interval = options.intervalMs ?? 3_600_000;
+  const interval = options.intervalMs ?? DEFAULT_RETAIN_INTERVAL_MS;
   const clock = options.clock ?? (() => new Date());
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionLeases } from "../../src/store/index.js";
 import { InProcessSessionLeases } from "../../src/store/index.js";
-import { DEFAULT_LEASE_TTL_MS } from "../../src/store/postgres/index.js";
+import { DEFAULT_LEASE_TTL_MS } from "../../src/store/index.js";
 import { postgresOrSkip } from "../support/postgres.js";
 import { schemaScope } from "../support/postgres-store.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";

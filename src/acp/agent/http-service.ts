@@ -9,6 +9,7 @@ import type { Logger } from "../../core/index.js";
 import { ConfigError, errorMessage } from "../../core/index.js";
 import type { JwtVerifier } from "./jwt.js";
 import { looksLikeJwt } from "./jwt.js";
+import { DEFAULT_IDLE_CONNECTION_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES } from "./http-limits.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
 import { BearerTokens } from "./principals.js";
 import type { AcpHeadlessRuntime } from "./runtime.js";
@@ -18,9 +19,6 @@ import { SocketGuard, answerClientError, guardedServerOptions } from "./socket-g
 
 /** The ACP endpoint's path (HTTP and WebSocket). */
 export const ACP_PATH = "/acp";
-export const DEFAULT_MAX_CONNECTIONS = 256;
-export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-export const DEFAULT_IDLE_CONNECTION_MS = 30_000;
 const DRAIN_LINGER_MS = 500;
 const READY_PROBE_TIMEOUT_MS = 2_000;
 
@@ -36,9 +34,9 @@ export interface AcpHttpServiceOptions {
   host?: string;
   /** 0 picks a free port (read it from `address`). */
   port: number;
-  /** Open ACP connections allowed at once; more get HTTP 503 (default 256). */
+  /** Open ACP connections allowed at once; more get HTTP 503 (default {@link DEFAULT_MAX_CONNECTIONS}). */
   maxConnections?: number;
-  /** Largest HTTP request body / WebSocket message accepted (default 4 MiB); larger: 413 / close 1009. */
+  /** Largest HTTP request body / WebSocket message accepted (default {@link DEFAULT_MAX_MESSAGE_BYTES}); larger: 413 / close 1009. */
   maxMessageBytes?: number;
   /**
    * A Streamable HTTP connection with no open event stream and no request for this long is

@@ -16,7 +16,7 @@ export type { PostgresStoreErrorCode } from "./url.js";
 export { PostgresSessionStore, leaseLost, sessionKey } from "./session-store.js";
 export type { PostgresSessionStoreOptions } from "./session-store.js";
 export { PostgresApprovalMemoryStore } from "./approval-store.js";
-export { PostgresSessionLeases, DEFAULT_LEASE_TTL_MS } from "./leases.js";
+export { PostgresSessionLeases } from "./leases.js";
 export type { PostgresSessionLeasesOptions } from "./leases.js";
 export { SCHEMA_VERSION } from "./migrations.js";
 export { PostgresQuotaStore } from "./quotas.js";

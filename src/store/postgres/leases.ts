@@ -2,14 +2,14 @@ import { randomUUID } from "node:crypto";
 import type { Logger, SessionId } from "../../core/index.js";
 import { createStderrLogger, errorMessage } from "../../core/index.js";
 import type { LeaseAttempt, LeaseHolder, SessionLeases } from "../leases.js";
-import { LeaseState, newLeaseHolderName } from "../leases.js";
+import { DEFAULT_LEASE_TTL_MS, LeaseState, newLeaseHolderName } from "../leases.js";
 import type { PostgresDatabase } from "./database.js";
 import { sessionKey } from "./session-store.js";
 
 export interface PostgresSessionLeasesOptions {
   /** This instance's name (default host:pid:random). */
   holder?: string;
-  /** How long a lease lasts without renewal (default 10 s): the bound on reclaiming a dead instance's sessions. */
+  /** How long a lease lasts without renewal (default `DEFAULT_LEASE_TTL_MS`, 10 s): the bound on reclaiming a dead instance's sessions. */
   ttlMs?: number;
   /** Renewal period (default ttl / 3). */
   renewMs?: number;
@@ -21,8 +21,6 @@ export interface PostgresSessionLeasesOptions {
   onDeadline?: (msFromNow: number | undefined) => void;
   logger?: Logger;
 }
-
-export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 interface Held {
   lease: LeaseState;

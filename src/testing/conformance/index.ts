@@ -2,7 +2,7 @@
 export { runConformance } from "./runner.js";
 export { conformanceChecks, checkById } from "./catalog.js";
 export { formatConformanceMarkdown, formatConformanceReport, verdictOf, type FormatOptions } from "./report.js";
-export { DEFAULT_PROMPTS } from "./run.js";
+export { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_PROMPTS } from "./run.js";
 export type {
   AgentLaunch,
   CheckGroup,

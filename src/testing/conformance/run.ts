@@ -25,6 +25,10 @@ function makeScratch(): string {
   return dir;
 }
 
+/** Bound for each request and prompt turn of a conformance run unless `timeoutMs` says otherwise (`check --timeout`). */
+export const DEFAULT_CHECK_TIMEOUT_MS = 30_000;
+
+/** The prompts a conformance run sends unless `prompts` replaces them (`check --prompt`, `--cancel-prompt`, `--permission-prompt`). */
 export const DEFAULT_PROMPTS = {
   text: "Reply with the word ok.",
   cancel: "Count from 1 to 300, one number per line, and add one sentence about each number.",
@@ -70,7 +74,7 @@ export class Run {
 
   constructor(options: ConformanceOptions) {
     this.#options = options;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
     this.cancelBoundMs = options.cancelBoundMs ?? 10_000;
     this.exitBoundMs = options.exitBoundMs ?? 5_000;
     this.settleMs = options.settleMs ?? 300;

@@ -63,8 +63,9 @@ export type AgentLaunch =
   | { shellLine: string; command?: undefined; args?: undefined }
   | { command: string; args?: string[]; shellLine?: undefined };
 
+/** The prompts a conformance run sends; each one not given is `DEFAULT_PROMPTS`'. */
 export interface ConformancePrompts {
-  /** A harmless prompt that should end with end_turn (default "Reply with the word ok."). */
+  /** A harmless prompt that should end with end_turn. */
   text?: string;
   /** A prompt that keeps the agent busy long enough to be cancelled. */
   cancel?: string;
@@ -82,7 +83,7 @@ export type ConformanceOptions = AgentLaunch & {
   agentCwd?: string;
   /** Extra environment for the agent (added to this process's environment). */
   env?: Record<string, string>;
-  /** Bound for each request and prompt turn (default 30000 ms). */
+  /** Bound for each request and prompt turn (default `DEFAULT_CHECK_TIMEOUT_MS`, 30 s). */
   timeoutMs?: number;
   /** How long a cancelled turn may take to answer `cancelled` (default 10000 ms). */
   cancelBoundMs?: number;
