@@ -22,7 +22,7 @@ export interface AcpUnstableFeatures {
   mcpAcp: boolean;
 }
 
-export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus", "providers", "mcpAcp"];
+const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus", "providers", "mcpAcp"];
 
 export function resolveUnstableFeatures(value: boolean | Partial<AcpUnstableFeatures> = true): AcpUnstableFeatures {
   if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value, authStatus: value, providers: value, mcpAcp: value };

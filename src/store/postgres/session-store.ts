@@ -19,6 +19,10 @@ import { pageOf, pageQuery } from "../pagination.js";
 import { isValidSessionId } from "../session-ids.js";
 import type { PostgresDatabase } from "./database.js";
 
+/**
+ * Options of `PostgresSessionStore`: the clock, and the lease fence that refuses writes to a session this instance no
+ * longer holds.
+ */
 export interface PostgresSessionStoreOptions {
   /** Source of `createdAt` / `updatedAt` times (tests pin it). */
   clock?: () => Date;
