@@ -14,8 +14,9 @@
  *
  * Run: npm run build && npx tsx bench/service-floor.ts [rounds=3] [loads=a,b,c] [deltas=400]
  * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every agent process into DIR; BENCH_SERVE_ARGS adds
- * arguments to `serve` (e.g. `--no-persist`); BENCH_BASELINE=DIR adds the `serve` of another built
- * checkout (e.g. main: `git worktree add`, node_modules linked, `npm run build`) as one more row.
+ * arguments to `serve` (e.g. `--no-persist`); BENCH_BASELINE=DIR[,DIR…] adds the `serve` of other built
+ * checkouts (e.g. main: `git worktree add`, node_modules linked, `npm run build`) as more rows.
+ * BENCH_TURNS, BENCH_SESSIONS (load a) and BENCH_TRANSPORTS=http|ws narrow a run (e.g. to profile).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -33,15 +34,21 @@ const rounds = Number(process.argv[2] ?? "3");
 const loads = new Set((process.argv[3] ?? "a,b,c").split(","));
 const deltas = Number(process.argv[4] ?? "400");
 const IDLE = Number(process.env.BENCH_IDLE_CONNECTIONS ?? "1000");
+/** BENCH_TURNS=N: turns per session (default 5 in (a), 3 in (b)); more makes a CPU profile mostly turns. */
+const turnsOf = (fallback: number): number => Number(process.env.BENCH_TURNS ?? fallback);
+/** BENCH_TRANSPORTS=http or ws: only that transport (e.g. to profile one). */
+const transports = (process.env.BENCH_TRANSPORTS ?? "http,ws").split(",") as ("http" | "ws")[];
 const root = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "bench-token";
 /** BENCH_SERVE_ARGS: more `serve` arguments (space-separated), e.g. `--no-persist` to see the store's share. */
 const extraServeArgs = (process.env.BENCH_SERVE_ARGS ?? "").split(" ").filter(Boolean);
 type Transport = "http" | "ws";
 /** BENCH_BASELINE=DIR: the `serve` of another built checkout as one more interleaved agent (before/after under the same load). */
-const baseline = process.env.BENCH_BASELINE;
-type AgentName = "floor" | "serve" | "baseline";
-const agentNames: AgentName[] = baseline ? ["floor", "baseline", "serve"] : ["floor", "serve"];
+/** Several, comma-separated: one row each, named `baseline`, `baseline2`, … in that order. */
+const baselines = (process.env.BENCH_BASELINE ?? "").split(",").filter(Boolean);
+const baselineName = (i: number): string => (i === 0 ? "baseline" : `baseline${i + 1}`);
+type AgentName = string;
+const agentNames: AgentName[] = ["floor", ...baselines.map((_, i) => baselineName(i)), "serve"];
 
 // A POST on a keep-alive socket the server has just closed (both sides close idle sockets after
 // 5 s; a client whose event loop lags under this load can still pick one) fails with ECONNRESET
@@ -61,7 +68,7 @@ function startAgent(name: AgentName): Promise<Listening> {
   const args =
     name === "floor"
       ? [...profile, join(root, "bench/bare-http-agent.mjs"), model.baseUrl]
-      : [...profile, join(name === "baseline" ? baseline! : root, "bin/agentkit-acp.js"), "serve", "--listen", "127.0.0.1:0", "--model", "openai-compatible:mock", "--base-url", model.baseUrl,
+      : [...profile, join(name === "serve" ? root : baselines[agentNames.indexOf(name) - 1]!, "bin/agentkit-acp.js"), "serve", "--listen", "127.0.0.1:0", "--model", "openai-compatible:mock", "--base-url", model.baseUrl,
          "--state-dir", mkdtempSync(join(work, "state-")), "--log-level", "info", "--max-sessions", "5000", "--max-connections", "5000", ...extraServeArgs];
   const child = spawn(process.execPath, args, { cwd: work, env: { ...process.env, AGENTKIT_ACP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -161,8 +168,8 @@ async function promptPhase(agent: Listening, clients: Client[], sessions: { prom
 async function loadA(agent: Listening, transport: Transport): Promise<Sample> {
   const client = connect(agent.url, transport);
   await client.init();
-  const sessions = await Promise.all(Array.from({ length: 8 }, () => client.session()));
-  const phase = await promptPhase(agent, [client], sessions, 5);
+  const sessions = await Promise.all(Array.from({ length: Number(process.env.BENCH_SESSIONS ?? "8") }, () => client.session()));
+  const phase = await promptPhase(agent, [client], sessions, turnsOf(5));
   const sample = { ...phase, peakRssMb: peakRssMb(agent.pid) };
   client.close();
   return sample;
@@ -180,7 +187,7 @@ async function loadB(agent: Listening, transport: Transport): Promise<Sample> {
     setupMs.push(performance.now() - started);
     clients.push(client);
   }
-  const phase = await promptPhase(agent, clients, sessions, 3);
+  const phase = await promptPhase(agent, clients, sessions, turnsOf(3));
   const sample = { ...phase, setupMs, peakRssMb: peakRssMb(agent.pid) };
   for (const client of clients) client.close();
   return sample;
@@ -218,7 +225,7 @@ try {
     if (!loads.has(load)) continue;
     const samples = new Map<string, Sample[]>();
     for (let round = 0; round < rounds; round++) {
-      for (const transport of ["http", "ws"] as const) {
+      for (const transport of transports) {
         for (const name of agentNames) {
           const key = `${transport} ${name}`;
           const sample = await once(name, (agent) => run(agent, transport)).catch((error: unknown) => {
@@ -236,7 +243,7 @@ try {
       const setup = s[0]?.setupMs ? ms(median(s.map((x) => median(x.setupMs!)))) : "–";
       lines.push(`| ${transport} | ${name} | ${ms(median(s.map((x) => x.cpuPerTurn)))} | ${ms(median(s.map((x) => x.wallMs)))} | ${ms(median(s.map((x) => percentile(x.latencies, 50))))} | ${ms(median(s.map((x) => percentile(x.latencies, 99))))} | ${median(s.map((x) => x.updatesPerTurn)).toFixed(0)} | ${median(s.map((x) => x.bytesPerTurn)).toFixed(0)} | ${median(s.map((x) => x.peakRssMb)).toFixed(0)} MB | ${setup} |`);
     }
-    for (const [transport, name] of ["http", "ws"].flatMap((t) => agentNames.filter((n) => n !== "floor").map((n) => [t, n] as const))) {
+    for (const [transport, name] of transports.flatMap((t) => agentNames.filter((n) => n !== "floor").map((n) => [t, n] as const))) {
       const floor = samples.get(`${transport} floor`)!;
       const serve = samples.get(`${transport} ${name}`)!;
       const ratio = (pick: (x: Sample) => number): string => `${(median(serve.map(pick)) / median(floor.map(pick))).toFixed(2)}×`;

@@ -1,5 +1,6 @@
 import type { AnyMessage, Stream } from "@agentclientprotocol/sdk";
 import type { LoopObserver, ObservedEvent } from "../../core/index.js";
+import { observedWritable } from "./observed-writable.js";
 import { PrincipalMetrics } from "./principal-metrics.js";
 
 /** Upper bounds (seconds) of the prompt latency histogram: a turn takes from milliseconds to minutes. */
@@ -113,15 +114,7 @@ export class ServiceMetrics implements LoopObserver {
     });
     // A turn ends once its answer has been handed to the transport (not merely produced), so
     // a drain that waits for idle turns never closes a connection before the answer is out.
-    const writer = stream.writable.getWriter();
-    const outbound = new WritableStream<AnyMessage>({
-      write: async (message) => {
-        try {
-          await writer.write(message);
-        } catch (error) {
-          endAll();
-          throw error;
-        }
+    const outbound = observedWritable(stream.writable, { ended: endAll, written: (message) => {
         const m = message as {
           id?: unknown;
           method?: unknown;
@@ -151,14 +144,6 @@ export class ServiceMetrics implements LoopObserver {
           if (end) end(stop);
           else if ([...sessionOf.values()].includes(sessionId)) earlyIdle.set(sessionId, [...(earlyIdle.get(sessionId) ?? []), stop]);
         }
-      },
-      close: async () => {
-        endAll();
-        await writer.close();
-      },
-      abort: async (reason: unknown) => {
-        endAll();
-        await writer.abort(reason);
       },
     });
     return { stream: { readable: stream.readable.pipeThrough(inbound), writable: outbound }, end: endAll };
