@@ -53,6 +53,32 @@ export interface SandboxDescription {
   processBound: "rlimit" | "cgroup" | "none";
 }
 
+/**
+ * What the sandbox refused or bounded for one command, as it happens (for the audit trail): a
+ * destination the proxy refused, or a bound the command hit. `evidence` says how a bound was
+ * known: the kernel's signal, the pids cgroup's count, or only the command's own error text
+ * (which the command controls).
+ */
+export type SandboxRefusal =
+  | { kind: "network"; host: string; port: number; reason: string }
+  | { kind: "bound"; bound: SandboxBound; limit: string; evidence: "signal" | "cgroup" | "output" };
+
+/** The per-command bounds (`--sandbox-limit`): CPU time, processes, memory, /tmp, file size. */
+export type SandboxBound = "cpu" | "processes" | "memory" | "tmp" | "file";
+
+/** A sandbox and what one session's commands may write there, with where refusals are reported. */
+export interface SandboxPlacement {
+  sandbox: CommandSandbox;
+  writable: readonly string[];
+  /** Called for each refusal of a command (network destination, bound hit); e.g. serve's audit trail. */
+  onRefusal?: (refusal: SandboxRefusal) => void;
+}
+
+/** The `onRefusal` of a placement, as `WrapOptions` take it (absent when none). */
+export function refusals(placement: SandboxPlacement): Pick<WrapOptions, "onRefusal"> {
+  return placement.onRefusal ? { onRefusal: placement.onRefusal } : {};
+}
+
 /** A command line to spawn instead of the original, and what to do once it ended. */
 export interface SandboxedCommand {
   file: string;
@@ -96,6 +122,8 @@ export interface WrapOptions {
   bounds?: boolean;
   /** HOME for the process: a scratch tmpfs at this path (default: HOME is the private /tmp); `readOnly`/`writable` dirs inside it are bound over it. */
   home?: string;
+  /** Told of each refusal (a destination the proxy refused, a bound hit), as it happens. */
+  onRefusal?: (refusal: SandboxRefusal) => void;
 }
 
 /** A sandbox engine found on this machine; `wrap` one command with the roots it may write. */
@@ -166,10 +194,10 @@ export class CommandSandbox {
     if (this.engine === "seatbelt") {
       const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))] });
       const limited = ["/bin/sh", "-c", `${ulimitLine(this.limits)}; exec "$0" "$@"`, file, ...args];
-      return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => limitNotes(this.limits, output, exit, false) };
+      return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => this.#bounded(limitHits(this.limits, output, exit, false), options) };
     }
     // An allow-list: a proxy of this command's own (its refusals are this command's), bridged in.
-    const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow) : undefined;
+    const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow, {}, options.onRefusal) : undefined;
     const netArgs = proxy && typeof network === "object" ? { proxy: { socket: proxy.socketPath, env: proxyEnvironment(network.allow) } } : {};
     const bridged = (argv: readonly string[]) => (proxy ? bridgedArgv(this.#bridge, argv) : [...argv]);
     const home = options.home !== undefined ? { home: options.home } : {};
@@ -184,7 +212,7 @@ export class CommandSandbox {
     const cgroup = this.#cgroupRoot ? this.#newCgroup() : undefined;
     if (!cgroup) {
       const [first, ...rest] = bwrap;
-      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => [...closeProxy(), ...limitNotes(this.limits, output, exit, false)] };
+      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => [...closeProxy(), ...this.#bounded(limitHits(this.limits, output, exit, false), options)] };
     }
     // The shell moves itself into the cgroup before it becomes bwrap: nothing runs outside it.
     return {
@@ -193,9 +221,15 @@ export class CommandSandbox {
       finish: (output, exit) => {
         const hitProcesses = cgroupMaxEvents(cgroup) > 0;
         removeCgroup(cgroup);
-        return [...closeProxy(), ...limitNotes(this.limits, output, exit, hitProcesses)];
+        return [...closeProxy(), ...this.#bounded(limitHits(this.limits, output, exit, hitProcesses), options)];
       },
     };
+  }
+
+  /** Reports the bounds hit and returns their notes. */
+  #bounded(hits: readonly LimitHit[], options: WrapOptions): string[] {
+    for (const hit of hits) options.onRefusal?.({ kind: "bound", bound: hit.bound, limit: hit.limit, evidence: hit.evidence });
+    return hits.map((hit) => hit.note);
   }
 
   #newCgroup(): string | undefined {
@@ -266,16 +300,40 @@ export function ulimitLine(limits: SandboxLimits): string {
   return `ulimit -t ${limits.cpuSeconds} -v ${Math.floor(limits.memoryBytes / 1024)} -f ${Math.floor(limits.fileBytes / 512)} -u ${limits.processes}`;
 }
 
-/** Lines saying which bound a command appears to have hit (by its exit and output: the kernel reports no more). */
-export function limitNotes(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): string[] {
-  const notes: string[] = [];
+/** A bound a command appears to have hit: which, its value, how it is known, and the note for the tool result. */
+export interface LimitHit {
+  bound: SandboxBound;
+  limit: string;
+  evidence: "signal" | "cgroup" | "output";
+  note: string;
+}
+
+/** Which bounds a command appears to have hit (by its exit, the cgroup's count and its output: the kernel reports no more). */
+export function limitHits(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): LimitHit[] {
+  const hits: LimitHit[] = [];
   const tail = output.slice(-8192);
-  if (exit.signal === "SIGXCPU" || exit.code === 152 || /CPU time limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the CPU time limit (${limits.cpuSeconds} s per process)]`);
-  if (processesHit || /Cannot fork|fork: (retry: )?Resource temporarily unavailable|EAGAIN.*spawn|spawn.*EAGAIN/i.test(tail)) notes.push(`[sandbox: the command hit the process limit (${limits.processes} at once)]`);
-  if (/Cannot allocate memory|out of memory|ENOMEM|allocation failed/i.test(tail)) notes.push(`[sandbox: the command may have hit the memory limit (${Math.round(limits.memoryBytes / MiB)} MiB of address space per process)]`);
-  if (/No space left on device|ENOSPC/i.test(tail)) notes.push(`[sandbox: /tmp is full (${Math.round(limits.tmpBytes / MiB)} MiB) or the workspace's disk is]`);
-  if (exit.signal === "SIGXFSZ" || exit.code === 153 || /File size limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the file size limit (${Math.round(limits.fileBytes / MiB)} MiB)]`);
-  return notes;
+  const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
+  const cpuSignal = exit.signal === "SIGXCPU" || exit.code === 152;
+  if (cpuSignal || /CPU time limit exceeded/i.test(tail)) {
+    hits.push({ bound: "cpu", limit: `${limits.cpuSeconds} s`, evidence: cpuSignal ? "signal" : "output", note: `[sandbox: the command hit the CPU time limit (${limits.cpuSeconds} s per process)]` });
+  }
+  if (processesHit || /Cannot fork|fork: (retry: )?Resource temporarily unavailable|EAGAIN.*spawn|spawn.*EAGAIN/i.test(tail)) {
+    hits.push({ bound: "processes", limit: String(limits.processes), evidence: processesHit ? "cgroup" : "output", note: `[sandbox: the command hit the process limit (${limits.processes} at once)]` });
+  }
+  if (/Cannot allocate memory|out of memory|ENOMEM|allocation failed/i.test(tail)) {
+    hits.push({ bound: "memory", limit: mib(limits.memoryBytes), evidence: "output", note: `[sandbox: the command may have hit the memory limit (${mib(limits.memoryBytes)} of address space per process)]` });
+  }
+  if (/No space left on device|ENOSPC/i.test(tail)) hits.push({ bound: "tmp", limit: mib(limits.tmpBytes), evidence: "output", note: `[sandbox: /tmp is full (${mib(limits.tmpBytes)}) or the workspace's disk is]` });
+  const fileSignal = exit.signal === "SIGXFSZ" || exit.code === 153;
+  if (fileSignal || /File size limit exceeded/i.test(tail)) {
+    hits.push({ bound: "file", limit: mib(limits.fileBytes), evidence: fileSignal ? "signal" : "output", note: `[sandbox: the command hit the file size limit (${mib(limits.fileBytes)})]` });
+  }
+  return hits;
+}
+
+/** Lines saying which bound a command appears to have hit (`limitHits`' notes). */
+export function limitNotes(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): string[] {
+  return limitHits(limits, output, exit, processesHit).map((hit) => hit.note);
 }
 
 /** Files under /etc no command needs and none should read: password hashes, host private keys. */

@@ -3,7 +3,7 @@ import { STATUS_CODES } from "node:http";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, abortError, createStderrLogger, errorMessage } from "../core/index.js";
-import type { CommandSandbox, Logger } from "../core/index.js";
+import type { Logger, SandboxPlacement } from "../core/index.js";
 import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
 import type { publicOnlyFetch as PublicOnlyFetch } from "./mcp-fetch.js";
@@ -47,7 +47,7 @@ export interface McpConnectOptions {
   /** The environment stdio servers start from (then their own `env`). Default: this process's. */
   stdioEnv?: Readonly<Record<string, string | undefined>>;
   /** Run stdio servers in this OS sandbox, able to write only `writable`. */
-  stdioSandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
+  stdioSandbox?: SandboxPlacement;
 }
 
 /** An MCP server that could not be started or listed; the others still serve their tools. */
