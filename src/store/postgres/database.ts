@@ -100,10 +100,17 @@ export class PostgresDatabase {
     return `"${this.schema}".${name}`;
   }
 
-  /** One statement on any pooled connection; `write` counts it in `stats()`; `timeoutMs` overrides the query bound. */
-  async query<R extends Row = Row>(text: string, values: unknown[] = [], write: boolean | "lease" = false, timeoutMs?: number): Promise<QueryResult<R>> {
+  /**
+   * One statement on any pooled connection; `write` counts it in `stats()`; `timeoutMs` overrides
+   * the query bound; `name` makes it a prepared statement (parsed and planned once per connection:
+   * for the statements every turn runs). A name stands for one text.
+   */
+  async query<R extends Row = Row>(text: string, values: unknown[] = [], write: boolean | "lease" = false, timeoutMs?: number, name?: string): Promise<QueryResult<R>> {
     this.#stats.queries++;
-    const result = await this.#pool.query<R>(timeoutMs === undefined ? { text, values } : ({ text, values, query_timeout: timeoutMs } as pg.QueryConfig));
+    const config: pg.QueryConfig & { query_timeout?: number } = { text, values };
+    if (timeoutMs !== undefined) config.query_timeout = timeoutMs;
+    if (name !== undefined) config.name = name;
+    const result = await this.#pool.query<R>(config);
     if (write === "lease") this.#stats.leaseWrites++;
     else if (write) this.#stats.writes++;
     return result;
