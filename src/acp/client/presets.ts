@@ -48,7 +48,8 @@ export function agentPresets(): Record<string, AgentPreset> {
       description: "OpenAI Codex through Zed's ACP adapter (needs an OpenAI key or ChatGPT login)",
       command: "npx",
       args: ["-y", "@zed-industries/codex-acp"],
-      sandbox: { allow: ["api.openai.com:443", "auth.openai.com:443", "chatgpt.com:443", ...NPX.allow], readOnly: ["~/.codex"], writable: [...NPX.writable] },
+      // CODEX_HOME must be writable: Codex creates its helper links, sessions and logs there at start (EROFS otherwise; docs/sandbox.md).
+      sandbox: { allow: ["api.openai.com:443", "auth.openai.com:443", "chatgpt.com:443", ...NPX.allow], readOnly: [], writable: ["~/.codex", ...NPX.writable] },
     },
     gemini: {
       name: "gemini",
