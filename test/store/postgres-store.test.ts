@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/index.js";
 import type { Item } from "../../src/core/index.js";
-import { PostgresApprovalMemoryStore, PostgresStoreError, SCHEMA_VERSION, openPostgresStore } from "../../src/store/postgres/index.js";
+import { PostgresApprovalMemoryStore, PostgresStoreError, SCHEMA_VERSION, openPostgresStore, sessionKey } from "../../src/store/postgres/index.js";
 import { postgresOrSkip } from "../support/postgres.js";
 import { schemaScope } from "../support/postgres-store.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
@@ -129,6 +129,45 @@ describe.runIf(pg.url)("PostgreSQL store", () => {
     const one = store.stats().writes;
     await store.sessions.append("b", item("single"));
     expect(store.stats().writes - one).toBe(1);
+  });
+
+  it("writes the items of sessions that arrive together in one statement; a session whose lease is gone fails alone", async () => {
+    const s = scope();
+    const [a, b] = [await s.open(), await s.open()];
+    const ids = Array.from({ length: 20 }, (_, n) => `g${n}`);
+    for (const id of ids) {
+      await a.sessions.create({ sessionId: id, cwd: "/w" });
+      expect((await a.leases.acquire(id)).acquired).toBe(true);
+    }
+    // g7's lease runs out behind A's back and B takes the session.
+    await a.db.query(`UPDATE ${a.db.table("agentkit_leases")} SET expires_at = now() - interval '1 second' WHERE session_id = $1`, [sessionKey("g7")]);
+    expect((await b.leases.acquire("g7")).acquired).toBe(true);
+    const before = a.stats();
+    const results = await Promise.allSettled(ids.map((id) => a.sessions.append(id, item(`${id}-1`))));
+    expect(a.stats().writes - before.writes).toBe(1);
+    results.forEach((r, n) => expect(r.status).toBe(n === 7 ? "rejected" : "fulfilled"));
+    expect((results[7] as PromiseRejectedResult).reason).toMatchObject({ code: "session_lease_lost" });
+    // Two items per session at once: each session's in order, in fewer statements than items.
+    const live = ids.filter((id) => id !== "g7");
+    const mid = a.stats();
+    await Promise.all(live.flatMap((id) => [a.sessions.append(id, item(`${id}-2`)), a.sessions.append(id, item(`${id}-3`))]));
+    expect(a.stats().writes - mid.writes).toBeLessThanOrEqual(3);
+    for (const id of live) expect((await a.sessions.load(id))!.items.map((i) => i.id)).toEqual([`${id}-1`, `${id}-2`, `${id}-3`]);
+    expect((await a.sessions.load("g7"))!.items).toEqual([]);
+  });
+
+  it("updates a header it last wrote in one statement, and never over a change made by another instance since", async () => {
+    const s = scope();
+    const [a, b] = [await s.open(), await s.open()];
+    await a.sessions.create({ sessionId: "h", cwd: "/w" });
+    const before = a.stats().queries;
+    await a.sessions.updateHeader("h", { title: "first" });
+    expect(a.stats().queries - before).toBe(1);
+    await b.sessions.updateHeader("h", { metadata: { by: "b" } });
+    await a.sessions.updateHeader("h", { archived: true });
+    expect((await b.sessions.load("h"))!.header).toMatchObject({ title: "first", archived: true, metadata: { by: "b" } });
+    await b.sessions.updateHeader("h", { title: "second" }); // B read it (load): one statement too
+    expect((await a.sessions.load("h"))!.header).toMatchObject({ title: "second", archived: true, metadata: { by: "b" } });
   });
 
   it("keeps every acknowledged item, in order, when the writing process is killed with SIGKILL", { timeout: 90_000 }, async () => {
