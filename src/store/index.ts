@@ -3,7 +3,7 @@ export { JsonlSessionStore } from "./jsonl-store.js";
 export type { JsonlSessionStoreOptions } from "./jsonl-store.js";
 export { InMemorySessionStore } from "./memory-store.js";
 export type { InMemorySessionStoreOptions } from "./memory-store.js";
-export { defaultStateDir, STATE_DIR_ENV } from "./state-dir.js";
+export { defaultStateDir } from "./state-dir.js";
 export { isValidSessionId, sessionFileStem } from "./session-ids.js";
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, cursorBefore } from "./pagination.js";
 export { storeTranscriptObserver, snapshotFromSession, openSessionReader } from "./transcript.js";

@@ -21,6 +21,7 @@ const input = z.object({
   fields: z.array(field).min(1).max(10).describe("The answers you need, one per field"),
 });
 
+/** The `ask_user` tool's input, as validated: a question and the fields of the form the client shows. */
 export type AskUserInput = z.output<typeof input>;
 
 function propertyFor(f: AskUserInput["fields"][number]): ElicitationPropertySchema {

@@ -22,6 +22,10 @@ export const ACP_PATH = "/acp";
 const DRAIN_LINGER_MS = 500;
 const READY_PROBE_TIMEOUT_MS = 2_000;
 
+/**
+ * Options of `AcpHttpService`: the runtime to serve, who may connect (token, token file, JWTs), where to listen, and
+ * the service's bounds.
+ */
 export interface AcpHttpServiceOptions {
   runtime: AcpHeadlessRuntime;
   /** A single bearer token (principal `default`); or `tokens` / `jwt`. */

@@ -1,15 +1,16 @@
 // Agent side of ACP: AcpIntegration (the shared observer), approvals, the headless runtime.
-export * from "./approval.js";
+export { AutoApproveResolver, AutoDenyResolver, ClientPermissionResolver, toLoopDecision } from "./approval.js";
+export type { AcpApprovalContext, AcpApprovalDecision, AcpApprovalResolver, ClientPermissionOptions } from "./approval.js";
 export * from "./approval-memory.js";
 export { AcpClientHandle, ClientRequestTimeoutError, DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
 export { AgentUpdateMapper, approvalToolCall, toolResultUpdate } from "./mapping.js";
-export { TEXT_ONLY, TurnGate, promptToItems } from "./input.js";
+export { TurnGate, promptToItems } from "./input.js";
 export type { AcceptedContent, BusyPolicy, TurnLease } from "./input.js";
 export { AcpSessionHandle } from "./session.js";
 export type { AcpSessionBinding } from "./session.js";
 export { decideApproval, driveTurn, promptResponseFor } from "./turn.js";
 export type { TurnDriver } from "./turn.js";
-export { AcpInputPort, AcpIntegration, AcpIntegrationBuilder, AcpSessionRegistry, sessionNotFound } from "./integration.js";
+export { AcpInputPort, AcpIntegration, AcpIntegrationBuilder, AcpSessionRegistry } from "./integration.js";
 export { AcpHeadlessRuntime, AcpHeadlessRuntimeBuilder, DEFAULT_PRINCIPAL } from "./runtime.js";
 export type { AcpServedConnection, AcpServeOptions } from "./runtime.js";
 export { ACP_PROTOCOL_CHOICES } from "./protocol.js";
@@ -26,7 +27,6 @@ export { DEFAULT_KEY_PAGE_LIFETIME_MS, elicitCredential, type CredentialOutcome 
 export { openKeyPage, type KeyPage, type KeyPageOptions, type KeyPageOutcome } from "./key-page.js";
 export { MAIN_PROVIDER_ID, modelSpecProviders } from "./providers.js";
 export type { AcpProviderConfig, AcpProviderInfo, AcpProviders } from "./providers.js";
-export { UNSTABLE_FEATURES } from "./unstable.js";
 export type { AcpUnstableFeatures } from "./unstable.js";
 export { SessionWarnings } from "./session-warnings.js";
 export { DurableApprovalMemory } from "./durable-approval-memory.js";

@@ -197,6 +197,10 @@ async function settleWrites(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Configures an `AcpHeadlessRuntime` (from `AcpHeadlessRuntime.builder()`): the integration and the per-session agent
+ * factory, then the optional parts (store, leases, modes, models, authentication, MCP transports, limits).
+ */
 export class AcpHeadlessRuntimeBuilder {
   #integration: AcpIntegration | undefined;
   #factory: AcpAgentFactory | undefined;

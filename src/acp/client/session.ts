@@ -38,8 +38,10 @@ export interface ForkOptions {
   onEvent?: (event: AcpSessionEvent) => void;
 }
 
+/** What `AcpSession.prompt` takes: text, one ACP content block, or several. */
 export type PromptInput = string | acp.ContentBlock | acp.ContentBlock[];
 
+/** Options of one prompt. */
 export interface PromptOptions {
   /** Aborting sends `session/cancel` for this prompt (the prompt then ends `cancelled`). */
   signal?: AbortSignal;

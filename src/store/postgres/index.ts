@@ -23,6 +23,7 @@ export { PostgresQuotaStore } from "./quotas.js";
 export type { PostgresQuotaStoreOptions } from "./quotas.js";
 export { PostgresAuditLog } from "./audit.js";
 
+/** Options of `openPostgresStore`: the database's, plus the lease settings and the clock of session times. */
 export interface OpenPostgresStoreOptions extends PostgresDatabaseOptions {
   leases?: Omit<PostgresSessionLeasesOptions, "logger">;
   clock?: () => Date;

@@ -20,6 +20,10 @@ import { isValidSessionId } from "../session-ids.js";
 import type { PostgresDatabase } from "./database.js";
 import { GroupItemWriter } from "./item-writer.js";
 
+/**
+ * Options of `PostgresSessionStore`: the clock, and the lease fence that refuses writes to a session this instance no
+ * longer holds.
+ */
 export interface PostgresSessionStoreOptions {
   /** Source of `createdAt` / `updatedAt` times (tests pin it). */
   clock?: () => Date;
