@@ -106,7 +106,7 @@ const readsAllowed: PermissionRule = { kind: ["read", "search"], verdict: "allow
  * - auto-edit: as ask, but edits inside the roots → allow (deletes, moves, commands still ask).
  * - read-only: outside → deny; reads → allow; edits/deletes/moves → deny; commands → deny.
  */
-export function permissionRulesForMode(mode: PermissionMode): PermissionRule[] {
+function permissionRulesForMode(mode: PermissionMode): PermissionRule[] {
   switch (mode) {
     case "ask":
       return [

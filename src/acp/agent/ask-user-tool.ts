@@ -31,7 +31,7 @@ function propertyFor(f: AskUserInput["fields"][number]): ElicitationPropertySche
 }
 
 /** The form's schema (ACP restricted JSON Schema: flat object of primitive properties). */
-export function askUserSchema(i: AskUserInput): ElicitationSchema {
+function askUserSchema(i: AskUserInput): ElicitationSchema {
   return {
     type: "object",
     properties: Object.fromEntries(i.fields.map((f) => [f.name, propertyFor(f)])),

@@ -13,7 +13,7 @@ export { PostgresDatabase } from "./database.js";
 export type { PostgresDatabaseOptions, PostgresStoreStats, Query, QueryResult, Row } from "./database.js";
 export { PostgresStoreError, parsePostgresUrl, redact as redactStoreUrl } from "./url.js";
 export type { PostgresStoreErrorCode } from "./url.js";
-export { PostgresSessionStore, leaseLost, sessionKey } from "./session-store.js";
+export { PostgresSessionStore } from "./session-store.js";
 export type { PostgresSessionStoreOptions } from "./session-store.js";
 export { PostgresApprovalMemoryStore } from "./approval-store.js";
 export { PostgresSessionLeases } from "./leases.js";

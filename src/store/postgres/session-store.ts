@@ -321,7 +321,7 @@ export function listStatement(table: string, query: PageQuery): { text: string; 
 }
 
 /** The lease was lost (another instance may run the session now): nothing was written. */
-export function leaseLost(sessionId: SessionId): AgentKitError {
+function leaseLost(sessionId: SessionId): AgentKitError {
   return new AgentKitError("session_lease_lost", `this instance no longer holds the lease on session ${JSON.stringify(sessionId)}; nothing was written`);
 }
 
