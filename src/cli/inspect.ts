@@ -46,7 +46,7 @@ const options = {
   ),
   host: withDefault(textOption("host", "H", `listen on this address (default {default}; anything else exposes the traffic)`), "127.0.0.1"),
   trace: textOption("trace", "FILE", `write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)`, { parse: (text) => resolve(text) }),
-  noRedact: switchOption("no-redact", `keep secrets (MCP env/header values, authenticate params) in the page and trace`),
+  noRedact: switchOption("no-redact", `keep secrets (MCP env/header values, authenticate params, key-shaped text) in the page and trace`),
   agent: textOption("agent", "AGENT", `a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line`),
   cwd: textOption("cwd", "DIR", `drive mode: default session cwd; replay: the sessions' cwd instead of the recorded one;
 all modes: the agent's working directory`, { parse: (text) => absolutePath(text, process.cwd()) }),
@@ -81,6 +81,9 @@ The page's URL (with its access token) is printed on stderr; stdout carries only
   column: 20,
   outro: `Exit codes: 0 ok; 1 the agent could not be started (or a replay differs); 2 usage error or port in use.
 Tap mode exits when either side ends (the agent's process group is ended); the other modes run until Ctrl-C.
+Tap, drive and replay start the agent with its traces sent to the page (OTEL_TRACES_EXPORTER,
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the Timing view's span timeline) unless the environment says where
+traces go; OTEL_TRACES_EXPORTER=none keeps the agent from tracing.
 `,
 };
 

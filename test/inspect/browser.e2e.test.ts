@@ -122,6 +122,10 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       await expect(page.locator(".permission .answer").textContent()).resolves.toMatch(/answered: allow_once/);
       await expect(page.locator(".permission .chosen").textContent()).resolves.toMatch(/allow_once/);
       await shot(page, "tap-conversation");
+      // Next to the turn's end, a link to its span timeline (once the agent's spans are in).
+      await page.locator(".stop .to-timeline").click({ timeout: T });
+      await page.locator("#timing tr.turn-spans .span-row.op-invoke_agent").waitFor({ timeout: T });
+      await page.keyboard.press("1");
       // Raw list: a row per message; the prompt's answer is paired with its request.
       await page.locator(".row", { hasText: "↩ session/prompt" }).click();
       await page.locator(".detail .pair", { hasText: "request #" }).waitFor();

@@ -9,7 +9,7 @@ import type { Logger } from "../../core/index.js";
 import { ConfigError, errorMessage } from "../../core/index.js";
 import type { JwtVerifier } from "./jwt.js";
 import { looksLikeJwt } from "./jwt.js";
-import { DEFAULT_IDLE_CONNECTION_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES } from "./http-limits.js";
+import { DEFAULT_IDLE_CONNECTION_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
 import { BearerTokens } from "./principals.js";
 import type { AcpHeadlessRuntime } from "./runtime.js";

@@ -12,6 +12,7 @@ export { decideApproval, driveTurn } from "./turn.js";
 export type { TurnDriver } from "./turn.js";
 export { AcpInputPort, AcpIntegration, AcpIntegrationBuilder, AcpSessionRegistry } from "./integration.js";
 export { AcpHeadlessRuntime, AcpHeadlessRuntimeBuilder, DEFAULT_PRINCIPAL } from "./runtime.js";
+export { DEFAULT_MAX_SESSIONS } from "./limits.js";
 export type { AcpServedConnection, AcpServeOptions } from "./runtime.js";
 export { ACP_PROTOCOL_CHOICES } from "./protocol.js";
 export type { AcpProtocolChoice } from "./protocol.js";

@@ -11,7 +11,6 @@ export interface RawSessionUpdate {
 }
 
 type Message = V1.AnyMessage;
-const WRITTEN = Promise.resolve();
 
 /**
  * The in-process link between the v1 runtime and the agent-side bridge's v1 client (what the
@@ -36,8 +35,12 @@ export class RuntimePipe {
   /** A message went through the client after the last queued chunk. */
   #behind = false;
 
-  /** `direct` sends a plain text chunk on (true), or refuses anything else (false). */
-  constructor(private readonly direct: (params: RawSessionUpdate) => boolean) {
+  /**
+   * `direct` sends a plain text chunk on, resolving once it is written (the runtime's next
+   * message waits for it, as over v1: its update queue's batching and output budget rely on
+   * that pacing); undefined refuses anything else.
+   */
+  constructor(private readonly direct: (params: RawSessionUpdate) => Promise<void> | undefined) {
     const toRuntime = new TransformStream<Message, Message>();
     const toClient = new TransformStream<Message, Message>();
     this.#forward = toClient.writable.getWriter();
@@ -50,12 +53,13 @@ export class RuntimePipe {
   /** The bridge's handler of `QUEUED_CHUNK_METHOD`: a queued chunk reached the client. */
   dequeued(params: RawSessionUpdate): void {
     this.#queued -= 1;
-    this.direct(params);
+    void this.direct(params);
   }
 
   #write(message: Message): Promise<void> {
     const params = sessionUpdateParams(message);
-    if (params && !this.#behind && this.#queued === 0 && this.direct(params)) return WRITTEN;
+    const written = params && !this.#behind && this.#queued === 0 ? this.direct(params) : undefined;
+    if (written) return written;
     if (params && (this.#behind || this.#queued > 0) && isPlainTextChunk(params.update)) {
       this.#queued += 1;
       this.#behind = false;

@@ -183,7 +183,8 @@ function render(): void {
   renderDrive(current);
   // Follow a streaming turn unless the reader scrolled up.
   const follow = [convEl, listEl].map((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 40);
-  clear(convEl, renderConversation(current, terminals, state.asks, { answer: (a, optionId) => void post("permission", { key: a.key, optionId }), jump: (seq) => (setView("messages"), select(seq, true)) }));
+  const timeline = state.spans.length > 0 ? (answer: number) => showTiming(`tr.turn-spans[data-turn="${state.entries[answer - 1]?.pairSeq ?? 0}"]`) : undefined;
+  clear(convEl, renderConversation(current, terminals, state.asks, { answer: (a, optionId) => void post("permission", { key: a.key, optionId }), jump: (seq) => (setView("messages"), select(seq, true)), ...(timeline ? { timeline } : {}) }));
   renderMessages();
   renderTiming();
   renderReplay();
@@ -294,9 +295,14 @@ function traceLine(message: unknown): HTMLElement | null {
 
 /** The Timing view, scrolled to the turn whose timeline has this trace. */
 function showTrace(traceId: string): void {
+  showTiming(`.spans[data-traces~="${traceId}"]`);
+}
+
+/** The Timing view, scrolled to what `selector` finds (a turn's timeline). */
+function showTiming(selector: string): void {
   state.view = "timing";
   render();
-  timingEl.querySelector<HTMLElement>(`.spans[data-traces~="${traceId}"]`)?.scrollIntoView({ block: "start" });
+  timingEl.querySelector<HTMLElement>(selector)?.scrollIntoView({ block: "start" });
 }
 
 /** CSP forbids style attributes; CSSOM custom properties are fine. */
@@ -340,7 +346,7 @@ function renderTiming(): void {
                 h("td", { class: "bar-cell", title: "duration; the waiting-on-human part first" }, bar(((t.durationMs ?? 0) / longest) * 100, t.durationMs ? (t.humanMs / t.durationMs) * 100 : 0)),
               );
               // The agent's spans of this turn (when it traced to our receiver), under its row.
-              return spans ? [row, h("tr", { class: "turn-spans" }, h("td", { colspan: 9 }, renderTurnSpans(spans, sentBy, jump, openSpans)))] : [row];
+              return spans ? [row, h("tr", { class: "turn-spans", "data-turn": t.seq }, h("td", { colspan: 9 }, renderTurnSpans(spans, sentBy, jump, openSpans)))] : [row];
             }),
           ),
         ),

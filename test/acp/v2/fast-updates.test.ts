@@ -92,11 +92,11 @@ describe("the v2 bridge's fast path for plain text chunks", () => {
       return u.content?.text ?? u.sessionUpdate;
     };
     const pipe = new RuntimePipe((params: RawSessionUpdate) => {
-      if (!isPlainTextChunk(params.update)) return false;
+      if (!isPlainTextChunk(params.update)) return undefined;
       seen.push(label(params.update));
       if (!queued) direct.push(label(params.update));
       waiters.get(label(params.update))?.();
-      return true;
+      return Promise.resolve();
     });
     const waiters = new Map<string, () => void>();
     const handled = (name: string) => new Promise<void>((resolve) => waiters.set(name, resolve));
