@@ -28,7 +28,7 @@ export function toJsonSchema(schema: z.ZodType): JsonSchema {
 /** Builds a Tool from any Standard Schema (zod 3 ≥3.24, zod 4, valibot, arktype, …). */
 export function defineTool<S extends StandardSchemaV1>(definition: ToolDefinition<S>): Tool<InferOutput<S>> {
   const standard = standardProps(definition.name, definition.input);
-  const inputSchema = definition.inputJSONSchema ?? deriveJsonSchema(definition.name, definition.input);
+  const inputSchema = definition.inputJSONSchema ?? cachedJsonSchema(definition.name, definition.input);
   return {
     name: definition.name,
     description: definition.description,
@@ -58,6 +58,20 @@ function standardProps(name: string, schema: StandardSchemaV1): StandardSchemaV1
     );
   }
   return props;
+}
+
+// A schema object derives the same JSON Schema every time, and deriving costs (zod: ~0.3 ms a
+// tool): the built-in tools are defined again for every session from module-level schemas.
+const derived = new WeakMap<object, JsonSchema>();
+
+/** deriveJsonSchema once per schema object; each tool gets its own copy (callers may adjust theirs). */
+function cachedJsonSchema(name: string, schema: StandardSchemaV1): JsonSchema {
+  let json = derived.get(schema);
+  if (json === undefined) {
+    json = deriveJsonSchema(name, schema);
+    derived.set(schema, json);
+  }
+  return structuredClone(json);
 }
 
 /** The JSON Schema the model sees: zod 4 natively, then Standard JSON Schema, then zod 3 via the AI SDK. */

@@ -23,6 +23,20 @@ function customSchema(withJsonSchema: boolean): StandardSchemaV1<unknown, { city
 }
 
 describe("defineTool accepts any Standard Schema", () => {
+  it("derives a schema object's JSON Schema once; each tool owns its copy", () => {
+    let conversions = 0;
+    const base = customSchema(true)["~standard"];
+    const schema: StandardSchemaV1<unknown, { city: string }> = {
+      "~standard": { ...base, jsonSchema: { input: (options) => (conversions++, base.jsonSchema!.input(options)) } },
+    };
+    const first = defineTool({ name: "a", description: "d", kind: "fetch", input: schema, execute: ok });
+    const second = defineTool({ name: "b", description: "d", kind: "fetch", input: schema, execute: ok });
+    expect(conversions).toBe(1);
+    expect(second.inputSchema).toEqual(first.inputSchema);
+    (first.inputSchema as { required: string[] }).required.push("changed");
+    expect(second.inputSchema).toEqual({ type: "object", properties: { city: { type: "string" } }, required: ["city"] });
+  });
+
   it("zod 4: JSON Schema for the model, validation with a readable error", () => {
     const tool = defineTool({ name: "weather", description: "d", kind: "fetch", input: z.object({ city: z.string() }), execute: ok });
     expect(tool.inputSchema).toEqual({ type: "object", properties: { city: { type: "string" } }, required: ["city"] });
