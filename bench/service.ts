@@ -17,7 +17,8 @@
  *    store's fdatasync work done by the kernel's journal thread is counted on neither side.
  *
  * Run: npm run build && npx tsx bench/service.ts [rounds=3] [connections=100] [turns=3] [deltas=400]
- * BENCH_SERVE_ARGS adds arguments to `serve` (both stores). BENCH_BASELINE=DIR adds the `serve` of
+ * BENCH_SERVE_ARGS adds arguments to `serve` (both stores); BENCH_PG_OPTIONS adds server options
+ * (e.g. `-c synchronous_commit=off` to see what waiting for the WAL flush costs). BENCH_BASELINE=DIR adds the `serve` of
  * another built checkout on PostgreSQL (e.g. main: `git worktree add`, node_modules linked,
  * `npm run build`): its statements per turn, and one more interleaved row under load.
  */
@@ -274,7 +275,7 @@ try {
   delete process.env.AGENTKIT_TEST_PG_URL;
   const found = await testPostgres();
   if (!found.url) throw new Error(`no PostgreSQL: ${found.reason}`);
-  const { url: serverUrl, postmasterPid } = await restartSharedPostgres(runDir, "-c fsync=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements");
+  const { url: serverUrl, postmasterPid } = await restartSharedPostgres(runDir, `-c fsync=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements ${process.env.BENCH_PG_OPTIONS ?? ""}`);
   admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
