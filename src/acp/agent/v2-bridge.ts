@@ -55,7 +55,10 @@ export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream) => AcpS
   const runtimeClient = back.connect(pipe.client);
   const served = serveV1(pipe.runtime);
   void v2.closed.then(() => served.close());
-  void runtimeClient.closed.then(() => served.close());
+  void runtimeClient.closed.then(() => {
+    pipe.close();
+    return served.close();
+  });
   void served.closed.then(() => {
     runtimeClient.close();
     v2.close();
