@@ -27,9 +27,11 @@ export interface TurnSample {
 }
 
 export interface ProtocolAgent {
-  turn(): Promise<TurnSample>;
+  /** A new session's first turn, then a second (warm) turn in it. */
+  run(): Promise<{ first: TurnSample; warm: TurnSample }>;
   stop(): Promise<void>;
 }
+type Phase = "first" | "warm";
 
 const TOKEN = "bench-token";
 
@@ -100,8 +102,9 @@ function v2Client(stream: V2.Stream): ProtocolClient {
 
 /**
  * Spawns `node bin/agentkit-acp.js serve --protocol P ...serveArgs` (from `binDir`) and connects an
- * SDK client of that protocol over the transport; every `turn()` opens a session, runs one turn
- * that must stream `expected`, and closes the session.
+ * SDK client of that protocol over the transport; every `run()` opens a session, runs two turns
+ * that must each stream `expected` (the first one also carries the session's set-up updates: its
+ * commands, its title), and closes the session.
  */
 export async function startProtocolAgent(options: { binDir: string; protocol: Protocol; transport: Transport; serveArgs: string[]; cwd: string; expected: string; nodeArgs?: string[] }): Promise<ProtocolAgent> {
   const { protocol, transport, cwd, expected } = options;
@@ -127,19 +130,23 @@ export async function startProtocolAgent(options: { binDir: string; protocol: Pr
   const client = protocol === "v1" ? v1Client(stream) : v2Client(stream as V2.Stream);
   await client.init();
   const pid = child.pid!;
+  const turn = async (sessionId: string): Promise<TurnSample> => {
+    const cpuBefore = cpuMs(pid);
+    const clientBefore = process.cpuUsage();
+    const started = performance.now();
+    const text = await client.turn(sessionId);
+    const ms = performance.now() - started;
+    const clientCpu = process.cpuUsage(clientBefore);
+    if (text !== expected) throw new Error(`${protocol} ${transport}: ${text.length} of ${expected.length} characters`);
+    return { ms, cpuMs: cpuMs(pid) - cpuBefore, clientCpuMs: (clientCpu.user + clientCpu.system) / 1000 };
+  };
   return {
-    async turn() {
+    async run() {
       const sessionId = await client.newSession(cwd);
-      const cpuBefore = cpuMs(pid);
-      const clientBefore = process.cpuUsage();
-      const started = performance.now();
-      const text = await client.turn(sessionId);
-      const ms = performance.now() - started;
-      const clientCpu = process.cpuUsage(clientBefore);
-      const sample = { ms, cpuMs: cpuMs(pid) - cpuBefore, clientCpuMs: (clientCpu.user + clientCpu.system) / 1000 };
-      if (text !== expected) throw new Error(`${protocol} ${transport}: ${text.length} of ${expected.length} characters`);
+      const first = await turn(sessionId);
+      const warm = await turn(sessionId);
       await client.closeSession(sessionId);
-      return sample;
+      return { first, warm };
     },
     async stop() {
       client.close();
@@ -152,8 +159,8 @@ export async function startProtocolAgent(options: { binDir: string; protocol: Pr
 
 /**
  * bench/stream.ts `protocols`: serve v1 and serve v2 (and, with BENCH_BASELINE=DIR, another built
- * checkout's serve v2) per transport, long-lived processes, one warm-up turn each, then `runs`
- * turns each, interleaved. BENCH_CPU_PROF=DIR writes a V8 CPU profile of every serve into DIR.
+ * checkout's serve v2) per transport, long-lived processes, one warm-up run each, then `runs`
+ * runs each (a new session's first turn and a warm turn), interleaved. BENCH_CPU_PROF=DIR writes a V8 CPU profile of every serve into DIR.
  */
 export async function compareProtocols(count: number, runs: number, transports: Transport[]): Promise<void> {
   delete process.env.NODE_EXTRA_CA_CERTS; // loopback only; it costs each Node start ~50 ms of CPU
@@ -162,7 +169,7 @@ export async function compareProtocols(count: number, runs: number, transports: 
   const nodeArgs = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const model = await startMockModel(count);
   const work = mkdtempSync(join(tmpdir(), "agentkit-bench-protocols-"));
-  const rows: Array<{ transport: Transport; name: string; samples: TurnSample[] }> = [];
+  const rows: Array<{ transport: Transport; name: string; phase: Phase; samples: TurnSample[] }> = [];
   try {
     for (const transport of transports) {
       const specs: Array<{ name: string; binDir: string; protocol: Protocol }> = [
@@ -176,10 +183,16 @@ export async function compareProtocols(count: number, runs: number, transports: 
           const serveArgs = ["--model", "openai-compatible:mock", "--base-url", model.baseUrl, "--state-dir", mkdtempSync(join(work, "state-")), "--log-level", transport === "http" ? "info" : "warn"];
           agents.push(await startProtocolAgent({ ...spec, transport, serveArgs, cwd: work, expected: model.text, nodeArgs }));
         }
-        for (const agent of agents) await agent.turn(); // warm-up
-        const samples = specs.map((): TurnSample[] => []);
-        for (let i = 0; i < runs; i++) for (const [k, agent] of agents.entries()) samples[k]!.push(await agent.turn());
-        for (const [k, spec] of specs.entries()) rows.push({ transport, name: spec.name, samples: samples[k]! });
+        for (const agent of agents) await agent.run(); // warm-up
+        const samples = specs.map(() => ({ first: [] as TurnSample[], warm: [] as TurnSample[] }));
+        for (let i = 0; i < runs; i++) {
+          for (const [k, agent] of agents.entries()) {
+            const { first, warm } = await agent.run();
+            samples[k]!.first.push(first);
+            samples[k]!.warm.push(warm);
+          }
+        }
+        for (const phase of ["warm", "first"] as const) for (const [k, spec] of specs.entries()) rows.push({ transport, name: spec.name, phase, samples: samples[k]![phase] });
       } finally {
         for (const agent of agents) await agent.stop();
       }
@@ -189,19 +202,20 @@ export async function compareProtocols(count: number, runs: number, transports: 
     rmSync(work, { recursive: true, force: true });
   }
   const lines = [
-    `${count} deltas of ${model.deltaText.length} characters per turn, ${runs} interleaved turns per row after a warm-up (Node ${process.version})`,
+    `${count} deltas of ${model.deltaText.length} characters per turn, ${runs} interleaved runs per row after a warm-up (Node ${process.version});`,
+    "a run: a new session's first turn (with its commands and title updates), then a warm turn in it",
     "",
-    "| transport | serve | wall / turn (median) | serve CPU / turn (median) | client CPU / turn | wall vs v1 | serve CPU vs v1 (per-turn range) |",
-    "|---|---|---|---|---|---|---|",
+    "| transport | turn | serve | wall / turn (median) | serve CPU / turn (median) | client CPU / turn | wall vs v1 | serve CPU vs v1 (per-run range) |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const row of rows) {
-    const v1 = rows.find((r) => r.transport === row.transport && r.name === "v1")!;
+    const v1 = rows.find((r) => r.transport === row.transport && r.phase === row.phase && r.name === "v1")!;
     const wall = median(row.samples.map((s) => s.ms));
     const cpu = median(row.samples.map((s) => s.cpuMs));
     const perTurn = spread(row.samples.map((s, i) => s.cpuMs / v1.samples[i]!.cpuMs));
     const vs = `${(cpu / median(v1.samples.map((s) => s.cpuMs))).toFixed(2)}× (${perTurn.low.toFixed(2)}–${perTurn.high.toFixed(2)})`;
     const client = median(row.samples.map((s) => s.clientCpuMs));
-    lines.push(`| ${row.transport} | ${row.name} | ${wall.toFixed(0)} ms | ${cpu.toFixed(0)} ms | ${client.toFixed(0)} ms | ${(wall / median(v1.samples.map((s) => s.ms))).toFixed(2)}× | ${vs} |`);
+    lines.push(`| ${row.transport} | ${row.phase} | ${row.name} | ${wall.toFixed(0)} ms | ${cpu.toFixed(0)} ms | ${client.toFixed(0)} ms | ${(wall / median(v1.samples.map((s) => s.ms))).toFixed(2)}× | ${vs} |`);
   }
   process.stdout.write([...lines, ""].join("\n"));
 }

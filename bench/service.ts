@@ -17,7 +17,8 @@
  *    store's fdatasync work done by the kernel's journal thread is counted on neither side.
  *
  * Run: npm run build && npx tsx bench/service.ts [rounds=3] [connections=100] [turns=3] [deltas=400]
- * BENCH_SERVE_ARGS adds arguments to `serve` (both stores). BENCH_BASELINE=DIR adds the `serve` of
+ * BENCH_SERVE_ARGS adds arguments to `serve` (both stores); BENCH_PG_OPTIONS adds server options
+ * (e.g. `-c synchronous_commit=off` to see what waiting for the WAL flush costs). BENCH_BASELINE=DIR adds the `serve` of
  * another built checkout on PostgreSQL (e.g. main: `git worktree add`, node_modules linked,
  * `npm run build`): its statements per turn, and one more interleaved row under load.
  */
@@ -212,9 +213,19 @@ interface Sample {
   p50: number;
   p99: number;
   setupMs: number[];
+  /** PostgreSQL: statements and write transactions per turn over the prompting phase. */
+  roundTrips?: number;
+  commits?: number;
 }
 
-async function loadB(store: string[], modelText: string, work: string, postmasterPid: number | undefined, checkout = root): Promise<Sample> {
+/** Where load (b) counts PostgreSQL's statements: the server's pid and an admin connection, and the database. */
+interface PgProbe {
+  postmasterPid: number;
+  admin: pg.Client;
+  database: string;
+}
+
+async function loadB(store: string[], modelText: string, work: string, probe: PgProbe | undefined, checkout = root): Promise<Sample> {
   const serve = await startServe(store, work, checkout);
   try {
     const clients: ReturnType<typeof connect>[] = [];
@@ -228,8 +239,9 @@ async function loadB(store: string[], modelText: string, work: string, postmaste
       setupMs.push(performance.now() - started);
       clients.push(client);
     }
+    const counted = probe && (await snapshot(probe.admin, probe.database));
     const serveBefore = cpuMs(serve.pid);
-    const dbBefore = postmasterPid === undefined ? 0 : treeCpuMs(postmasterPid);
+    const dbBefore = probe === undefined ? 0 : treeCpuMs(probe.postmasterPid);
     const latencies: number[] = [];
     const started = performance.now();
     await Promise.all(sessions.map(async (s) => { for (let i = 0; i < turns; i++) latencies.push(await s.prompt()); }));
@@ -238,11 +250,15 @@ async function loadB(store: string[], modelText: string, work: string, postmaste
     const sample = {
       turnsPerSecond: count / seconds,
       serveCpuPerTurn: (cpuMs(serve.pid) - serveBefore) / count,
-      dbCpuPerTurn: postmasterPid === undefined ? 0 : (treeCpuMs(postmasterPid) - dbBefore) / count,
+      dbCpuPerTurn: probe === undefined ? 0 : (treeCpuMs(probe.postmasterPid) - dbBefore) / count,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       setupMs,
     };
+    if (probe && counted) {
+      const d = diff(counted, await snapshot(probe.admin, probe.database));
+      Object.assign(sample, { roundTrips: d.roundTrips / count, commits: d.commits / count });
+    }
     for (const client of clients) client.close();
     return sample;
   } finally {
@@ -253,16 +269,16 @@ async function loadB(store: string[], modelText: string, work: string, postmaste
 const work = mkdtempSync(join(tmpdir(), "agentkit-bench-service-"));
 const runDir = mkdtempSync(join(tmpdir(), "agentkit-bench-pg-"));
 const model = await startMockModel(deltas);
+let admin: pg.Client | undefined;
 try {
   process.env[TEST_PG_RUN_DIR_ENV] = runDir;
   delete process.env.AGENTKIT_TEST_PG_URL;
   const found = await testPostgres();
   if (!found.url) throw new Error(`no PostgreSQL: ${found.reason}`);
-  const { url: serverUrl, postmasterPid } = await restartSharedPostgres(runDir, "-c fsync=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements");
-  const admin = new pg.Client({ connectionString: serverUrl });
+  const { url: serverUrl, postmasterPid } = await restartSharedPostgres(runDir, `-c fsync=on -c full_page_writes=on -c shared_preload_libraries=pg_stat_statements ${process.env.BENCH_PG_OPTIONS ?? ""}`);
+  admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-  await admin.end();
 
   const lines = [`Node ${process.version}; PostgreSQL with fsync on; per turn, one session, its turns one after another (scripted model):`, ""];
   if (baseline) lines.push(`Baseline (${baseline}):`, "", ...(await countPerTurn(serverUrl, work, baseline)), "", "This checkout:", "");
@@ -275,7 +291,8 @@ try {
     for (const [name, checkout] of [["postgres", root], ...(baseline ? [["postgres (baseline)", baseline]] : [])] as const) {
       const db = await createTestDatabase(serverUrl, "benchload");
       try {
-        samples[name]!.push(await loadB([...serveModel, "--store", db.url], model.text, work, postmasterPid, checkout));
+        const probe = { postmasterPid, admin, database: new URL(db.url).pathname.slice(1) };
+        samples[name]!.push(await loadB([...serveModel, "--store", db.url], model.text, work, probe, checkout));
       } finally {
         await db.drop().catch(() => undefined);
       }
@@ -283,10 +300,11 @@ try {
   }
   const ms = (v: number): string => `${v.toFixed(1)} ms`;
   lines.push(`Load (b): ${connections} connections over Streamable HTTP, one session each, ${turns} turns each, all at once, ${deltas} deltas per turn; median of ${rounds} interleaved runs`, "");
-  lines.push("| store | turns/s | CPU / turn: serve | CPU / turn: PostgreSQL server | CPU / turn: total | p50 turn | p99 turn | connect+init+new p50 |", "|---|---:|---:|---:|---:|---:|---:|---:|");
+  lines.push("| store | turns/s | CPU / turn: serve | CPU / turn: PostgreSQL server | CPU / turn: total | p50 turn | p99 turn | connect+init+new p50 | round trips / turn | commits / turn |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   const total = (s: Sample): number => s.serveCpuPerTurn + s.dbCpuPerTurn;
+  const pgColumn = (s: Sample[], pick: (x: Sample) => number | undefined): string => (s[0] && pick(s[0]) !== undefined ? median(s.map((x) => pick(x)!)).toFixed(2) : "–");
   for (const [name, s] of Object.entries(samples)) {
-    lines.push(`| ${name} | ${median(s.map((x) => x.turnsPerSecond)).toFixed(1)} | ${ms(median(s.map((x) => x.serveCpuPerTurn)))} | ${name === "jsonl" ? "–" : ms(median(s.map((x) => x.dbCpuPerTurn)))} | ${ms(median(s.map(total)))} | ${ms(median(s.map((x) => x.p50)))} | ${ms(median(s.map((x) => x.p99)))} | ${ms(median(s.map((x) => median(x.setupMs))))} |`);
+    lines.push(`| ${name} | ${median(s.map((x) => x.turnsPerSecond)).toFixed(1)} | ${ms(median(s.map((x) => x.serveCpuPerTurn)))} | ${name === "jsonl" ? "–" : ms(median(s.map((x) => x.dbCpuPerTurn)))} | ${ms(median(s.map(total)))} | ${ms(median(s.map((x) => x.p50)))} | ${ms(median(s.map((x) => x.p99)))} | ${ms(median(s.map((x) => median(x.setupMs))))} | ${pgColumn(s, (x) => x.roundTrips)} | ${pgColumn(s, (x) => x.commits)} |`);
   }
   lines.push("");
   for (const name of Object.keys(samples).filter((n) => n !== "jsonl")) {
@@ -295,6 +313,7 @@ try {
   }
   process.stdout.write(`${lines.join("\n")}\n`);
 } finally {
+  await admin?.end().catch(() => undefined);
   await model.close();
   await stopSharedPostgres(runDir).catch(() => undefined);
   rmSync(work, { recursive: true, force: true });

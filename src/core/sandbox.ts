@@ -91,6 +91,10 @@ export interface SandboxedCommand {
   finish(output: string, exit: { code: number | null; signal: string | null }): string[];
 }
 
+/**
+ * The OS sandbox cannot run here (no bubblewrap or sandbox-exec, or user namespaces refused); the message says what
+ * to install or enable. Commands are never run unsandboxed instead.
+ */
 export class SandboxUnavailableError extends ConfigError {
   constructor(message: string) {
     super(message);

@@ -23,6 +23,7 @@ export class LocalFileOperations implements FileOperations {
   }
 }
 
+/** Options of `LocalCommandRunner`: the shell, the kill grace period and the optional command sandbox. */
 export interface LocalCommandRunnerOptions {
   /** Shell used as `<shell> -c command`. Default `/bin/sh`. */
   shell?: string;

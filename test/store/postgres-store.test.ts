@@ -3,10 +3,12 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { Client as PgClient } from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/index.js";
 import type { Item } from "../../src/core/index.js";
-import { PostgresApprovalMemoryStore, PostgresStoreError, SCHEMA_VERSION, openPostgresStore, sessionKey } from "../../src/store/postgres/index.js";
+import { PostgresApprovalMemoryStore, PostgresStoreError, SCHEMA_VERSION, openPostgresStore } from "../../src/store/postgres/index.js";
+import { sessionKey } from "../../src/store/postgres/session-store.js";
 import { postgresOrSkip } from "../support/postgres.js";
 import { schemaScope } from "../support/postgres-store.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
@@ -154,6 +156,34 @@ describe.runIf(pg.url)("PostgreSQL store", () => {
     expect(a.stats().writes - mid.writes).toBeLessThanOrEqual(3);
     for (const id of live) expect((await a.sessions.load(id))!.items.map((i) => i.id)).toEqual([`${id}-1`, `${id}-2`, `${id}-3`]);
     expect((await a.sessions.load("g7"))!.items).toEqual([]);
+  });
+
+  it("a deadlock with another transaction fails no session: each one's items go again on their own", async () => {
+    const store = await scope().open();
+    for (const id of ["d1", "d2"]) await store.sessions.create({ sessionId: id, cwd: "/w" });
+    const sessions = store.db.table("agentkit_sessions");
+    const other = new PgClient({ connectionString: url });
+    await other.connect();
+    try {
+      // The other transaction holds d2's row; the store's one statement takes d1's, then waits for d2's.
+      await other.query("BEGIN");
+      await other.query("SET LOCAL deadlock_timeout = '60s'"); // the store's statement is the one that finds the cycle
+      await other.query(`SELECT 1 FROM ${sessions} WHERE id = $1 FOR UPDATE`, [sessionKey("d2")]);
+      const xid = (await other.query<{ xid: string }>("SELECT pg_current_xact_id()::text AS xid")).rows[0]!.xid;
+      const before = store.stats().writes;
+      const writes = Promise.allSettled([store.sessions.append("d1", item("d1-1")), store.sessions.append("d2", item("d2-1"))]);
+      await expect
+        .poll(async () => (await store.db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND transactionid::text = $1 AND NOT granted`, [xid])).rowCount, { timeout: 20_000 })
+        .toBe(1);
+      // Now it asks for d1's row: a cycle, which the store's statement finds and gives way (40P01).
+      await other.query(`UPDATE ${sessions} SET cwd = cwd WHERE id = $1`, [sessionKey("d1")]);
+      await other.query("COMMIT");
+      expect((await writes).map((r) => r.status)).toEqual(["fulfilled", "fulfilled"]);
+      expect(store.stats().writes - before).toBe(2); // each session's item on its own, after the failed group
+      for (const id of ["d1", "d2"]) expect((await store.sessions.load(id))!.items.map((i) => i.id)).toEqual([`${id}-1`]);
+    } finally {
+      await other.end();
+    }
   });
 
   it("updates a header it last wrote in one statement, and never over a change made by another instance since", async () => {

@@ -55,7 +55,10 @@ export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream) => AcpS
   const runtimeClient = back.connect(pipe.client);
   const served = serveV1(pipe.runtime);
   void v2.closed.then(() => served.close());
-  void runtimeClient.closed.then(() => served.close());
+  void runtimeClient.closed.then(() => {
+    pipe.close();
+    return served.close();
+  });
   void served.closed.then(() => {
     runtimeClient.close();
     v2.close();
@@ -90,11 +93,11 @@ class AgentBridge extends BridgeState<BridgeSession> {
     return this.connection.client;
   }
 
-  /** RuntimePipe's shortcut: a plain text chunk from the runtime, converted once and sent (false for anything else). */
-  readonly sendPlainChunk = (params: RawSessionUpdate): boolean => {
+  /** RuntimePipe's shortcut: a plain text chunk from the runtime, converted once and sent; resolves once written (undefined for anything else). */
+  readonly sendPlainChunk = (params: RawSessionUpdate): Promise<void> | undefined => {
     const session = this.sessions.for(params.sessionId);
     const update = session.updates.convertPlainTextChunk(params.update);
-    if (!update) return false;
+    if (!update) return undefined;
     try {
       // As in the general handler: the first update of a turn shows it started.
       session.turn?.started();
@@ -102,7 +105,7 @@ class AgentBridge extends BridgeState<BridgeSession> {
     } catch (error) {
       this.logger.debug("a v2 session/update was not sent", { sessionId: params.sessionId, error: errorMessage(error) });
     }
-    return true;
+    return this.sent;
   };
 
   readonly notify = (sessionId: string, update: V2.SessionUpdate): void => {

@@ -11,7 +11,6 @@ export interface RawSessionUpdate {
 }
 
 type Message = V1.AnyMessage;
-const WRITTEN = Promise.resolve();
 
 /**
  * The in-process link between the v1 runtime and the agent-side bridge's v1 client (what the
@@ -23,7 +22,9 @@ const WRITTEN = Promise.resolve();
  *
  * Order is kept: after a message that went through the client, plain chunks follow it through
  * the client too (as `QUEUED_CHUNK_METHOD`, not validated), until the client has handled them;
- * only then are they sent directly again.
+ * only then are they sent directly again. The runtime's write of a queued chunk resolves once
+ * it was handled, so the runtime's next message finds the queue empty and goes directly (else
+ * a streaming turn would keep the queue busy and every later chunk would take the long way).
  */
 export class RuntimePipe {
   /** What the runtime serves (its AgentApp connects to this). */
@@ -35,9 +36,15 @@ export class RuntimePipe {
   #queued = 0;
   /** A message went through the client after the last queued chunk. */
   #behind = false;
+  /** The runtime's writes of the queued chunks, resolved as the client handles them (in order). */
+  #handled: Array<(written: Promise<void> | undefined) => void> = [];
 
-  /** `direct` sends a plain text chunk on (true), or refuses anything else (false). */
-  constructor(private readonly direct: (params: RawSessionUpdate) => boolean) {
+  /**
+   * `direct` sends a plain text chunk on, resolving once it is written (the runtime's next
+   * message waits for it, as over v1: its update queue's batching and output budget rely on
+   * that pacing); undefined refuses anything else.
+   */
+  constructor(private readonly direct: (params: RawSessionUpdate) => Promise<void> | undefined) {
     const toRuntime = new TransformStream<Message, Message>();
     const toClient = new TransformStream<Message, Message>();
     this.#forward = toClient.writable.getWriter();
@@ -50,16 +57,23 @@ export class RuntimePipe {
   /** The bridge's handler of `QUEUED_CHUNK_METHOD`: a queued chunk reached the client. */
   dequeued(params: RawSessionUpdate): void {
     this.#queued -= 1;
-    this.direct(params);
+    this.#handled.shift()?.(this.direct(params));
+  }
+
+  /** The client's connection closed: the queued chunks will not be handled; the writes waiting for them end. */
+  close(): void {
+    for (const done of this.#handled.splice(0)) done(undefined);
   }
 
   #write(message: Message): Promise<void> {
     const params = sessionUpdateParams(message);
-    if (params && !this.#behind && this.#queued === 0 && this.direct(params)) return WRITTEN;
+    const written = params && !this.#behind && this.#queued === 0 ? this.direct(params) : undefined;
+    if (written) return written;
     if (params && (this.#behind || this.#queued > 0) && isPlainTextChunk(params.update)) {
       this.#queued += 1;
       this.#behind = false;
-      return this.#forward.write({ jsonrpc: "2.0", method: QUEUED_CHUNK_METHOD, params });
+      const handled = new Promise<void>((resolve) => this.#handled.push(resolve));
+      return this.#forward.write({ jsonrpc: "2.0", method: QUEUED_CHUNK_METHOD, params }).then(() => handled);
     }
     this.#behind = true;
     return this.#forward.write(message);

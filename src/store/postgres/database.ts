@@ -4,6 +4,7 @@ import { createStderrLogger, errorMessage } from "../../core/index.js";
 import { migrate } from "./migrations.js";
 import { PostgresStoreError, parsePostgresUrl, redact } from "./url.js";
 
+/** Options of `PostgresDatabase.open` (and `openPostgresStore`): the URL, schema, pool size and time bounds. */
 export interface PostgresDatabaseOptions {
   /** `postgres://user:password@host:port/database` (or `postgresql://`); libpq query parameters such as `sslmode` work. */
   url: string;
@@ -35,7 +36,9 @@ export interface QueryResult<R> {
   rows: R[];
   rowCount: number | null;
 }
+/** A result row, column name to value, as `pg` returns it. */
 export type Row = Record<string, unknown>;
+/** A parameterised statement run on the pool or inside a transaction (`$1`, `$2` … bound to `values`). */
 export type Query = <R extends Row = Row>(text: string, values?: unknown[]) => Promise<QueryResult<R>>;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

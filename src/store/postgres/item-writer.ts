@@ -97,9 +97,10 @@ export class GroupItemWriter {
       const written = await this.#statement(group.map((w) => w.batch));
       group.forEach((w, i) => w.resolve(written.has(i + 1)));
     } catch (error) {
-      // A value the server refused, or a deadlock: nothing was committed, so each session's
-      // batch is tried on its own and only the one at fault fails. Anything else (the
-      // connection lost: the commit may or may not have happened) fails them all, unretried.
+      // A deadlock (the statement locks several sessions' rows; another transaction locking
+      // two of them the other way round, e.g. a prune, can close a cycle): nothing was
+      // committed, so each session's batch goes again on its own. Anything else fails them all
+      // unretried (the connection lost: the commit may or may not have happened).
       if (group.length > 1 && definite(error)) {
         await Promise.all(group.map((w) => this.#send([w])));
         return;
@@ -139,8 +140,8 @@ export class GroupItemWriter {
   }
 }
 
-/** Errors after which the statement certainly did not commit: bad data (class 22), deadlock, serialization failure. */
+/** Deadlock or serialization failure: the statement certainly did not commit. */
 function definite(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  return typeof code === "string" && (code.startsWith("22") || code === "40P01" || code === "40001");
+  return code === "40P01" || code === "40001";
 }

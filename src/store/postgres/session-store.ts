@@ -20,6 +20,10 @@ import { isValidSessionId } from "../session-ids.js";
 import type { PostgresDatabase } from "./database.js";
 import { GroupItemWriter } from "./item-writer.js";
 
+/**
+ * Options of `PostgresSessionStore`: the clock, and the lease fence that refuses writes to a session this instance no
+ * longer holds.
+ */
 export interface PostgresSessionStoreOptions {
   /** Source of `createdAt` / `updatedAt` times (tests pin it). */
   clock?: () => Date;
@@ -317,7 +321,7 @@ export function listStatement(table: string, query: PageQuery): { text: string; 
 }
 
 /** The lease was lost (another instance may run the session now): nothing was written. */
-export function leaseLost(sessionId: SessionId): AgentKitError {
+function leaseLost(sessionId: SessionId): AgentKitError {
   return new AgentKitError("session_lease_lost", `this instance no longer holds the lease on session ${JSON.stringify(sessionId)}; nothing was written`);
 }
 
