@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
 /**
  * The seccomp filter bubblewrap applies to a sandboxed command (`bwrap --seccomp FD`): a classic
  * BPF program, generated here (no libseccomp, no native helper), that makes the usual local-exploit
@@ -142,4 +146,18 @@ export function seccompFilter(arch: string = process.arch): Buffer | undefined {
 export function seccompSyscallNumber(name: Blocked, arch: string = process.arch): number | undefined {
   const target = arches[arch as keyof typeof arches];
   return target ? numbers[name][target.column] : undefined;
+}
+
+/**
+ * The seccomp filter in a private (0700) directory for this process's sandboxes, removed at
+ * exit; undefined on an architecture without a syscall table here.
+ */
+export function writeSeccompFile(): string | undefined {
+  const filter = seccompFilter();
+  if (!filter) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), "agentkit-seccomp-"));
+  const file = join(dir, "filter.bpf");
+  writeFileSync(file, filter, { mode: 0o600 });
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  return file;
 }

@@ -1,11 +1,10 @@
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
 import { bridgedArgv, proxyEnvironment, SandboxProxy, sandboxProxySocket, type SandboxBridge } from "./sandbox-proxy.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
-import { seccompFilter } from "./sandbox-seccomp.js";
+import { writeSeccompFile } from "./sandbox-seccomp.js";
 
 /**
  * Commands in an OS sandbox (docs/sandbox.md). Linux: bubblewrap, with the workspace roots
@@ -395,20 +394,6 @@ function realDir(dir: string): string | undefined {
 
 /** The fd the launcher opens the seccomp filter on. */
 const SECCOMP_FD = 3;
-
-/**
- * The seccomp filter in a private (0700) directory for this process's sandboxes, removed at
- * exit; undefined on an architecture without a syscall table here.
- */
-function writeSeccompFile(): string | undefined {
-  const filter = seccompFilter();
-  if (!filter) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), "agentkit-seccomp-"));
-  const file = join(dir, "filter.bpf");
-  writeFileSync(file, filter, { mode: 0o600 });
-  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-  return file;
-}
 
 /** perl's bridge when a perl is on the search path and visible in the sandbox (under /usr or /bin), else node's. */
 function findBridge(search: string, force: "node" | undefined): SandboxBridge {
