@@ -17,5 +17,7 @@ export default {
   requiredToBeDocumented: ["Class", "Interface", "TypeAlias", "Enum", "Variable", "Namespace"],
   plugin: ["./scripts/typedoc-exports.mjs"],
   readme: "none",
+  // No "Defined in" links: the checkout has no public repository to link to (a warning otherwise).
+  disableSources: true,
   logLevel: "Warn",
 };

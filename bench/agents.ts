@@ -7,19 +7,23 @@
  *     chat-completions reply, `anthropic:` the Messages one;
  *   - the same (openai-compatible) with `--coalesce-ms` (when not 0);
  *   - bare-openai (bench/bare-openai.mjs) in each wire format: an agent written directly on the
- *     SDK that streams the same reply with plain fetch — each provider's floor.
+ *     SDK that streams the same reply with plain fetch — each provider's floor. Like serve, it
+ *     sends the session's history with each prompt (the warm prompt carries the first reply).
  * Every run spawns each agent afresh (start-up included), interleaved, and times spawn →
  * initialize → session/new, session/prompt → first model request, → first update, → response,
  * counts updates and bytes on the wire, and reads the peak RSS (VmHWM) before closing.
  *
  * Run: npm run build && npx tsx bench/agents.ts [N=2000] [runs=5] [providers=openai-compatible,openai,anthropic] [coalesceMs=20]
- * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every `serve` process into DIR.
+ * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every agent process into DIR (and each one's warm
+ * prompt's time window: `node bench/prof-top.mjs --warm [--agent NAME] DIR/*.cpuprofile` counts only
+ * those samples, of the agents whose name contains NAME).
  * BENCH_BASELINE=DIR adds the `serve` of another built checkout (e.g. main: `git archive main`,
  * node_modules linked, `npm run build`) for each provider as one more interleaved row:
  * before/after figures taken under the same machine load.
+ * BENCH_FLOOR_NO_HISTORY=1 adds the floor that sends only the latest prompt (before 2026-12-03) as a row.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -100,7 +104,9 @@ async function measure(label: string, command: string[], env: NodeJS.ProcessEnv,
     };
     const first = await prompt();
     const cpuPrompt = cpuMs(pid) - cpuStart;
+    const warmFrom = process.hrtime.bigint() / 1000n;
     const warm = await prompt();
+    if (profileDir) warmWindows[pid] = { agent: label, from: Number(warmFrom), to: Number(process.hrtime.bigint() / 1000n) };
     const cpuWarm = cpuMs(pid) - cpuStart - cpuPrompt;
     return { init, sessionNew, ...first, rssMb: peakRssMb(pid), warmPrompt: warm.prompt, cpuStart, cpuPrompt, cpuWarm };
   } finally {
@@ -135,14 +141,18 @@ const work = mkdtempSync(join(tmpdir(), "agentkit-agents-"));
 const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), ANTHROPIC_API_KEY: "test", OPENAI_API_KEY: "test" };
 const specs: Record<Provider, string> = { "openai-compatible": "openai-compatible:mock", openai: "openai:mock", anthropic: "anthropic:claude-mock" };
 const wire = (provider: Provider): "openai" | "anthropic" => (provider === "anthropic" ? "anthropic" : "openai");
-const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+const profileDir = process.env.BENCH_CPU_PROF;
+const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+/** Each profiled process's warm prompt (monotonic µs, V8's profile clock): `prof-top.mjs --warm` reads only those samples. */
+const warmWindows: Record<number, { agent: string; from: number; to: number }> = {};
 const serveArgs = (provider: Provider): string[] => ["serve", "--model", specs[provider], "--base-url", baseUrl, "--log-level", "warn"];
 const baseline = process.env.BENCH_BASELINE;
 /** Each agent's command and the floor (a bare agent on the same wire format) it is compared with. */
 const agents: Record<string, { command: string[]; floor?: string }> = {};
 for (const provider of providers) {
   const floor = `bare-openai (${wire(provider)} SSE)`;
-  agents[floor] ??= { command: [join(root, "bench/bare-openai.mjs"), baseUrl, wire(provider)] };
+  agents[floor] ??= { command: [...profile, join(root, "bench/bare-openai.mjs"), baseUrl, wire(provider)] };
+  if (process.env.BENCH_FLOOR_NO_HISTORY) agents[`${floor}, no history`] ??= { command: [...agents[floor].command, "--no-history"] };
   if (baseline) agents[`serve ${provider} (baseline)`] = { command: [...profile, join(baseline, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor };
   agents[`serve ${provider}`] = { command: [...profile, join(root, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor };
   if (provider === "openai-compatible" && coalesceMs !== "0") {
@@ -205,6 +215,7 @@ try {
   const perSession = await idleSessions([join(root, "bin/agentkit-acp.js"), ...serveArgs(first), "--max-sessions", "1000"], env, work, 200);
   lines.push(`200 idle sessions in one serve process (${first}): ${perSession.toFixed(0)} KiB RSS each`, "");
   process.stdout.write(lines.join("\n"));
+  if (profileDir) writeFileSync(join(profileDir, "warm-windows.json"), JSON.stringify(warmWindows));
 } finally {
   await model.close();
   rmSync(work, { recursive: true, force: true });

@@ -5,16 +5,28 @@
  * Both are spawned over stdio in the same run; only the prompt turn is timed (not start-up).
  *
  * Run: npx tsx bench/stream.ts [N=10000] [runs=5]
+ *
+ * `protocols` mode: the same N-delta turn through `serve --protocol v1` and `serve --protocol v2`,
+ * each with an SDK client of its version, over stdio and Streamable HTTP (`--listen`), both reading
+ * the same reply from one loopback mock model (openai-compatible provider): wall and serve's CPU
+ * per turn, interleaved, and v2's ratio to v1 per transport (protocols.ts).
+ *
+ * Run: npm run build && npx tsx bench/stream.ts 2000 7 protocols [stdio,http]
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { compareProtocols } from "./protocols.js";
 import { median, startStdioAgent } from "./support.js";
 
 const count = Number(process.argv[2] ?? "10000");
 const runs = Number(process.argv[3] ?? "5");
 const root = fileURLToPath(new URL("..", import.meta.url));
+if (process.argv[4] === "protocols") {
+  await compareProtocols(count, runs, (process.argv[5] ?? "stdio,http").split(",") as Array<"stdio" | "http">);
+  process.exit(0);
+}
 
 /** A spawned agent (from the checkout's root) whose prompt turn is timed. */
 async function startAgent(label: string, command: string[], cwd: string) {

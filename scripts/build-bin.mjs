@@ -34,6 +34,7 @@ await build({
     "@opentelemetry/exporter-trace-otlp-proto",
     "@opentelemetry/resources",
     "@opentelemetry/sdk-trace-base",
+    "otlp-proto-decoder",
   ],
   // import.meta.url (package-files.ts, createRequire) is the bundle's own URL.
   define: { "import.meta.url": "__bundle_url" },

@@ -25,8 +25,9 @@ export const auditSchema: CommandSchema<typeof options> = {
 
 Prints the audit trail serve --listen records in its store: sessions opened, loaded, resumed,
 forked, deleted and closed, prompts (with their stop reason), tool calls with their permission
-outcome, and every refused request (workspace, client MCP, ceiling, quota, unknown or another
-principal's session) with principal, session, instance and time, oldest first.
+outcome, every refused request (workspace, client MCP, ceiling, quota, unknown or another
+principal's session), and what the command sandbox refused (network destinations, bounds hit)
+with principal, session, instance and time, oldest first.
 
 `,
   options,

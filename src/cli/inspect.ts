@@ -4,11 +4,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { agentLaunch, agentPresets } from "../acp/client/index.js";
 import {
+  agentTracingEnv,
   DriveController,
   PortInUseError,
   readTrace,
   recordedCwds,
   replayTrace,
+  savedSpan,
   startRecording,
   startRecordingWorker,
   startTap,
@@ -44,7 +46,7 @@ const options = {
   ),
   host: withDefault(textOption("host", "H", `listen on this address (default {default}; anything else exposes the traffic)`), "127.0.0.1"),
   trace: textOption("trace", "FILE", `write the JSONL trace here (tap, drive, replay; default: a new file in the temp dir)`, { parse: (text) => resolve(text) }),
-  noRedact: switchOption("no-redact", `keep secrets (MCP env/header values, authenticate params) in the page and trace`),
+  noRedact: switchOption("no-redact", `keep secrets (MCP env/header values, authenticate params, key-shaped text) in the page and trace`),
   agent: textOption("agent", "AGENT", `a preset (${Object.keys(agentPresets()).join(", ")}) or a whole command line`),
   cwd: textOption("cwd", "DIR", `drive mode: default session cwd; replay: the sessions' cwd instead of the recorded one;
 all modes: the agent's working directory`, { parse: (text) => absolutePath(text, process.cwd()) }),
@@ -79,6 +81,9 @@ The page's URL (with its access token) is printed on stderr; stdout carries only
   column: 20,
   outro: `Exit codes: 0 ok; 1 the agent could not be started (or a replay differs); 2 usage error or port in use.
 Tap mode exits when either side ends (the agent's process group is ended); the other modes run until Ctrl-C.
+Tap, drive and replay start the agent with its traces sent to the page (OTEL_TRACES_EXPORTER,
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the Timing view's span timeline) unless the environment says where
+traces go; OTEL_TRACES_EXPORTER=none keeps the agent from tracing.
 `,
 };
 
@@ -150,6 +155,17 @@ function replayCwds(read: ReadTrace, args: InspectArgs, recorder: Recorder): Map
   return new Map();
 }
 
+/**
+ * The environment that sends the agent's spans to the recorder's OTLP receiver (the page's span
+ * timeline), unless the user's environment already says where traces go: then the page says so.
+ */
+function tracingEnv(recorder: Recorder): Record<string, string> {
+  if (!recorder.otlpEndpoint) return {};
+  const { add, userSet } = agentTracingEnv(recorder.otlpEndpoint, process.env);
+  if (userSet) recorder.note({ ts: Date.now(), note: { level: "info", text: `${userSet} is set: the agent's traces go where it says, so the Timing view shows no spans` } });
+  return add;
+}
+
 /** Resolves on the first SIGINT/SIGTERM (a human ends the page-serving modes). */
 function untilSignal(): Promise<void> {
   return new Promise((done) => {
@@ -176,6 +192,7 @@ async function runTap(args: InspectArgs, argv: string[], options: RecorderOption
     command,
     args: rest,
     cwd: args.cwd,
+    env: { ...process.env, ...tracingEnv(recorder) },
     input: process.stdin,
     output: process.stdout,
     onLine: (ts, from, line) => {
@@ -234,7 +251,7 @@ export async function runInspect(argv: string[], io: CliIo = processIo()): Promi
   const trace = mode === "view" ? undefined : { path: tracePath, header: { agentkitInspect: 1, startedAt: Date.now(), mode, agent, redacted: args.redact } satisfies TraceHeader };
   // A view taking over a tap's page keeps its token (handOverPage); from the environment, never the command line.
   const token = mode === "view" ? process.env.AGENTKIT_INSPECT_TOKEN : undefined;
-  const options: RecorderOptions = { host: args.host, port: args.port, redact: args.redact, status: { mode, agent, state: "starting", ...(trace ? { trace: trace.path } : {}) }, ...(trace ? { trace } : {}), ...(token ? { token } : {}) };
+  const options: RecorderOptions = { host: args.host, port: args.port, redact: args.redact, otlp: mode !== "view", status: { mode, agent, state: "starting", ...(trace ? { trace: trace.path } : {}) }, ...(trace ? { trace } : {}), ...(token ? { token } : {}) };
   if (mode === "tap") return runTap(args, args.command as string[], options);
 
   const actions: { drive: DriveAction } = { drive: () => Promise.reject(new Error("only drive mode takes actions")) };
@@ -288,6 +305,7 @@ class PageRun {
     if (!read) return this.finish(2);
     for (const l of read.lines) {
       if ("note" in l) this.recorder.note(l);
+      else if ("spans" in l) this.recorder.spans(l.ts, l.spans.map(savedSpan).filter((s) => s !== undefined));
       else this.recorder.message(l.ts, l.from, l.message);
     }
     this.recorder.setStatus({ agent: read.header?.agent ?? "(unknown agent)", state: "ended", trace: file });
@@ -301,7 +319,7 @@ class PageRun {
     if (!read) return this.finish(2);
     const recorder = this.recorder;
     recorder.setStatus({ state: "running" });
-    const result = await replayTrace({ ...agentLaunch(args.agent as string), cwd: args.cwd, lines: read.lines, cwdMap: replayCwds(read, args, recorder), onMessage: (ts, from, m) => recorder.message(ts, from, m) });
+    const result = await replayTrace({ ...agentLaunch(args.agent as string), cwd: args.cwd, env: { ...process.env, ...tracingEnv(recorder) }, lines: read.lines, cwdMap: replayCwds(read, args, recorder), onMessage: (ts, from, m) => recorder.message(ts, from, m) });
     recorder.setReplay(result.diff);
     if (result.error) this.fail(result.error);
     else {
@@ -316,7 +334,7 @@ class PageRun {
   async drive(args: InspectArgs, actions: { drive: DriveAction }): Promise<number> {
     const recorder = this.recorder;
     const controller = new DriveController({
-      config: { ...agentLaunch(args.agent as string), cwd: args.cwd, stderr: args.verbose ? "inherit" : "ignore" },
+      config: { ...agentLaunch(args.agent as string), cwd: args.cwd, env: tracingEnv(recorder), stderr: args.verbose ? "inherit" : "ignore" },
       onMessage: (ts, from, m) => recorder.message(ts, from, m),
       onAsks: (asks) => recorder.setAsks(asks),
     });

@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostObserver, HostServices } from "../acp/client/index.js";
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
@@ -38,6 +39,9 @@ export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionP
   // The terminals hosted here reach what --sandbox-net names; the agent, its preset's hosts too.
   const sandbox = args.sandbox ? CommandSandbox.create({ netAllow, ...(searchPath !== undefined ? { path: searchPath } : {}) }) : undefined;
   const plan = args.sandbox ? agentSandboxPlan(args.agent, args.model, netAllow) : undefined;
+  // A preset's caches and state directories are made as the agent would make them unsandboxed:
+  // one missing would not be bound, and the agent would fill the scratch home (bounded) instead.
+  for (const dir of plan?.writable ?? []) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const terminalSandbox = sandbox ? { sandbox: { sandbox, writable: [args.cwd, ...dirs] } } : {};
   if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost({ ...(authorize ? { authorize } : {}), ...watch, ...terminalSandbox }), outputs);
   return {

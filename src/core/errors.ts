@@ -8,6 +8,7 @@ export class AgentKitError extends Error {
   }
 }
 
+/** A configuration that cannot work (code `config`), thrown before anything runs; the message says what to change. */
 export class ConfigError extends AgentKitError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("config", message, options);
@@ -15,6 +16,10 @@ export class ConfigError extends AgentKitError {
   }
 }
 
+/**
+ * A call made in the wrong state (code `state`), such as prompting a closed session or a driver already running a
+ * turn.
+ */
 export class StateError extends AgentKitError {
   constructor(message: string) {
     super("state", message);

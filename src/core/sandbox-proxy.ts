@@ -6,6 +6,10 @@ import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { decideDestination, formatNetAllow, type NetAllowEntry, type NetDecisionOptions } from "./sandbox-net.js";
 
+// What the proxy reports: the `network` kind of sandbox.ts's SandboxRefusal, declared here because
+// sandbox.ts imports this module (the type check holds the two shapes together where it passes its handler).
+type SandboxRefusal = { kind: "network"; host: string; port: number; reason: string };
+
 /**
  * The network of a sandbox with an allow-list: an HTTP proxy (CONNECT for TLS and any TCP,
  * absolute-URI requests for plain HTTP) listening on a Unix socket that is bound into the
@@ -32,11 +36,13 @@ export class SandboxProxy {
   readonly #options: NetDecisionOptions;
   readonly #sockets = new Set<Duplex>();
   readonly #refusals: string[] = [];
+  readonly #onRefusal: ((refusal: SandboxRefusal) => void) | undefined;
   #refused = 0;
 
-  private constructor(allow: readonly NetAllowEntry[], options: NetDecisionOptions) {
+  private constructor(allow: readonly NetAllowEntry[], options: NetDecisionOptions, onRefusal: ((refusal: SandboxRefusal) => void) | undefined) {
     this.#allow = allow;
     this.#options = options;
+    this.#onRefusal = onRefusal;
     // A private directory (0700): only this user reaches the socket.
     this.#dir = mkdtempSync(join(tmpdir(), "agentkit-net-"));
     this.socketPath = join(this.#dir, "net.sock");
@@ -48,8 +54,8 @@ export class SandboxProxy {
   }
 
   /** Listens at once: a Unix socket is bound synchronously, so it exists when this returns. */
-  static open(allow: readonly NetAllowEntry[], options: NetDecisionOptions = {}): SandboxProxy {
-    const proxy = new SandboxProxy(allow, options);
+  static open(allow: readonly NetAllowEntry[], options: NetDecisionOptions = {}, onRefusal?: (refusal: SandboxRefusal) => void): SandboxProxy {
+    const proxy = new SandboxProxy(allow, options, onRefusal);
     proxy.#server.listen(proxy.socketPath);
     return proxy;
   }
@@ -74,9 +80,10 @@ export class SandboxProxy {
   }
 
   /** The destination refused: said in the proxy's answer (what the command prints) and in the notes. */
-  #refusal(target: string, reason: string): string {
-    const line = `to ${target} refused: ${reason}`;
+  #refusal(host: string, port: number, reason: string): string {
+    const line = `to ${host}:${port} refused: ${reason}`;
     this.#refused += 1;
+    this.#onRefusal?.({ kind: "network", host, port, reason });
     if (this.#refusals.length < MAX_REFUSALS && !this.#refusals.includes(line)) this.#refusals.push(line);
     const allowed = this.#allow.length > 0 ? this.#allow.map(formatNetAllow).join(", ") : "nothing";
     return `agentkit-acp sandbox: connection ${line} (allowed: ${allowed})\n`;
@@ -87,7 +94,7 @@ export class SandboxProxy {
     const target = parseAuthority(req.url ?? "");
     if (!target) return void client.end(answer(400, `agentkit-acp sandbox: CONNECT needs HOST:PORT (got "${req.url ?? ""}")\n`));
     const verdict = await decideDestination(this.#allow, target.host, target.port, this.#options);
-    if (!verdict.ok) return void client.end(answer(403, this.#refusal(`${target.host}:${target.port}`, verdict.reason)));
+    if (!verdict.ok) return void client.end(answer(403, this.#refusal(target.host, target.port, verdict.reason)));
     const upstream = connect({ host: verdict.address, port: target.port, timeout: CONNECT_TIMEOUT_MS });
     this.#track(upstream);
     upstream.once("timeout", () => upstream.destroy(new Error("timed out")));
@@ -115,7 +122,7 @@ export class SandboxProxy {
     if (url.protocol !== "http:") return void res.writeHead(400, { "content-type": "text/plain" }).end(`agentkit-acp sandbox: the proxy forwards http:// URLs; use CONNECT for ${url.protocol}\n`);
     const port = Number(url.port || 80);
     const verdict = await decideDestination(this.#allow, url.hostname, port, this.#options);
-    if (!verdict.ok) return void res.writeHead(403, { "content-type": "text/plain" }).end(this.#refusal(`${url.hostname}:${port}`, verdict.reason));
+    if (!verdict.ok) return void res.writeHead(403, { "content-type": "text/plain" }).end(this.#refusal(url.hostname, port, verdict.reason));
     const headers: OutgoingHttpHeaders = { ...req.headers };
     for (const name of ["proxy-connection", "proxy-authorization", "connection", "keep-alive"]) delete headers[name];
     const upstream = request({ host: verdict.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, timeout: CONNECT_TIMEOUT_MS }, (reply) => {

@@ -4,6 +4,7 @@ import { ConfigError } from "./errors.js";
 import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
 import { bridgedArgv, proxyEnvironment, SandboxProxy, sandboxProxySocket, type SandboxBridge } from "./sandbox-proxy.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
+import { writeSeccompFile } from "./sandbox-seccomp.js";
 
 /**
  * Commands in an OS sandbox (docs/sandbox.md). Linux: bubblewrap, with the workspace roots
@@ -51,6 +52,34 @@ export interface SandboxDescription {
   limits: SandboxLimits;
   /** How the process bound is enforced: "rlimit", "cgroup", or "none" (said so, not hidden). */
   processBound: "rlimit" | "cgroup" | "none";
+  /** Whether commands run under the seccomp filter (sandbox-seccomp.ts; bubblewrap on x64 and arm64). */
+  seccomp: boolean;
+}
+
+/**
+ * What the sandbox refused or bounded for one command, as it happens (for the audit trail): a
+ * destination the proxy refused, or a bound the command hit. `evidence` says how a bound was
+ * known: the kernel's signal, the pids cgroup's count, or only the command's own error text
+ * (which the command controls).
+ */
+export type SandboxRefusal =
+  | { kind: "network"; host: string; port: number; reason: string }
+  | { kind: "bound"; bound: SandboxBound; limit: string; evidence: "signal" | "cgroup" | "output" };
+
+/** The per-command bounds (`--sandbox-limit`): CPU time, processes, memory, /tmp, file size. */
+export type SandboxBound = "cpu" | "processes" | "memory" | "tmp" | "file";
+
+/** A sandbox and what one session's commands may write there, with where refusals are reported. */
+export interface SandboxPlacement {
+  sandbox: CommandSandbox;
+  writable: readonly string[];
+  /** Called for each refusal of a command (network destination, bound hit); e.g. serve's audit trail. */
+  onRefusal?: (refusal: SandboxRefusal) => void;
+}
+
+/** The `onRefusal` of a placement, as `WrapOptions` take it (absent when none). */
+export function refusals(placement: SandboxPlacement): Pick<WrapOptions, "onRefusal"> {
+  return placement.onRefusal ? { onRefusal: placement.onRefusal } : {};
 }
 
 /** A command line to spawn instead of the original, and what to do once it ended. */
@@ -61,6 +90,10 @@ export interface SandboxedCommand {
   finish(output: string, exit: { code: number | null; signal: string | null }): string[];
 }
 
+/**
+ * The OS sandbox cannot run here (no bubblewrap or sandbox-exec, or user namespaces refused); the message says what
+ * to install or enable. Commands are never run unsandboxed instead.
+ */
 export class SandboxUnavailableError extends ConfigError {
   constructor(message: string) {
     super(message);
@@ -78,6 +111,8 @@ export interface SandboxOptions {
   netAllow?: readonly NetAllowEntry[];
   /** @internal The allow-list bridge: "node" forces node's (bench/sandbox.ts compares the two); default perl's where found. */
   bridge?: "node";
+  /** @internal false: no seccomp filter (tests show what it refuses); default on where there is one for this architecture. */
+  seccomp?: boolean;
 }
 
 /** What one wrapped command may see and write. */
@@ -92,6 +127,8 @@ export interface WrapOptions {
   bounds?: boolean;
   /** HOME for the process: a scratch tmpfs at this path (default: HOME is the private /tmp); `readOnly`/`writable` dirs inside it are bound over it. */
   home?: string;
+  /** Told of each refusal (a destination the proxy refused, a bound hit), as it happens. */
+  onRefusal?: (refusal: SandboxRefusal) => void;
 }
 
 /** A sandbox engine found on this machine; `wrap` one command with the roots it may write. */
@@ -104,6 +141,8 @@ export class CommandSandbox {
   readonly #prlimit: string | undefined;
   readonly #cgroupRoot: string | undefined;
   readonly #bridge: SandboxBridge;
+  /** The seccomp filter's file, opened on fd 3 for bwrap --seccomp; undefined: none. */
+  #seccompFile: string | undefined;
   #counter = 0;
 
   private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined, netAllow: readonly NetAllowEntry[], bridge: SandboxBridge) {
@@ -133,7 +172,9 @@ export class CommandSandbox {
     if (!bwrap) throw new SandboxUnavailableError("the sandbox needs bubblewrap (bwrap), which was not found on PATH: install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)");
     const prlimit = findExecutable("prlimit", search);
     if (!prlimit) throw new SandboxUnavailableError("the sandbox needs prlimit (util-linux) for its resource limits, which was not found on PATH: install util-linux");
-    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow, findBridge(search, options.bridge));
+    const sandbox = new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow, findBridge(search, options.bridge));
+    if (options.seccomp !== false) sandbox.#seccompFile = writeSeccompFile();
+    return sandbox;
   }
 
   /** What serves the proxy on a sandbox's loopback under an allow-list: `perl` (~5 ms a command) or `node` (~50 ms; no perl found). */
@@ -150,7 +191,7 @@ export class CommandSandbox {
 
   describe(writable: readonly string[], netAllow: readonly NetAllowEntry[] = this.netAllow): SandboxDescription {
     const network = netAllow.length > 0 ? { allow: netAllow.map(formatNetAllow), via: "http-proxy" as const } : ("off" as const);
-    return { engine: this.engine, writable: [...writable], network, limits: { ...this.limits }, processBound: this.processBound };
+    return { engine: this.engine, writable: [...writable], network, limits: { ...this.limits }, processBound: this.processBound, seccomp: this.#seccompFile !== undefined };
   }
 
   /** `file args…` run in `cwd`, able to write only `writable` (resolved through symlinks). */
@@ -162,36 +203,49 @@ export class CommandSandbox {
     if (this.engine === "seatbelt") {
       const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))] });
       const limited = ["/bin/sh", "-c", `${ulimitLine(this.limits)}; exec "$0" "$@"`, file, ...args];
-      return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => limitNotes(this.limits, output, exit, false) };
+      return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => this.#bounded(limitHits(this.limits, output, exit, false), options) };
     }
     // An allow-list: a proxy of this command's own (its refusals are this command's), bridged in.
-    const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow) : undefined;
+    const proxy = typeof network === "object" && network.allow.length > 0 ? SandboxProxy.open(network.allow, {}, options.onRefusal) : undefined;
     const netArgs = proxy && typeof network === "object" ? { proxy: { socket: proxy.socketPath, env: proxyEnvironment(network.allow) } } : {};
     const bridged = (argv: readonly string[]) => (proxy ? bridgedArgv(this.#bridge, argv) : [...argv]);
     const home = options.home !== undefined ? { home: options.home } : {};
-    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home };
+    const seccomp = this.#seccompFile !== undefined ? { seccompFd: SECCOMP_FD } : {};
+    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home, ...seccomp };
     const closeProxy = (): string[] => {
       proxy?.close();
       return proxy?.notes() ?? [];
     };
-    if (options.bounds === false) return { file: this.#enginePath, args: [...bubblewrapArgs(base), "--", ...bridged([file, ...args])], finish: closeProxy };
+    if (options.bounds === false) return { ...this.#launch(undefined, [this.#enginePath, ...bubblewrapArgs(base), "--", ...bridged([file, ...args])]), finish: closeProxy };
     const inner = bridged([this.#prlimit ?? "prlimit", ...prlimitArgs(this.limits, this.processBound === "rlimit"), "--", file, ...args]);
-    const bwrap = [this.#enginePath, ...bubblewrapArgs(base), "--", ...inner];
     const cgroup = this.#cgroupRoot ? this.#newCgroup() : undefined;
-    if (!cgroup) {
-      const [first, ...rest] = bwrap;
-      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => [...closeProxy(), ...limitNotes(this.limits, output, exit, false)] };
-    }
-    // The shell moves itself into the cgroup before it becomes bwrap: nothing runs outside it.
     return {
-      file: "/bin/sh",
-      args: ["-c", 'echo $$ > "$0" && exec "$@"', join(cgroup, "cgroup.procs"), ...bwrap],
+      ...this.#launch(cgroup, [this.#enginePath, ...bubblewrapArgs(base), "--", ...inner]),
       finish: (output, exit) => {
-        const hitProcesses = cgroupMaxEvents(cgroup) > 0;
-        removeCgroup(cgroup);
-        return [...closeProxy(), ...limitNotes(this.limits, output, exit, hitProcesses)];
+        const hitProcesses = cgroup !== undefined && cgroupMaxEvents(cgroup) > 0;
+        if (cgroup) removeCgroup(cgroup);
+        return [...closeProxy(), ...this.#bounded(limitHits(this.limits, output, exit, hitProcesses), options)];
       },
     };
+  }
+
+  /**
+   * bwrap directly, or through a shell that first moves itself into the pids cgroup (nothing
+   * runs outside it) and opens the seccomp filter on fd 3 for `--seccomp 3`, then becomes bwrap.
+   */
+  #launch(cgroup: string | undefined, bwrap: readonly string[]): { file: string; args: string[] } {
+    if (cgroup === undefined && this.#seccompFile === undefined) {
+      const [first, ...rest] = bwrap;
+      return { file: first ?? "bwrap", args: rest };
+    }
+    const script = 'if [ -n "$0" ]; then echo $$ > "$0" || exit 125; fi; f=$1; shift; if [ -z "$f" ]; then exec "$@"; fi; exec "$@" 3<"$f"';
+    return { file: "/bin/sh", args: ["-c", script, cgroup !== undefined ? join(cgroup, "cgroup.procs") : "", this.#seccompFile ?? "", ...bwrap] };
+  }
+
+  /** Reports the bounds hit and returns their notes. */
+  #bounded(hits: readonly LimitHit[], options: WrapOptions): string[] {
+    for (const hit of hits) options.onRefusal?.({ kind: "bound", bound: hit.bound, limit: hit.limit, evidence: hit.evidence });
+    return hits.map((hit) => hit.note);
   }
 
   #newCgroup(): string | undefined {
@@ -220,6 +274,8 @@ export interface BubblewrapOptions {
   proxy?: { socket: string; env: Record<string, string> };
   /** A scratch HOME (tmpfs) at this path instead of /tmp; binds inside it come after it. */
   home?: string;
+  /** The fd bwrap reads the seccomp filter from (`--seccomp FD`), opened by the launcher. */
+  seccompFd?: number;
 }
 
 export function bubblewrapArgs(options: BubblewrapOptions): string[] {
@@ -247,6 +303,7 @@ export function bubblewrapArgs(options: BubblewrapOptions): string[] {
   if (options.proxy) args.push("--ro-bind", options.proxy.socket, sandboxProxySocket);
   for (const [name, value] of Object.entries(options.proxy?.env ?? {})) args.push("--setenv", name, value);
   args.push("--setenv", "HOME", home ?? "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
+  if (options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
   return args;
 }
 
@@ -262,16 +319,40 @@ export function ulimitLine(limits: SandboxLimits): string {
   return `ulimit -t ${limits.cpuSeconds} -v ${Math.floor(limits.memoryBytes / 1024)} -f ${Math.floor(limits.fileBytes / 512)} -u ${limits.processes}`;
 }
 
-/** Lines saying which bound a command appears to have hit (by its exit and output: the kernel reports no more). */
-export function limitNotes(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): string[] {
-  const notes: string[] = [];
+/** A bound a command appears to have hit: which, its value, how it is known, and the note for the tool result. */
+export interface LimitHit {
+  bound: SandboxBound;
+  limit: string;
+  evidence: "signal" | "cgroup" | "output";
+  note: string;
+}
+
+/** Which bounds a command appears to have hit (by its exit, the cgroup's count and its output: the kernel reports no more). */
+export function limitHits(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): LimitHit[] {
+  const hits: LimitHit[] = [];
   const tail = output.slice(-8192);
-  if (exit.signal === "SIGXCPU" || exit.code === 152 || /CPU time limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the CPU time limit (${limits.cpuSeconds} s per process)]`);
-  if (processesHit || /Cannot fork|fork: (retry: )?Resource temporarily unavailable|EAGAIN.*spawn|spawn.*EAGAIN/i.test(tail)) notes.push(`[sandbox: the command hit the process limit (${limits.processes} at once)]`);
-  if (/Cannot allocate memory|out of memory|ENOMEM|allocation failed/i.test(tail)) notes.push(`[sandbox: the command may have hit the memory limit (${Math.round(limits.memoryBytes / MiB)} MiB of address space per process)]`);
-  if (/No space left on device|ENOSPC/i.test(tail)) notes.push(`[sandbox: /tmp is full (${Math.round(limits.tmpBytes / MiB)} MiB) or the workspace's disk is]`);
-  if (exit.signal === "SIGXFSZ" || exit.code === 153 || /File size limit exceeded/i.test(tail)) notes.push(`[sandbox: the command hit the file size limit (${Math.round(limits.fileBytes / MiB)} MiB)]`);
-  return notes;
+  const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
+  const cpuSignal = exit.signal === "SIGXCPU" || exit.code === 152;
+  if (cpuSignal || /CPU time limit exceeded/i.test(tail)) {
+    hits.push({ bound: "cpu", limit: `${limits.cpuSeconds} s`, evidence: cpuSignal ? "signal" : "output", note: `[sandbox: the command hit the CPU time limit (${limits.cpuSeconds} s per process)]` });
+  }
+  if (processesHit || /Cannot fork|fork: (retry: )?Resource temporarily unavailable|EAGAIN.*spawn|spawn.*EAGAIN/i.test(tail)) {
+    hits.push({ bound: "processes", limit: String(limits.processes), evidence: processesHit ? "cgroup" : "output", note: `[sandbox: the command hit the process limit (${limits.processes} at once)]` });
+  }
+  if (/Cannot allocate memory|out of memory|ENOMEM|allocation failed/i.test(tail)) {
+    hits.push({ bound: "memory", limit: mib(limits.memoryBytes), evidence: "output", note: `[sandbox: the command may have hit the memory limit (${mib(limits.memoryBytes)} of address space per process)]` });
+  }
+  if (/No space left on device|ENOSPC/i.test(tail)) hits.push({ bound: "tmp", limit: mib(limits.tmpBytes), evidence: "output", note: `[sandbox: /tmp is full (${mib(limits.tmpBytes)}) or the workspace's disk is]` });
+  const fileSignal = exit.signal === "SIGXFSZ" || exit.code === 153;
+  if (fileSignal || /File size limit exceeded/i.test(tail)) {
+    hits.push({ bound: "file", limit: mib(limits.fileBytes), evidence: fileSignal ? "signal" : "output", note: `[sandbox: the command hit the file size limit (${mib(limits.fileBytes)})]` });
+  }
+  return hits;
+}
+
+/** Lines saying which bound a command appears to have hit (`limitHits`' notes). */
+export function limitNotes(limits: SandboxLimits, output: string, exit: { code: number | null; signal: string | null }, processesHit: boolean): string[] {
+  return limitHits(limits, output, exit, processesHit).map((hit) => hit.note);
 }
 
 /** Files under /etc no command needs and none should read: password hashes, host private keys. */
@@ -310,6 +391,9 @@ function realDir(dir: string): string | undefined {
     return undefined;
   }
 }
+
+/** The fd the launcher opens the seccomp filter on. */
+const SECCOMP_FD = 3;
 
 /** perl's bridge when a perl is on the search path and visible in the sandbox (under /usr or /bin), else node's. */
 function findBridge(search: string, force: "node" | undefined): SandboxBridge {

@@ -1,5 +1,5 @@
 import { checkParams, checkResult, knownMethod } from "./schemas.js";
-import type { Direction, Entry, Issue, ServerEvent, TraceNote } from "./types.js";
+import type { Direction, Entry, Issue, ServerEvent, TraceNote, TraceSpan } from "./types.js";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -33,6 +33,10 @@ const AGENT_CAPABILITY: Record<string, [string, (caps: Json) => boolean]> = {
   "session/fork": ["sessionCapabilities.fork", sessionCap("fork")],
 };
 
+/** Spans kept: per trace (a turn is one trace: its `session/prompt` span is the root) and in all. */
+export const MAX_SPANS_PER_TRACE = 1_000;
+export const MAX_SPANS = 20_000;
+
 const PROMPT_CONTENT_CAPABILITY: Record<string, string> = { image: "image", audio: "audio", resource: "embeddedContext" };
 /** Updates that belong to a prompt turn (others — commands, mode, info, usage — may come any time). */
 const TURN_UPDATES = new Set(["agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"]);
@@ -57,6 +61,25 @@ export class Analyzer {
   readonly #prompting = new Set<string>();
   readonly #loading = new Set<string>();
   readonly #answered = new Set<string>();
+
+  /** The agent's spans (OTLP receiver or trace file), bounded: see MAX_SPANS_PER_TRACE, MAX_SPANS. */
+  readonly spans: TraceSpan[] = [];
+  readonly #spansPerTrace = new Map<string, number>();
+  /** Spans not kept because a bound was reached. */
+  droppedSpans = 0;
+
+  /** Keeps what the bounds allow and shows it; returns what was kept. */
+  addSpans(list: TraceSpan[]): TraceSpan[] {
+    const kept = list.filter((span) => {
+      const n = this.#spansPerTrace.get(span.traceId) ?? 0;
+      if (n >= MAX_SPANS_PER_TRACE || this.spans.length >= MAX_SPANS) return void this.droppedSpans++;
+      this.#spansPerTrace.set(span.traceId, n + 1);
+      this.spans.push(span);
+      return true;
+    });
+    if (kept.length > 0) this.#emit({ type: "spans", spans: kept });
+    return kept;
+  }
 
   onEvent(listener: (e: ServerEvent) => void): () => void {
     this.#listeners.add(listener);

@@ -8,4 +8,5 @@ export { PageServer, PortInUseError, type DriveAction, type PageServerOptions } 
 export { startTap, type Tap, type TapEnd, type TapLaunch, type TapOptions } from "./tap.js";
 export { startRecording, startRecordingWorker, type LocalRecorder, type Recorder, type RecorderOptions } from "./recorder.js";
 export { readTrace, TraceWriter, type ReadTrace } from "./trace.js";
+export { agentTracingEnv, decodeTraces, savedSpan, startOtlpReceiver, type OtlpReceiver } from "./otlp.js";
 export type * from "./types.js";

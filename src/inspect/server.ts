@@ -124,7 +124,7 @@ export class PageServer {
 
   #hello(): ServerEvent {
     const a = this.options.analyzer;
-    return { type: "hello", status: this.#status, entries: a.entries, notes: a.notes, asks: this.#asks, ...(this.#replay ? { replay: this.#replay } : {}) };
+    return { type: "hello", status: this.#status, entries: a.entries, notes: a.notes, asks: this.#asks, spans: a.spans, ...(this.#replay ? { replay: this.#replay } : {}) };
   }
 
   async #listen(port: number): Promise<void> {

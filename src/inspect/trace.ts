@@ -1,5 +1,5 @@
 import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
-import type { Direction, TraceHeader, TraceLine, TraceMessage, TraceNote } from "./types.js";
+import type { Direction, TraceHeader, TraceLine, TraceMessage, TraceNote, TraceSpan, TraceSpans } from "./types.js";
 
 /**
  * Appends one JSONL line per message, synchronously, so a crash keeps everything up to the
@@ -27,6 +27,10 @@ export class TraceWriter {
     this.#write(note);
   }
 
+  spans(ts: number, spans: TraceSpan[]): void {
+    this.#write({ ts, spans } satisfies TraceSpans);
+  }
+
   close(): void {
     if (this.#fd === undefined) return;
     closeSync(this.#fd);
@@ -51,6 +55,7 @@ function isTraceLine(v: unknown): v is TraceLine {
   const o = v as Record<string, unknown>;
   if (typeof o.ts !== "number") return false;
   if ("note" in o) return typeof o.note === "object" && o.note !== null;
+  if ("spans" in o) return Array.isArray(o.spans);
   return (o.from === "client" || o.from === "agent") && "message" in o;
 }
 

@@ -24,7 +24,39 @@ export interface TraceNote {
   note: { level: "info" | "warning" | "error"; text: string };
 }
 
-export type TraceLine = TraceMessage | TraceNote;
+/** An attribute value as OTLP carries it (kvlist values are kept as their JSON text). */
+export type SpanValue = string | number | boolean | null | SpanValue[];
+
+/**
+ * One OpenTelemetry span the agent exported to the inspector's OTLP receiver (docs/tracing.md),
+ * flattened: ids in lower-case hex, times in epoch milliseconds (fractional), strings bounded.
+ */
+export interface TraceSpan {
+  traceId: string;
+  spanId: string;
+  /** "" for a root span. */
+  parentSpanId: string;
+  name: string;
+  /** OTLP SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer (0 unspecified). */
+  kind: number;
+  /** The exporting process's `service.name`. */
+  service: string;
+  start: number;
+  end: number;
+  /** OTLP status code: 0 unset, 1 ok, 2 error. */
+  status: number;
+  statusMessage?: string;
+  attributes: Record<string, SpanValue>;
+  events: { name: string; time: number }[];
+}
+
+/** Spans as they arrived (one export request's worth, those kept). */
+export interface TraceSpans {
+  ts: number;
+  spans: TraceSpan[];
+}
+
+export type TraceLine = TraceMessage | TraceNote | TraceSpans;
 
 export interface Issue {
   severity: "error" | "warning";
@@ -75,7 +107,8 @@ export interface ReplayDiffLine {
 
 /** What the server pushes to the page (SSE `data:` lines). */
 export type ServerEvent =
-  | { type: "hello"; status: StatusInfo; entries: Entry[]; notes: TraceNote[]; asks: PendingAsk[]; replay?: ReplayDiffLine[] }
+  | { type: "hello"; status: StatusInfo; entries: Entry[]; notes: TraceNote[]; asks: PendingAsk[]; spans: TraceSpan[]; replay?: ReplayDiffLine[] }
+  | { type: "spans"; spans: TraceSpan[] }
   | { type: "entry"; entry: Entry }
   | { type: "patch"; seq: number; pairSeq: number; latencyMs: number }
   | { type: "note"; note: TraceNote }

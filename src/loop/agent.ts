@@ -24,6 +24,10 @@ interface AgentSettings {
   thinking: ThinkingLevel | undefined;
 }
 
+/**
+ * Model calls one prompt may make (each tool round is one) unless `maxTurns` says otherwise; past it the turn ends
+ * `max_turns`.
+ */
 export const DEFAULT_MAX_TURNS = 50;
 
 /** A configured agent: model, tools, policy, observers. `start()` opens a session. */
@@ -71,6 +75,10 @@ export class Agent {
   }
 }
 
+/**
+ * Configures an `Agent` step by step (from `Agent.builder()`): model, tools, permission policy, observers, limits;
+ * `build()` checks that a model was given.
+ */
 export class AgentBuilder {
   #model: ModelAdapter | undefined;
   #tools = new ToolRegistry();

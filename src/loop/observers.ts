@@ -39,8 +39,3 @@ export class ObserverHub {
     for (const observer of this.#transcript) await observer.handleItem({ sessionId: this.#sessionId, item });
   }
 }
-
-/** An observer from a function (handy in hosts and tests). */
-export function observerFrom(fn: (event: { sessionId: SessionId; event: AgentEvent }) => void): LoopObserver {
-  return { handleEvent: fn };
-}

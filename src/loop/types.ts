@@ -10,6 +10,10 @@ import type {
   TurnResult,
 } from "../core/index.js";
 
+/**
+ * Why `LoopDriver.step()` stopped before the turn finished: a tool call waiting for a decision, nothing to do until
+ * input, or a point between tool results and the next model call where the host may interject.
+ */
 export type LoopInterrupt =
   /** A tool call needs a decision; resolve it with `driver.resolveApproval(callId, …)`. */
   | { type: "approval_request"; request: ApprovalRequest }
@@ -18,6 +22,7 @@ export type LoopInterrupt =
   /** Tool results were committed; the host may `submitInput` to interject before the next model call. */
   | { type: "after_tool_result"; results: Array<{ callId: ToolCallId; toolName: string; result: ToolResult }> };
 
+/** What one `LoopDriver.step()` returns: the turn's result, or an interrupt the host answers before stepping again. */
 export type LoopStep = { type: "finished"; result: TurnResult } | { type: "interrupt"; interrupt: LoopInterrupt };
 
 /** What the input port hands the loop: user items (text, media, resources). */

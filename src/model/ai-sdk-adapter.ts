@@ -121,13 +121,16 @@ export class AiSdkModelAdapter implements ModelAdapter {
   }
 
   /**
-   * The attempts of one call as one iterator: each event is the current attempt's own (no
-   * generator layer per delta); a failure before anything was streamed may start another.
+   * The attempts of one call as one iterator: the current attempt's events, handed out from the
+   * batch of one network read (no generator step per delta); a failure before anything was
+   * streamed may start another attempt.
    */
   #attempts(request: ModelRequest, signal: AbortSignal): AsyncIterator<ModelEvent> {
     const { retry, logger, missingKey, timeouts } = this.#config;
     let call: { options: LanguageModelV3CallOptions; deadline: number } | undefined;
-    let current: AsyncGenerator<ModelEvent> | undefined;
+    let current: AsyncGenerator<ModelEvent[]> | undefined;
+    let batch: ModelEvent[] = [];
+    let index = 0;
     let attempt = 0;
     let streamed = false;
     let over = false;
@@ -150,6 +153,7 @@ export class AiSdkModelAdapter implements ModelAdapter {
       return next();
     };
     const next = (): Promise<IteratorResult<ModelEvent>> => {
+      if (index < batch.length) return Promise.resolve({ done: false, value: batch[index++]! });
       if (over) return Promise.resolve(end());
       if (current === undefined) {
         try {
@@ -165,15 +169,20 @@ export class AiSdkModelAdapter implements ModelAdapter {
         current = this.#streamOnce(call.options, signal, call.deadline);
       }
       return current.next().then((result) => {
-        if (result.done) over = true;
-        else streamed = true;
-        return result;
+        if (result.done) {
+          over = true;
+          return end();
+        }
+        streamed = true;
+        [batch, index] = [result.value, 1];
+        return { done: false, value: result.value[0]! };
       }, recover);
     };
     return {
       next,
       return: async () => {
         over = true;
+        batch = [];
         await current?.return(undefined);
         return end();
       },
@@ -195,7 +204,8 @@ export class AiSdkModelAdapter implements ModelAdapter {
     return options;
   }
 
-  async *#streamOnce(base: LanguageModelV3CallOptions, signal: AbortSignal, deadline: number): AsyncGenerator<ModelEvent> {
+  /** One attempt's events, a batch per network read (never an empty one). */
+  async *#streamOnce(base: LanguageModelV3CallOptions, signal: AbortSignal, deadline: number): AsyncGenerator<ModelEvent[]> {
     const { model, lean, timeouts } = this.#config;
     // Our own controller, so leaving early for any reason (error, consumer break, a bound) ends the request.
     const controller = new AbortController();
@@ -232,12 +242,19 @@ export class AiSdkModelAdapter implements ModelAdapter {
             bounds.arm("idle", timeouts.idleMs);
           } else bounds.touch();
         }
-        for (const part of next.value) {
-          const event = this.#eventOf(part, reasoning);
-          if (event === undefined) continue;
-          if (event.type === "finish") finished = true;
-          yield event;
+        const events: ModelEvent[] = [];
+        try {
+          for (const part of next.value) {
+            const event = this.#eventOf(part, reasoning);
+            if (event === undefined) continue;
+            if (event.type === "finish") finished = true;
+            events.push(event);
+          }
+        } catch (error) {
+          if (events.length > 0) yield events; // what came before the error part, first
+          throw error;
         }
+        if (events.length > 0) yield events;
       }
       if (!finished) {
         throw new ModelError("bad_response", `${this.#label()}'s response stream ended before the model finished (no finish reason); try again`);

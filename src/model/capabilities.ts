@@ -25,11 +25,15 @@ const known: KnownModel[] = [
   { match: /^gpt-3\.5-turbo/, contextWindow: 16_385, image: false, thinking: false },
 ];
 
-export function lookupKnownModel(model: string): KnownModel | undefined {
+function lookupKnownModel(model: string): KnownModel | undefined {
   const bare = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
   return known.find((entry) => entry.match.test(bare));
 }
 
+/**
+ * Capabilities a host knows better than the known-model table (a local model's context window, a vision model the
+ * table does not list); each one given wins.
+ */
 export interface CapabilityOverrides {
   contextWindow?: number;
   image?: boolean;

@@ -5,6 +5,10 @@ import { createDemoModel, type DemoModelOptions } from "./demo.js";
 import { credentialStatus, parseModelSpec, resolveBaseUrl, type Env } from "./model-id.js";
 import { defaultModelTimeouts, type ModelAdapter, type ModelCapabilities, type ModelEvent, type ModelRequest, type ModelTimeouts } from "./types.js";
 
+/**
+ * Options of `createModelAdapter`: the spec, and where its key, base URL, limits and time bounds come from when not
+ * from the environment.
+ */
 export interface ModelAdapterOptions {
   /** `provider:model` (e.g. `anthropic:claude-sonnet-4-5`, `ollama:qwen3`, `openai-compatible:NAME`) or `demo`. */
   spec: string;
@@ -40,6 +44,7 @@ export interface ModelAdapterOptions {
   demo?: DemoModelOptions;
 }
 
+/** Output tokens a model step may produce unless `maxOutputTokens` says otherwise. */
 export const defaultMaxOutputTokens = 8192;
 
 /**

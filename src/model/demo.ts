@@ -5,6 +5,7 @@ import type { ModelAdapter, ModelCapabilities, ModelEvent, ModelRequest } from "
 /** The file the demo model writes (and appends to in later turns). */
 export const demoNotePath = "agentkit-demo.md";
 
+/** Options of `createDemoModel`. */
 export interface DemoModelOptions {
   /** Pause between streamed chunks, so a terminal shows them arriving. Default 0. */
   chunkDelayMs?: number;

@@ -4,5 +4,5 @@ export * from "./capabilities.js";
 export * from "./create.js";
 export * from "./demo.js";
 export { toModelMessages, type ConvertOptions } from "./messages.js";
-// The AI SDK adapter itself is loaded lazily by createModelAdapter (start-up time); only its types are public.
-export type { AiSdkAdapterConfig, RetryOptions } from "./ai-sdk-adapter.js";
+// The AI SDK adapter itself is loaded lazily by createModelAdapter (start-up time); its retry settings are an option of it.
+export type { RetryOptions } from "./ai-sdk-adapter.js";

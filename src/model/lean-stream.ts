@@ -194,7 +194,11 @@ class LeanRead {
       if (early.length > 0) yield early;
       while (!this.#failed) {
         const parts: Part[] = [];
-        while (this.#next < this.#events.length && !this.#failed) await this.#handle(this.#events[this.#next++]!, parts);
+        // Plain deltas (nearly every event) are read synchronously: no async step per delta.
+        while (this.#next < this.#events.length && !this.#failed) {
+          const data = this.#events[this.#next++]!;
+          if (!this.#readPlain(data, parts)) await this.#handOver(data, parts);
+        }
         if (parts.length > 0) yield parts;
         if (this.#failed || !(await this.#read())) break;
       }
@@ -218,20 +222,23 @@ class LeanRead {
     void this.#provider?.cancel().catch(() => undefined);
   }
 
-  async #handle(data: string, parts: Part[]): Promise<void> {
-    if (data === "[DONE]") return; // the provider skips it too
-    if (this.#plain && !suspectKey.test(data)) {
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(data);
-      } catch {
-        chunk = undefined; // the provider reports it
-      }
-      if (chunk !== undefined && this.#format.plain(chunk, parts)) {
-        this.#stats.plain += 1;
-        return;
-      }
+  /** True when `data` was a plain delta (its part added to `parts`) or `[DONE]` (the provider skips it too). */
+  #readPlain(data: string, parts: Part[]): boolean {
+    if (data === "[DONE]") return true;
+    if (!this.#plain || suspectKey.test(data)) return false;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      return false; // the provider reports it
     }
+    if (!this.#format.plain(chunk, parts)) return false;
+    this.#stats.plain += 1;
+    return true;
+  }
+
+  /** Any other event goes to the provider, in order: its parts are added to `parts`. */
+  async #handOver(data: string, parts: Part[]): Promise<void> {
     this.#forward(data);
     await this.#drain(parts);
   }

@@ -13,6 +13,7 @@ type AssistantPart = Exclude<AssistantContent, string>[number];
 type UserPart = Exclude<UserContent, string>[number];
 type ReasoningOptions = Extract<AssistantPart, { type: "reasoning" }>["providerOptions"];
 
+/** Options of `toModelMessages`: how reasoning parts are sent back to a provider. */
 export interface ConvertOptions {
   /**
    * Provider data to send back with a reasoning part (Anthropic's thinking signature).

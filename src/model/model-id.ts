@@ -46,8 +46,16 @@ export function parseModelSpec(spec: string): ModelSpec {
   return { provider, model, spec: `${provider}:${model}` };
 }
 
+/**
+ * An environment to read keys and base URLs from (`process.env` or a copy), so that hosts and tests need not change
+ * the process's own.
+ */
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * Where `credentialStatus` and `hasCredentials` look for a provider's key, in order: the
+ * explicit key, the named variable, the provider's usual variable.
+ */
 export interface CredentialOptions {
   /** An explicit key (wins over every variable). */
   apiKey?: string;
@@ -57,6 +65,7 @@ export interface CredentialOptions {
   env?: Env;
 }
 
+/** What `credentialStatus` found: whether a key is needed, the key and where it came from, or the variable to set. */
 export interface CredentialStatus {
   /** Whether the provider cannot work without a key. */
   needsKey: boolean;
@@ -130,6 +139,7 @@ export function resolveBaseUrl(spec: ModelSpec, baseUrl: string | undefined, env
   return url.replace(/\/+$/, "");
 }
 
+/** The model `pickDefaultModelSpec` chose from the environment, and why. */
 export interface DefaultModelChoice {
   spec: string;
   /** Why this model was chosen, for logs and `--help` output. */

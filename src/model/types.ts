@@ -11,8 +11,16 @@ export interface ModelToolSpec {
   inputSchema: JsonSchema;
 }
 
+/**
+ * How much a model may think before answering; `off` sends no reasoning setting. Providers map the levels to their
+ * own budgets.
+ */
 export type ThinkingLevel = "off" | "low" | "medium" | "high";
 
+/**
+ * One model step's input, as the loop builds it: the system prompt, the whole transcript and the tools the model may
+ * call.
+ */
 export interface ModelRequest {
   system?: string;
   /** The whole transcript so far (user, assistant, tool items). */
@@ -22,6 +30,10 @@ export interface ModelRequest {
   thinking?: ThinkingLevel;
 }
 
+/**
+ * Why a model step ended, normalised across providers: `tool_calls` makes the loop run the tools and call the model
+ * again.
+ */
 export type ModelFinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
 
 /** One model step, streamed. Exactly one `finish` ends a successful stream. */
@@ -33,6 +45,10 @@ export type ModelEvent =
   | { type: "tool_call"; callId: ToolCallId; toolName: string; input: unknown }
   | { type: "finish"; reason: ModelFinishReason; usage?: Usage };
 
+/**
+ * What a model accepts, as the adapter knows it (known-model table, provider defaults, `CapabilityOverrides`): the
+ * ACP agent advertises its prompt capabilities from this.
+ */
 export interface ModelCapabilities {
   image: boolean;
   audio: boolean;
@@ -44,6 +60,10 @@ export interface ModelCapabilities {
   thinking: boolean;
 }
 
+/**
+ * The model seam of the loop: one streamed step at a time. `createModelAdapter` returns one for a `provider:model`
+ * spec; implement it to use another model library.
+ */
 export interface ModelAdapter {
   /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5`, or `demo`. */
   readonly id: string;
@@ -87,4 +107,8 @@ export interface ModelTimeouts {
   totalMs?: number;
 }
 
+/**
+ * The time bounds of a model call when `ModelTimeouts` leaves one out: connect, first byte, idle between chunks, and
+ * the whole step.
+ */
 export const defaultModelTimeouts: Required<ModelTimeouts> = { connectMs: 30_000, firstByteMs: 90_000, idleMs: 90_000, totalMs: 120_000 };

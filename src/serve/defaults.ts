@@ -1,7 +1,8 @@
 import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "../acp/agent/client-handle.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "../acp/agent/credential-elicitation.js";
-import { DEFAULT_MAX_CONNECTIONS } from "../acp/agent/http-limits.js";
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS } from "../acp/agent/limits.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../acp/agent/line-guard.js";
+import { DEFAULT_MCP_CALL_TIMEOUT_MS, DEFAULT_MCP_STARTUP_TIMEOUT_MS } from "../tools/mcp.js";
 
 // The reference agent's defaults, in one place: createServeRuntime applies them and the CLI's
 // option schema shows them in `serve --help` (kept light: parsing the flags loads nothing else).
@@ -14,9 +15,9 @@ export const APPROVE_MODES: readonly ApproveMode[] = ["ask", "auto-reads", "auto
 /** What `createServeRuntime` (and `serve`) use for an option that is not given; `serve --help` shows the same values. */
 export const SERVE_DEFAULTS = {
   approve: "ask" as ApproveMode,
-  maxSessions: 32,
-  mcpStartupTimeoutMs: 10_000,
-  mcpCallTimeoutMs: 600_000,
+  maxSessions: DEFAULT_MAX_SESSIONS,
+  mcpStartupTimeoutMs: DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+  mcpCallTimeoutMs: DEFAULT_MCP_CALL_TIMEOUT_MS,
   coalesceMs: 0,
   /** 32 MiB (the stdio guard's, also applied to `--listen`: HTTP's own default is 4 MiB). */
   maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,

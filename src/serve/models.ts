@@ -30,6 +30,10 @@ export interface ServeModelSource {
  */
 export type ServeModelResolver = (spec: string) => ServeModelSource | undefined;
 
+/**
+ * The model part of `ServeRuntimeOptions`: the starting model, the further choices, the base URL
+ * and time bounds, and a resolver for specs the library does not know.
+ */
 export interface ServeModelInputs {
   /** The starting model (`provider:model` or `demo`); default: `pickDefaultModelSpec(env)`. */
   model?: string | undefined;

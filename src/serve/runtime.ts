@@ -24,7 +24,7 @@ export { serveModels } from "./models.js";
 export type { ServeSessionServices } from "./session.js";
 
 /** Everything `agentkit-acp serve` is configured with (its flags, as library options). */
-export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<ServeSessionServices>, ServeModelInputs, ServiceHookOptions {
+export interface ServeRuntimeOptions extends Partial<ServeStateOptions>, Partial<Omit<ServeSessionServices, "sandboxAudit">>, ServeModelInputs, ServiceHookOptions {
   /** Default `ask` (the client answers permission requests). */
   approve?: ApproveMode;
   /** The mode sessions start in; default: what `approve` implies. */
@@ -106,6 +106,7 @@ export async function createServeRuntime(options: ServeRuntimeOptions = {}): Pro
     // Nothing of the server's environment (its token, store URL, provider keys) reaches a child unless named.
     childEnv: options.childEnv ?? childEnvironment(env),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    ...(hooks.audit ? { sandboxAudit: hooks.audit } : {}),
   };
   const integration = AcpIntegration.builder()
     .name("agentkit-acp")

@@ -1,7 +1,8 @@
 import { ClientFileOperations, ClientTerminalCommandRunner } from "../acp/agent/client-ops.js";
 import type { AcpAgentFactoryContext } from "../acp/agent/factory.js";
 import { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers, type SessionMcpServers } from "../acp/agent/mcp-servers.js";
-import type { CommandSandbox, Logger } from "../core/index.js";
+import type { AcpAuditSink } from "../acp/agent/audit-trail.js";
+import type { CommandSandbox, Logger, SandboxPlacement, SandboxRefusal } from "../core/index.js";
 import type { CommandRunner, FileOperations } from "../tools/index.js";
 import { LocalCommandRunner } from "../tools/index.js";
 
@@ -17,6 +18,8 @@ export interface ServeSessionServices {
   childEnv?: Readonly<Record<string, string | undefined>>;
   /** `--sandbox workspace`: the OS sandbox every local command and stdio MCP server runs in. */
   sandbox?: CommandSandbox;
+  /** Where the sandbox's refusals are recorded with the session and principal (serve's audit trail, on with `audit`). */
+  sandboxAudit?: AcpAuditSink;
 }
 
 /** The session's workspace roots: what its sandboxed commands may write. */
@@ -24,11 +27,24 @@ function sessionRoots(context: AcpAgentFactoryContext): string[] {
   return [context.cwd, ...context.additionalDirectories];
 }
 
+/** The session's place in the sandbox: its roots writable, its refusals in the audit trail. */
+function sessionSandbox(context: AcpAgentFactoryContext, services: ServeSessionServices): { sandbox?: SandboxPlacement } {
+  if (!services.sandbox) return {};
+  const audit = services.sandboxAudit;
+  const onRefusal = audit
+    ? (refusal: SandboxRefusal): void => {
+        const { kind, ...detail } = refusal;
+        audit.record({ principal: context.principal, sessionId: context.acpSessionId, action: kind === "network" ? "sandbox_network_refused" : "sandbox_bound_hit", detail });
+      }
+    : undefined;
+  return { sandbox: { sandbox: services.sandbox, writable: sessionRoots(context), ...(onRefusal ? { onRefusal } : {}) } };
+}
+
 /** Commands on this machine: the child environment, and the sandbox when on. */
 function localCommands(context: AcpAgentFactoryContext, services: ServeSessionServices): LocalCommandRunner {
   return new LocalCommandRunner({
     ...(services.childEnv ? { env: services.childEnv } : {}),
-    ...(services.sandbox ? { sandbox: { sandbox: services.sandbox, writable: sessionRoots(context) } } : {}),
+    ...sessionSandbox(context, services),
   });
 }
 
@@ -70,7 +86,7 @@ export async function sessionMcpServers(
     clientInfo: { name: "agentkit-acp", version: "serve" },
     ...(context.signal ? { signal: context.signal } : {}),
     ...(services.childEnv ? { stdioEnv: services.childEnv } : {}),
-    ...(services.sandbox ? { stdioSandbox: { sandbox: services.sandbox, writable: sessionRoots(context) } } : {}),
+    ...(services.sandbox ? { stdioSandbox: sessionSandbox(context, services).sandbox } : {}),
   });
   if (configs.length > 0) {
     logger.info("MCP servers for the session", { sessionId: context.acpSessionId, started: configs.length - started.failures.length, failed: started.failures.length });

@@ -56,6 +56,10 @@ export interface ServeStateOptions {
   retainIntervalMs?: number | undefined;
 }
 
+/**
+ * What the reference agent keeps, opened by `serveState` from its options (memory, files or a shared store):
+ * sessions, approvals, leases, quotas and the audit trail.
+ */
 export interface ServeState {
   /** Where files go (undefined with --no-persist). */
   stateDir: string | undefined;

@@ -18,6 +18,7 @@ export interface ApprovalMemoryEntry {
   reason?: string;
 }
 
+/** One remembered approval as `list` returns it: its key and what was decided. */
 export interface ApprovalMemoryRecord {
   key: string;
   entry: ApprovalMemoryEntry;
@@ -73,6 +74,10 @@ function sortedRecords(entries: Map<string, ApprovalMemoryEntry>): ApprovalMemor
   return [...entries.keys()].sort().map((key) => ({ key, entry: { ...entries.get(key)! } }));
 }
 
+/**
+ * Remembered approvals ("always allow / always reject") kept in memory: for tests and `serve --no-persist`; they end
+ * with the process.
+ */
 export class InMemoryApprovalMemoryStore implements ApprovalMemoryStore {
   readonly #roots = new Map<string, Map<string, ApprovalMemoryEntry>>();
 
@@ -106,6 +111,10 @@ export class InMemoryApprovalMemoryStore implements ApprovalMemoryStore {
   }
 }
 
+/**
+ * Options of `FileApprovalMemoryStore`: the state directory (one file per workspace root under `approvals/`) and the
+ * logger.
+ */
 export interface FileApprovalMemoryStoreOptions {
   /** Defaults to `defaultStateDir()`; files live in `<stateDir>/approvals/`. */
   stateDir?: string;

@@ -19,6 +19,7 @@ export interface AuditRecord {
   detail: Record<string, unknown>;
 }
 
+/** Which audit records `AuditLog.query` returns: one principal's, since a time, at most `limit` (oldest first). */
 export interface AuditQuery {
   principal?: string;
   /** Records at or after this time. */
@@ -27,6 +28,7 @@ export interface AuditQuery {
   limit?: number;
 }
 
+/** Records one `AuditLog.query` returns unless `limit` says otherwise. */
 export const DEFAULT_AUDIT_QUERY_LIMIT = 10_000;
 
 /** Where audit records are kept: appended in batches, read in time order, pruned by age. */

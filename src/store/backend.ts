@@ -24,6 +24,7 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
+/** Options of `openStore` and `StoreBackend.open`: the URL, the logger, and the lease settings of the instance. */
 export interface OpenStoreOptions {
   url: string;
   logger: Logger;
@@ -33,6 +34,10 @@ export interface OpenStoreOptions {
   onLeaseDeadline?: ((msFromNow: number | undefined) => void) | undefined;
 }
 
+/**
+ * A shared store kind behind `openStore`, chosen by URL scheme (`storeBackends`). It checks URLs without a driver and
+ * loads its driver only in `open`.
+ */
 export interface StoreBackend {
   /** For messages: "PostgreSQL". */
   name: string;

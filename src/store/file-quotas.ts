@@ -13,6 +13,10 @@ const STALE_LOCK_MS = 10_000;
 /** Bound on waiting for another process's lock. */
 const LOCK_WAIT_MS = 5_000;
 
+/**
+ * Options of `FileQuotaStore`: the state directory (its counters file under a lock file), this instance's holder
+ * name, how long an unrenewed slot counts, and the clock.
+ */
 export interface FileQuotaStoreOptions {
   stateDir: string;
   holder?: string;

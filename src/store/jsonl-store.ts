@@ -27,6 +27,7 @@ import { SessionJournal, type JournalRecord } from "./session-journal.js";
 import { defaultStateDir } from "./state-dir.js";
 import { sessionFileStem } from "./session-ids.js";
 
+/** Options of `JsonlSessionStore`: where the session files live, and where repairs are reported. */
 export interface JsonlSessionStoreOptions {
   /** Defaults to `defaultStateDir()`; sessions live in `<stateDir>/sessions/`. */
   stateDir?: string;

@@ -35,8 +35,13 @@ export interface LeaseHolder {
   expiresAt?: string;
 }
 
+/** What `SessionLeases.acquire` returns: the lease, or who holds it (and until when, where leases expire). */
 export type LeaseAttempt = { acquired: true; lease: SessionLease } | ({ acquired: false } & LeaseHolder);
 
+/**
+ * Who runs which session: a session is open on one instance at a time. Implemented in process
+ * (`InProcessSessionLeases`) and over PostgreSQL (`PostgresSessionLeases`) for instances sharing a store.
+ */
 export interface SessionLeases {
   /** This instance's name as a lease holder. */
   readonly holder: string;

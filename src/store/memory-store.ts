@@ -12,6 +12,7 @@ import { SessionStoreError } from "./types.js";
 import { applyPatch, assertItem, jsonClone, newHeader, normalizePatch, summaryOf } from "./header.js";
 import { paginate } from "./pagination.js";
 
+/** Options of `InMemorySessionStore`: the clock that stamps sessions (tests pin it). */
 export interface InMemorySessionStoreOptions {
   clock?: () => Date;
 }

@@ -2,7 +2,9 @@ import { isAbsolute, resolve } from "node:path";
 import type { ListSessionsOptions, ListSessionsResult, SessionArchiveFilter, SessionSummary } from "./types.js";
 import { SessionStoreError } from "./types.js";
 
+/** Sessions one `SessionStore.list` page holds unless `limit` says otherwise. */
 export const DEFAULT_LIST_LIMIT = 50;
+/** The largest `limit` a `SessionStore.list` page takes; a larger one is lowered to it. */
 export const MAX_LIST_LIMIT = 1000;
 
 export interface CursorPosition {

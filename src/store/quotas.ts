@@ -19,6 +19,10 @@ export const PROMPT_WINDOW_MS = 60_000;
  */
 export const QUOTA_SLOT_TTL_MS = 30_000;
 
+/**
+ * Per-principal quota counters shared by the instances of a store: open sessions and running prompts as slots held by
+ * an instance (expiring if it dies), prompts per window and tokens per day as counts.
+ */
 export interface QuotaStore {
   /** This instance's name on the slots it holds. */
   readonly holder: string;

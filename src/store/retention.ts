@@ -8,6 +8,9 @@ import type { SessionStore, SessionSummary } from "./types.js";
 /** Sessions examined per run unless told otherwise: a run's work is bounded, the next run goes on. */
 export const DEFAULT_PRUNE_BATCH = 1000;
 
+/**
+ * Options of `pruneSessions`: the age cut-off, and what is kept (archived sessions, sessions leased by an instance).
+ */
 export interface PruneOptions {
   /** Sessions last updated before this time (ISO) go. */
   before: string;
@@ -31,6 +34,10 @@ export interface PruneOptions {
   onDeleted?: (session: SessionSummary) => void | Promise<void>;
 }
 
+/**
+ * What a `pruneSessions` run did: the sessions deleted, those kept because an instance holds them, those that failed,
+ * and whether it stopped at its bound.
+ */
 export interface PruneReport {
   /** Deleted (or, in a dry run, to be deleted). */
   deleted: SessionSummary[];
@@ -108,6 +115,10 @@ async function pruneOne(store: SessionStore, session: SessionSummary, options: P
 /** Time between `startRetention` runs unless `intervalMs` says otherwise (`serve --retain-interval`): an hour. */
 export const DEFAULT_RETAIN_INTERVAL_MS = 3_600_000;
 
+/**
+ * Options of `startRetention`: the maximum age, the interval between runs and what each run keeps (as
+ * `PruneOptions`).
+ */
 export interface RetentionOptions {
   /** Sessions not updated for this long go. */
   maxAgeMs: number;

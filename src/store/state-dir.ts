@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
-export const STATE_DIR_ENV = "AGENTKIT_STATE_DIR";
+const STATE_DIR_ENV = "AGENTKIT_STATE_DIR";
 
 /**
  * Where sessions and approval memory live: `$AGENTKIT_STATE_DIR`, else

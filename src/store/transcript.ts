@@ -1,6 +1,10 @@
 import type { LoopSnapshot, SessionId, TranscriptObserver } from "../core/index.js";
 import type { LoadedSession, SessionHeader, SessionReader, SessionStore, StoredItem } from "./types.js";
 
+/**
+ * Options of `storeTranscriptObserver`: which store session each committed item goes to, and where a failed write is
+ * reported.
+ */
 export interface StoreTranscriptObserverOptions {
   /**
    * The store session an item goes to. Default: the loop's own session id. Pass a string when
@@ -24,6 +28,7 @@ export function storeTranscriptObserver(store: SessionStore, options: StoreTrans
   };
 }
 
+/** Options of `snapshotFromSession`: the loop session id and metadata a stored session resumes under. */
 export interface SnapshotFromSessionOptions {
   /** The loop session id to resume under; default: the stored session id. */
   sessionId?: SessionId;

@@ -32,6 +32,7 @@ export interface SessionHeader {
   metadata: Record<string, unknown>;
 }
 
+/** What `SessionStore.create` needs: the id, owner, cwd and roots; the store stamps the times. */
 export interface CreateSessionInput {
   sessionId: SessionId;
   /** Default `DEFAULT_OWNER`. */
@@ -60,6 +61,10 @@ export interface SessionHeaderPatch {
   metadata?: Record<string, unknown>;
 }
 
+/**
+ * A stored session read back: its header and committed items, with the problems skipped on the way (a torn last line,
+ * unknown records).
+ */
 export interface LoadedSession {
   header: SessionHeader;
   /** Committed transcript items, in append order. */
@@ -107,6 +112,10 @@ export interface SessionSummary {
   updatedAt: string;
 }
 
+/**
+ * Filters and paging of `SessionStore.list`: by cwd, owner and archived state; `cursor` continues after the previous
+ * page.
+ */
 export interface ListSessionsOptions {
   /** Only sessions whose cwd equals this (both sides path-normalized). */
   cwd?: string;
@@ -120,8 +129,10 @@ export interface ListSessionsOptions {
   archived?: SessionArchiveFilter;
 }
 
+/** Archived sessions in a list: left out (default), included, or alone. */
 export type SessionArchiveFilter = "exclude" | "include" | "only";
 
+/** One page of `SessionStore.list`; `nextCursor` fetches the next. */
 export interface ListSessionsResult {
   /** Newest `updatedAt` first; ties ordered by session id. */
   sessions: SessionSummary[];
@@ -153,6 +164,7 @@ export interface SessionStore {
   exists(sessionId: SessionId): Promise<boolean>;
 }
 
+/** Why a `SessionStore` call failed (`SessionStoreError.code`). */
 export type SessionStoreErrorCode =
   | "session_not_found"
   | "session_exists"

@@ -16,6 +16,7 @@ export interface McpFixtureState {
   childPids: number[];
 }
 
+/** @internal A fresh state for a fixture server (the stdio fixture makes its own). */
 export function createMcpFixtureState(): McpFixtureState {
   return { cancelledCalls: 0, childPids: [] };
 }
@@ -61,6 +62,10 @@ export function createMcpFixtureServer(state: McpFixtureState = createMcpFixture
   return server;
 }
 
+/**
+ * A running MCP fixture server over HTTP (Streamable HTTP and legacy SSE endpoints) and its state, for tests of MCP
+ * clients.
+ */
 export interface McpFixtureHttpServer {
   /** Streamable HTTP endpoint (`transport: "http"`). */
   url: string;
@@ -136,6 +141,7 @@ export async function startMcpFixtureHttpServer(): Promise<McpFixtureHttpServer>
   };
 }
 
+/** How the stdio MCP fixture misbehaves on purpose, to test start-up bounds, stderr reporting and process clean-up. */
 export interface McpFixtureStdioOptions {
   /** The server starts a long-running helper process (to check that close ends it too). */
   spawnChild?: boolean;

@@ -30,6 +30,7 @@ export function memoryPipes(): { agent: Stream; client: Stream; closeClientSide(
   };
 }
 
+/** How the recording client answers a `session/request_permission` (see `selectOption`). */
 export type RecordedPermissionAnswer = (request: RequestPermissionRequest, signal: AbortSignal) => Promise<RequestPermissionResponse> | RequestPermissionResponse;
 
 /** A `session/request_permission` answer choosing `optionId`. */

@@ -48,6 +48,7 @@ export interface RecordedRequest {
 /** How the server's response to one request ended. */
 export type MockResponseEnd = "completed" | "client_disconnected" | "truncated";
 
+/** Options of the mock provider servers: the queued answers, and the answer once they run out. */
 export interface MockProviderOptions {
   /** Answers, one per request, in order. More can be added with `push`. */
   responses?: Array<MockResponse | MockResponder>;
@@ -55,6 +56,10 @@ export interface MockProviderOptions {
   whenEmpty?: MockResponse | MockResponder;
 }
 
+/**
+ * A loopback HTTP server speaking a provider's wire format (`startMockOpenAI`, `startMockAnthropic`)
+ * from scripted answers, recording every request: for tests without keys or network.
+ */
 export interface MockProviderServer {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:43121/v1` (what provider clients expect). */
   readonly baseUrl: string;

@@ -8,6 +8,7 @@ export type ScriptStep =
   | ModelEvent[]
   | ((request: ModelRequest, signal: AbortSignal) => Iterable<ModelEvent> | AsyncIterable<ModelEvent>);
 
+/** Options of `ScriptedModel`: its id, the capabilities it claims, and what happens when the script runs out. */
 export interface ScriptedModelOptions {
   id?: string;
   capabilities?: Partial<ModelCapabilities>;

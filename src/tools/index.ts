@@ -1,5 +1,6 @@
 export * from "./types.js";
-export * from "./define.js";
+// toJsonSchema stays inside (defineTool and delegation use it).
+export { ToolInputError, defineTool, errorResult } from "./define.js";
 export type { InferOutput, StandardSchemaV1 } from "./standard-schema.js";
 export * from "./registry.js";
 export * from "./paths.js";
@@ -9,5 +10,4 @@ export * from "./policy.js";
 export * from "./builtin/index.js";
 export * from "./mcp.js";
 export type { McpAcpChannel, McpAcpNotification, McpAcpOutcome } from "./mcp-acp.js";
-export type { ProcessGroupStdioTransport, ProcessGroupStdioOptions } from "./mcp-stdio.js";
 export { mcpToolName, sanitizeMcpName } from "./mcp-tool.js";

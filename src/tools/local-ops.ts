@@ -4,7 +4,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { CommandRequest, CommandResult, CommandRunner, FileOperations } from "./types.js";
 import { sliceLines } from "./text-window.js";
 import { spawnProcessGroup, terminateProcessGroup } from "../core/process/group.js";
-import type { CommandSandbox } from "../core/sandbox.js";
+import { refusals, type SandboxPlacement } from "../core/sandbox.js";
 
 /**
  * Local file operations. No path checks here: tools check paths (resolveInsideRoots) before
@@ -23,6 +23,7 @@ export class LocalFileOperations implements FileOperations {
   }
 }
 
+/** Options of `LocalCommandRunner`: the shell, the kill grace period and the optional command sandbox. */
 export interface LocalCommandRunnerOptions {
   /** Shell used as `<shell> -c command`. Default `/bin/sh`. */
   shell?: string;
@@ -33,7 +34,7 @@ export interface LocalCommandRunnerOptions {
   /** The environment commands start from (then `request.env` over it). Default: this process's. */
   env?: Readonly<Record<string, string | undefined>>;
   /** Run every command in this OS sandbox, able to write only `writable` (the session's roots). */
-  sandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
+  sandbox?: SandboxPlacement;
 }
 
 /**
@@ -63,7 +64,7 @@ export class LocalCommandRunner implements CommandRunner {
 
     return new Promise<CommandResult>((resolve, reject) => {
       // Every exit path below ends in terminateProcessGroup, which untracks the group.
-      const sandboxed = this.#sandbox?.sandbox.wrap(this.#shell, ["-c", request.command], { cwd: request.cwd, writable: this.#sandbox.writable });
+      const sandboxed = this.#sandbox?.sandbox.wrap(this.#shell, ["-c", request.command], { cwd: request.cwd, writable: this.#sandbox.writable, ...refusals(this.#sandbox) });
       const child = spawnProcessGroup(sandboxed?.file ?? this.#shell, sandboxed?.args ?? ["-c", request.command], {
         cwd: request.cwd,
         env: { ...(this.#env ?? process.env), ...request.env },

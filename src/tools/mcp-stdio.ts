@@ -4,7 +4,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "../core/index.js";
 import { spawnProcessGroup, terminateProcessGroup } from "../core/process/group.js";
-import type { CommandSandbox, SandboxedCommand } from "../core/sandbox.js";
+import { refusals, type SandboxedCommand, type SandboxPlacement } from "../core/sandbox.js";
 
 export interface ProcessGroupStdioOptions {
   command: string;
@@ -14,7 +14,7 @@ export interface ProcessGroupStdioOptions {
   /** The environment the server starts from. Default: this process's. */
   baseEnv?: Readonly<Record<string, string | undefined>>;
   /** Run the server in this OS sandbox, able to write only `writable`. */
-  sandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
+  sandbox?: SandboxPlacement;
   cwd?: string;
   /** Used to label stderr lines (logged at debug level). */
   name: string;
@@ -62,7 +62,7 @@ export class ProcessGroupStdioTransport implements Transport {
     Object.assign(env, this.#options.env);
     const { sandbox } = this.#options;
     const cwd = this.#options.cwd ?? process.cwd();
-    const sandboxed: SandboxedCommand | undefined = sandbox?.sandbox.wrap(this.#options.command, this.#options.args ?? [], { cwd, writable: sandbox.writable });
+    const sandboxed: SandboxedCommand | undefined = sandbox?.sandbox.wrap(this.#options.command, this.#options.args ?? [], { cwd, writable: sandbox.writable, ...refusals(sandbox) });
     return new Promise((resolve, reject) => {
       const child = spawnProcessGroup(sandboxed?.file ?? this.#options.command, sandboxed?.args ?? this.#options.args ?? [], {
         cwd: this.#options.cwd,

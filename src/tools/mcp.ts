@@ -3,7 +3,7 @@ import { STATUS_CODES } from "node:http";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, abortError, createStderrLogger, errorMessage } from "../core/index.js";
-import type { CommandSandbox, Logger } from "../core/index.js";
+import type { Logger, SandboxPlacement } from "../core/index.js";
 import type { McpAcpChannel } from "./mcp-acp.js";
 import type { ProcessGroupStdioTransport } from "./mcp-stdio.js";
 import type { publicOnlyFetch as PublicOnlyFetch } from "./mcp-fetch.js";
@@ -25,10 +25,16 @@ export type McpServerConfig = (
   startupTimeoutMs?: number;
 };
 
+/** Bound on connecting to one MCP server and listing its tools unless `startupTimeoutMs` says otherwise. */
+export const DEFAULT_MCP_STARTUP_TIMEOUT_MS = 10_000;
+/** Bound on one MCP tool call (reset by the server's progress notifications) unless `callTimeoutMs` says otherwise. */
+export const DEFAULT_MCP_CALL_TIMEOUT_MS = 600_000;
+
+/** Options of `McpToolSource.connect`: time bounds, the logger, and the sandbox and environment of stdio servers. */
 export interface McpConnectOptions {
-  /** Bound on connecting + listing tools, per server. Default 10 000 ms. */
+  /** Bound on connecting + listing tools, per server (default {@link DEFAULT_MCP_STARTUP_TIMEOUT_MS}). */
   startupTimeoutMs?: number;
-  /** Bound on one tool call (reset by server progress notifications). Default 600 000 ms. */
+  /** Bound on one tool call, reset by server progress notifications (default {@link DEFAULT_MCP_CALL_TIMEOUT_MS}). */
   callTimeoutMs?: number;
   /** Default stderr (server stderr lines are logged at debug level). */
   logger?: Logger;
@@ -41,9 +47,10 @@ export interface McpConnectOptions {
   /** The environment stdio servers start from (then their own `env`). Default: this process's. */
   stdioEnv?: Readonly<Record<string, string | undefined>>;
   /** Run stdio servers in this OS sandbox, able to write only `writable`. */
-  stdioSandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
+  stdioSandbox?: SandboxPlacement;
 }
 
+/** An MCP server that could not be started or listed; the others still serve their tools. */
 export interface McpServerFailure {
   server: string;
   reason: string;
@@ -82,7 +89,7 @@ export class McpToolSource {
   static async connect(servers: readonly McpServerConfig[], options: McpConnectOptions = {}): Promise<McpToolSource> {
     checkNames(servers);
     const logger = options.logger ?? createStderrLogger();
-    const timeoutMs = options.startupTimeoutMs ?? 10_000;
+    const timeoutMs = options.startupTimeoutMs ?? DEFAULT_MCP_STARTUP_TIMEOUT_MS;
     // Failed servers are shut down in the background so start-up stays within its bound; close() awaits them.
     const shutdowns: Array<Promise<void>> = [];
     const settled = await Promise.all(
@@ -115,7 +122,7 @@ export class McpToolSource {
       for (const tool of listed) {
         const name = mcpToolName(entry.server.name, tool.name, usedNames);
         usedNames.add(name);
-        tools.push(wrapMcpTool({ client: connection.client, server: entry.server.name, tool, name, callTimeoutMs: options.callTimeoutMs ?? 600_000 }));
+        tools.push(wrapMcpTool({ client: connection.client, server: entry.server.name, tool, name, callTimeoutMs: options.callTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS }));
       }
     }
     return new McpToolSource(connections, tools, failures, shutdowns);

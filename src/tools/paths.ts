@@ -16,6 +16,10 @@ import { AgentKitError } from "../core/index.js";
 
 export type PathAccessMode = "read" | "write";
 
+/**
+ * Why a path was refused (`PathAccessError.code`): malformed, outside the workspace roots, or
+ * through a symbolic link that leaves them.
+ */
 export type PathAccessErrorCode =
   /** The path is empty. */
   | "empty_path"
@@ -53,6 +57,10 @@ export class PathAccessError extends AgentKitError {
   }
 }
 
+/**
+ * How a requested path is resolved inside the roots: for reading (it must exist) or writing (its
+ * parent must), relative to `cwd`.
+ */
 export interface ResolveOptions {
   mode: PathAccessMode;
   /** Absolute directory relative paths are resolved against (the session cwd). */

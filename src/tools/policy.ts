@@ -34,6 +34,7 @@ export interface PartialPermissionPolicy {
   evaluate(check: PermissionCheck): PermissionDecision | undefined | Promise<PermissionDecision | undefined>;
 }
 
+/** The rules of a `RulePermissionPolicy` (first match wins) and the decision when none matches. */
 export interface RulePermissionPolicyOptions {
   rules: PermissionRule[];
   /** When no rule matches. Default: ask. */
@@ -82,8 +83,13 @@ export function composePolicies(
   };
 }
 
+/**
+ * The permission modes the reference agent offers: ask before edits and commands, edit without asking (commands still
+ * ask), or read only.
+ */
 export type PermissionMode = "ask" | "auto-edit" | "read-only";
 
+/** The `PermissionMode` values, in the order they are offered. */
 export const permissionModes: readonly PermissionMode[] = ["ask", "auto-edit", "read-only"];
 
 const outsideRoots: PermissionRule = {
@@ -100,7 +106,7 @@ const readsAllowed: PermissionRule = { kind: ["read", "search"], verdict: "allow
  * - auto-edit: as ask, but edits inside the roots → allow (deletes, moves, commands still ask).
  * - read-only: outside → deny; reads → allow; edits/deletes/moves → deny; commands → deny.
  */
-export function permissionRulesForMode(mode: PermissionMode): PermissionRule[] {
+function permissionRulesForMode(mode: PermissionMode): PermissionRule[] {
   switch (mode) {
     case "ask":
       return [
@@ -127,6 +133,7 @@ export function permissionRulesForMode(mode: PermissionMode): PermissionRule[] {
   }
 }
 
+/** Options of `permissionPolicyForMode` and `defaultPermissionPolicy`. */
 export interface ModePolicyOptions {
   /** Rules checked before the mode's own (first match wins). */
   rules?: PermissionRule[];

@@ -17,6 +17,7 @@ export interface FileOperations {
   writeTextFile(path: string, content: string, options?: { signal?: AbortSignal }): Promise<void>;
 }
 
+/** One command for a `CommandRunner`: a shell line, where it runs, and its bounds (time, output kept). */
 export interface CommandRequest {
   command: string;
   cwd: string;
@@ -30,6 +31,10 @@ export interface CommandRequest {
   onTerminal?: (terminalId: string) => void;
 }
 
+/**
+ * How a command ended: its output (the tail kept within the byte limit), exit code or signal, and whether it timed
+ * out or was cancelled.
+ */
 export interface CommandResult {
   output: string;
   truncated: boolean;
@@ -84,6 +89,10 @@ export interface Tool<Input = unknown> {
   execute(input: Input, context: ToolContext): Promise<ToolResult>;
 }
 
+/**
+ * What a tool's `title`, `locations` and `target` see: the session's cwd and workspace roots, to resolve relative
+ * paths before anything runs.
+ */
 export interface ToolTargetContext {
   cwd: string;
   roots: string[];
@@ -106,13 +115,22 @@ export interface ToolDefinition<S extends StandardSchemaV1> {
   execute: (input: InferOutput<S>, context: ToolContext) => Promise<ToolResult>;
 }
 
+/**
+ * A permission policy's answer: run the call, refuse it, or ask the user (through the host: an ACP client's
+ * permission request, or the loop's `approval_request` interrupt).
+ */
 export type PermissionVerdict = "allow" | "deny" | "ask";
 
+/** A verdict with the reason shown to the user or returned to the model when the call is refused. */
 export interface PermissionDecision {
   verdict: PermissionVerdict;
   reason: string;
 }
 
+/**
+ * What a `PermissionPolicy` decides on: the tool call, its normalised target (paths, command) and the session's
+ * roots.
+ */
 export interface PermissionCheck {
   sessionId: SessionId;
   toolName: string;

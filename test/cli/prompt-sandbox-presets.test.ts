@@ -19,7 +19,8 @@ afterAll(() => {
 
 const expected: Record<string, { hosts: string[]; readOnly: string[]; writable: string[] }> = {
   claude: { hosts: ["api.anthropic.com:443", "registry.npmjs.org:443"], readOnly: [".claude", ".claude.json"], writable: [".npm"] },
-  codex: { hosts: ["api.openai.com:443", "chatgpt.com:443", "registry.npmjs.org:443"], readOnly: [".codex"], writable: [".npm"] },
+  // Codex writes its state into CODEX_HOME at start (test/cli/prompt-sandbox-vendor.e2e.test.ts).
+  codex: { hosts: ["api.openai.com:443", "chatgpt.com:443", "registry.npmjs.org:443"], readOnly: [], writable: [".codex", ".npm"] },
   gemini: { hosts: ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443"], readOnly: [".gemini"], writable: [] },
   opencode: { hosts: ["api.anthropic.com:443", "api.openai.com:443", "models.dev:443"], readOnly: [".config/opencode", ".local/share/opencode"], writable: [".cache/opencode"] },
   self: { hosts: ["api.anthropic.com:443"], readOnly: [], writable: [] },

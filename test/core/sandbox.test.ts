@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CommandSandbox, SandboxUnavailableError, bubblewrapArgs, childEnvironment, defaultSandboxLimits, limitNotes, prlimitArgs, seatbeltProfile, ulimitLine } from "../../src/core/index.js";
+import { CommandSandbox, SandboxUnavailableError, bubblewrapArgs, childEnvironment, defaultSandboxLimits, limitHits, limitNotes, prlimitArgs, seatbeltProfile, ulimitLine } from "../../src/core/index.js";
 
 describe("bubblewrap arguments", () => {
   const args = bubblewrapArgs({ writable: ["/work/a", "/work/b"], cwd: "/work/a", tmpBytes: 1024 });
@@ -63,6 +63,15 @@ describe("resource bounds", () => {
     expect(limitNotes(limits, "", { code: 2, signal: null }, true)[0]).toContain("process limit");
     expect(limitNotes(limits, "dd: error writing '/tmp/x': No space left on device", { code: 1, signal: null }, false)[0]).toContain("/tmp is full");
     expect(limitNotes(limits, "ok\n", { code: 0, signal: null }, false)).toEqual([]);
+  });
+
+  it("says for the audit trail how each bound hit is known: the kernel, or only the command's text", () => {
+    const hit = (output: string, exit: { code: number | null; signal: string | null }, cgroup = false) => limitHits(limits, output, exit, cgroup).map(({ bound, limit, evidence }) => ({ bound, limit, evidence }));
+    expect(hit("", { code: null, signal: "SIGXCPU" })).toEqual([{ bound: "cpu", limit: "7 s", evidence: "signal" }]);
+    expect(hit("", { code: 2, signal: null }, true)).toEqual([{ bound: "processes", limit: "9", evidence: "cgroup" }]);
+    // A command can print this itself: recorded, but as output only.
+    expect(hit("sh: 1: Cannot fork\n", { code: 2, signal: null })).toEqual([{ bound: "processes", limit: "9", evidence: "output" }]);
+    expect(hit("", { code: null, signal: "SIGXFSZ" })).toEqual([{ bound: "file", limit: "1 MiB", evidence: "signal" }]);
   });
 });
 

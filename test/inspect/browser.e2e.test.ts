@@ -46,6 +46,40 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
     return page;
   }
 
+  /**
+   * The Timing view's span timeline of serve's edit turn: the spans nested by parent (the served
+   * session/prompt → invoke_agent → chat / execute_tool → the permission request), each bar
+   * within its parent's, all in the editor's trace.
+   */
+  async function checkTimeline(page: Page, traceId: string): Promise<void> {
+    const spans = page.locator(".turn-spans .spans").first();
+    await spans.locator(".span-row.op-permission").waitFor({ timeout: T });
+    expect((await spans.getAttribute("data-traces"))?.split(" ")).toContain(traceId);
+    const rows = await spans.locator(".span-row").evaluateAll((els) =>
+      els.map((el) => {
+        const name = el.querySelector(".span-name")!;
+        const bar = el.querySelector(".span-bar")!.getBoundingClientRect();
+        // The nesting is a CSS custom property (the page sets it through the CSSOM).
+        const depth = Number(/--depth:\s*(\d+)/.exec(name.getAttribute("style") ?? "")?.[1]);
+        const track = el.querySelector(".span-track")!.getBoundingClientRect().width;
+        return { op: [...el.classList].find((c) => c.startsWith("op-")), name: name.textContent, depth, left: bar.left, right: bar.right, track };
+      }),
+    );
+    const row = (op: string, name?: string) => rows.find((r) => r.op === op && (name === undefined || r.name === name))!;
+    const served = row("op-rpc", "session/prompt");
+    const turn = row("op-invoke_agent");
+    const tool = row("op-execute_tool");
+    const permission = row("op-permission");
+    expect(rows.filter((r) => r.op === "op-chat")).toHaveLength(2);
+    expect([served.depth, turn.depth, tool.depth, permission.depth]).toEqual([0, 1, 2, 3]);
+    expect(rows.filter((r) => r.op === "op-chat").every((r) => r.depth === 2)).toBe(true);
+    // Within 2 % of the track: span start times are whole milliseconds (the SDK's Date.now()).
+    const slack = served.track * 0.02;
+    const inside = (child: { left: number; right: number }, parent: { left: number; right: number }): boolean => child.left >= parent.left - slack && child.right <= parent.right + slack;
+    expect(inside(turn, served) && inside(tool, turn) && inside(permission, tool)).toBe(true);
+    expect(tool.right - tool.left).toBeGreaterThan(0);
+  }
+
   it("tap in front of serve: the streamed reply, the tool call with its diff, the permission answer", async () => {
     const dir = tempDir();
     const ws = tempDir("inspect-ws-");
@@ -53,6 +87,7 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
     const scriptPath = join(dir, "script.json");
     writeFileSync(scriptPath, JSON.stringify(editScript));
     const apiKey = "sk-proj-0123456789abcdefghij";
+    let traceId = "";
     const { client, url } = await startEditor({
       command: process.execPath,
       args: [bin, "inspect", "--trace", join(dir, "t.jsonl"), "--", process.execPath, bin, "serve", "--model", `scripted:${scriptPath}`],
@@ -87,6 +122,10 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       await expect(page.locator(".permission .answer").textContent()).resolves.toMatch(/answered: allow_once/);
       await expect(page.locator(".permission .chosen").textContent()).resolves.toMatch(/allow_once/);
       await shot(page, "tap-conversation");
+      // Next to the turn's end, a link to its span timeline (once the agent's spans are in).
+      await page.locator(".stop .to-timeline").click({ timeout: T });
+      await page.locator("#timing tr.turn-spans .span-row.op-invoke_agent").waitFor({ timeout: T });
+      await page.keyboard.press("1");
       // Raw list: a row per message; the prompt's answer is paired with its request.
       await page.locator(".row", { hasText: "↩ session/prompt" }).click();
       await page.locator(".detail .pair", { hasText: "request #" }).waitFor();
@@ -95,12 +134,20 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       // The request's trace id, as its _meta.traceparent says.
       const traceparent = String(JSON.parse((await page.locator(".detail pre.json").textContent()) ?? "{}").params?._meta?.traceparent);
       expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
-      expect(await page.locator(".detail .d-trace .trace-id").textContent()).toBe(traceparent.split("-")[1]);
+      traceId = traceparent.split("-")[1]!;
+      expect(await page.locator(".detail .d-trace .trace-id").textContent()).toBe(traceId);
       await shot(page, "tap-messages");
-      await page.keyboard.press("3");
+      // The agent exported its spans to the inspector's OTLP receiver: the turn's timeline, in the editor's trace.
+      await page.locator(".detail .d-trace .to-timeline").click({ timeout: T });
       await page.locator("table.timing tbody tr").first().waitFor();
       expect(await page.locator("table.timing tbody tr td").nth(7).textContent()).toBe("end_turn");
+      await checkTimeline(page, traceId);
       await shot(page, "timing");
+      // The permission question's span links to the message it sent.
+      await page.locator(".span-row.op-permission .span-msg").click();
+      await page.locator(".detail .d-head", { hasText: "session/request_permission" }).waitFor({ timeout: T });
+      const saved = readFileSync(join(dir, "t.jsonl"), "utf8").split("\n").filter((l) => l.includes('"spans"'));
+      expect(saved.join("\n")).toContain("invoke_agent");
       const narrow = await open(await url, 420, 820);
       await narrow.locator(".msg.agent", { hasText: "Done" }).waitFor({ timeout: T });
       await shot(narrow, "narrow-conversation");
@@ -110,6 +157,26 @@ describe.skipIf(!haveChromium)("inspect page in Chromium", () => {
       await shot(narrow, "narrow-messages");
     } finally {
       await client.close();
+    }
+    // The saved trace replayed to serve again: the replayed turn's timeline (same trace: the recorded traceparent is sent again)…
+    const replayed = join(dir, "replayed.jsonl");
+    const r = new InspectProcess(["--replay", join(dir, "t.jsonl"), "--agent", `${process.execPath} ${bin} serve --model scripted:${scriptPath}`, "--cwd", ws, "--trace", replayed]);
+    try {
+      const page = await open(await r.url);
+      await page.locator("#state", { hasText: "ended" }).waitFor({ timeout: 30_000 });
+      await page.keyboard.press("3");
+      await checkTimeline(page, traceId);
+    } finally {
+      await r.stop(); // 0 or 1 (the file was edited the first time: the replayed edit differs)
+    }
+    // …and a view of the replay's trace shows the spans it saved.
+    const v = new InspectProcess(["--open", replayed]);
+    try {
+      const page = await open(await v.url);
+      await page.keyboard.press("3");
+      await checkTimeline(page, traceId);
+    } finally {
+      expect(await v.stop()).toBe(0);
     }
   });
 

@@ -11,7 +11,9 @@ async function serveTurn(ws: string, scriptPath: string, tap: string[] | undefin
   writeFileSync(join(ws, "a.txt"), "hello\n");
   const serve = [process.execPath, bin, "serve", "--model", `scripted:${scriptPath}`];
   const argv = tap ? [bin, "inspect", ...tap, "--", ...serve] : serve.slice(1);
-  const { client, wire } = await startEditor({ command: process.execPath, args: argv, cwd: ws });
+  // The tap would have serve trace to the inspector (a traced agent puts _meta.traceparent on its
+  // requests): kept off, as the user's OTEL_TRACES_EXPORTER=none does, so both runs are alike.
+  const { client, wire } = await startEditor({ command: process.execPath, args: argv, cwd: ws, env: { OTEL_TRACES_EXPORTER: "none" } });
   try {
     const session = await client.newSession();
     const result = await session.prompt("edit a.txt");

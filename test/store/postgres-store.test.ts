@@ -3,10 +3,12 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { Client as PgClient } from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/index.js";
 import type { Item } from "../../src/core/index.js";
 import { PostgresApprovalMemoryStore, PostgresStoreError, SCHEMA_VERSION, openPostgresStore } from "../../src/store/postgres/index.js";
+import { sessionKey } from "../../src/store/postgres/session-store.js";
 import { postgresOrSkip } from "../support/postgres.js";
 import { schemaScope } from "../support/postgres-store.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
@@ -129,6 +131,73 @@ describe.runIf(pg.url)("PostgreSQL store", () => {
     const one = store.stats().writes;
     await store.sessions.append("b", item("single"));
     expect(store.stats().writes - one).toBe(1);
+  });
+
+  it("writes the items of sessions that arrive together in one statement; a session whose lease is gone fails alone", async () => {
+    const s = scope();
+    const [a, b] = [await s.open(), await s.open()];
+    const ids = Array.from({ length: 20 }, (_, n) => `g${n}`);
+    for (const id of ids) {
+      await a.sessions.create({ sessionId: id, cwd: "/w" });
+      expect((await a.leases.acquire(id)).acquired).toBe(true);
+    }
+    // g7's lease runs out behind A's back and B takes the session.
+    await a.db.query(`UPDATE ${a.db.table("agentkit_leases")} SET expires_at = now() - interval '1 second' WHERE session_id = $1`, [sessionKey("g7")]);
+    expect((await b.leases.acquire("g7")).acquired).toBe(true);
+    const before = a.stats();
+    const results = await Promise.allSettled(ids.map((id) => a.sessions.append(id, item(`${id}-1`))));
+    expect(a.stats().writes - before.writes).toBe(1);
+    results.forEach((r, n) => expect(r.status).toBe(n === 7 ? "rejected" : "fulfilled"));
+    expect((results[7] as PromiseRejectedResult).reason).toMatchObject({ code: "session_lease_lost" });
+    // Two items per session at once: each session's in order, in fewer statements than items.
+    const live = ids.filter((id) => id !== "g7");
+    const mid = a.stats();
+    await Promise.all(live.flatMap((id) => [a.sessions.append(id, item(`${id}-2`)), a.sessions.append(id, item(`${id}-3`))]));
+    expect(a.stats().writes - mid.writes).toBeLessThanOrEqual(3);
+    for (const id of live) expect((await a.sessions.load(id))!.items.map((i) => i.id)).toEqual([`${id}-1`, `${id}-2`, `${id}-3`]);
+    expect((await a.sessions.load("g7"))!.items).toEqual([]);
+  });
+
+  it("a deadlock with another transaction fails no session: each one's items go again on their own", async () => {
+    const store = await scope().open();
+    for (const id of ["d1", "d2"]) await store.sessions.create({ sessionId: id, cwd: "/w" });
+    const sessions = store.db.table("agentkit_sessions");
+    const other = new PgClient({ connectionString: url });
+    await other.connect();
+    try {
+      // The other transaction holds d2's row; the store's one statement takes d1's, then waits for d2's.
+      await other.query("BEGIN");
+      await other.query("SET LOCAL deadlock_timeout = '60s'"); // the store's statement is the one that finds the cycle
+      await other.query(`SELECT 1 FROM ${sessions} WHERE id = $1 FOR UPDATE`, [sessionKey("d2")]);
+      const xid = (await other.query<{ xid: string }>("SELECT pg_current_xact_id()::text AS xid")).rows[0]!.xid;
+      const before = store.stats().writes;
+      const writes = Promise.allSettled([store.sessions.append("d1", item("d1-1")), store.sessions.append("d2", item("d2-1"))]);
+      await expect
+        .poll(async () => (await store.db.query(`SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND transactionid::text = $1 AND NOT granted`, [xid])).rowCount, { timeout: 20_000 })
+        .toBe(1);
+      // Now it asks for d1's row: a cycle, which the store's statement finds and gives way (40P01).
+      await other.query(`UPDATE ${sessions} SET cwd = cwd WHERE id = $1`, [sessionKey("d1")]);
+      await other.query("COMMIT");
+      expect((await writes).map((r) => r.status)).toEqual(["fulfilled", "fulfilled"]);
+      expect(store.stats().writes - before).toBe(2); // each session's item on its own, after the failed group
+      for (const id of ["d1", "d2"]) expect((await store.sessions.load(id))!.items.map((i) => i.id)).toEqual([`${id}-1`]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it("updates a header it last wrote in one statement, and never over a change made by another instance since", async () => {
+    const s = scope();
+    const [a, b] = [await s.open(), await s.open()];
+    await a.sessions.create({ sessionId: "h", cwd: "/w" });
+    const before = a.stats().queries;
+    await a.sessions.updateHeader("h", { title: "first" });
+    expect(a.stats().queries - before).toBe(1);
+    await b.sessions.updateHeader("h", { metadata: { by: "b" } });
+    await a.sessions.updateHeader("h", { archived: true });
+    expect((await b.sessions.load("h"))!.header).toMatchObject({ title: "first", archived: true, metadata: { by: "b" } });
+    await b.sessions.updateHeader("h", { title: "second" }); // B read it (load): one statement too
+    expect((await a.sessions.load("h"))!.header).toMatchObject({ title: "second", archived: true, metadata: { by: "b" } });
   });
 
   it("keeps every acknowledged item, in order, when the writing process is killed with SIGKILL", { timeout: 90_000 }, async () => {

@@ -4,9 +4,10 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AuditLog, AuditRecord, QuotaStore } from "../../src/store/index.js";
-import { FileAuditLog, FileQuotaStore, InMemoryAuditLog, InMemoryQuotaStore, msUntilNextUtcDay, utcDay } from "../../src/store/index.js";
+import { FileAuditLog, FileQuotaStore, InMemoryAuditLog, InMemoryQuotaStore } from "../../src/store/index.js";
+import { msUntilNextUtcDay, utcDay } from "../../src/store/quotas.js";
 import { migrate } from "../../src/store/postgres/migrations.js";
-import { sessionKey } from "../../src/store/postgres/index.js";
+import { sessionKey } from "../../src/store/postgres/session-store.js";
 import { postgresOrSkip } from "../support/postgres.js";
 import { schemaScope } from "../support/postgres-store.js";
 

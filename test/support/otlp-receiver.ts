@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
-import { createRequire } from "node:module";
+import { decodeTraces } from "../../src/inspect/otlp.js";
 import { afterEachTest } from "./after-each.js";
 
 /** One received span, flattened: ids in hex, attributes as plain values. */
@@ -28,59 +28,19 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-interface ProtoRoot {
-  opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: { decode(bytes: Uint8Array): unknown; toObject(message: unknown, options: object): unknown } } } } } };
-}
-
-// The OTLP protobuf schema, as the OpenTelemetry transformer package generated it (protobufjs):
-// no hand-written decoding. Loaded only when a protobuf request arrives.
-let protoRoot: ProtoRoot | undefined;
-function decodeProtobuf(bytes: Buffer): unknown {
-  protoRoot ??= createRequire(import.meta.url)("otlp-proto-decoder/build/src/generated/root.js") as ProtoRoot;
-  const type = protoRoot.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
-  return type.toObject(type.decode(bytes), { bytes: String, longs: String, enums: Number, defaults: false });
-}
-
-type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
-
-function plain(value: AnyValue | undefined): unknown {
-  if (!value) return undefined;
-  if (value.stringValue !== undefined) return value.stringValue;
-  if (value.intValue !== undefined) return Number(value.intValue);
-  if (value.boolValue !== undefined) return value.boolValue;
-  if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.arrayValue) return (value.arrayValue.values ?? []).map(plain);
-  return undefined;
-}
-
-function attributes(list: Array<{ key: string; value?: AnyValue }> | undefined): Record<string, unknown> {
-  return Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]));
-}
-
-// OTLP/JSON carries ids in hex; the protobuf decoder gives bytes as base64.
-function flatten(body: unknown, ids: "hex" | "base64"): ReceivedSpan[] {
-  const id = (value: unknown): string => (typeof value !== "string" ? "" : ids === "hex" ? value : Buffer.from(value, "base64").toString("hex"));
-  const out: ReceivedSpan[] = [];
-  const request = body as { resourceSpans?: Array<{ resource?: { attributes?: [] }; scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }> };
-  for (const resourceSpans of request.resourceSpans ?? []) {
-    const service = String(attributes(resourceSpans.resource?.attributes)["service.name"] ?? "");
-    for (const scope of resourceSpans.scopeSpans ?? []) {
-      for (const span of scope.spans ?? []) {
-        out.push({
-          service,
-          traceId: id(span.traceId),
-          spanId: id(span.spanId),
-          parentSpanId: id(span.parentSpanId),
-          name: String(span.name ?? ""),
-          kind: Number(span.kind ?? 0),
-          attributes: attributes(span.attributes as Array<{ key: string; value?: AnyValue }>),
-          events: ((span.events as Array<{ name: string }> | undefined) ?? []).map((e) => e.name),
-          status: Number((span.status as { code?: number } | undefined)?.code ?? 0),
-        });
-      }
-    }
-  }
-  return out;
+/** The inspector's decoding (both encodings), without its clipping of long strings. */
+function flatten(type: string, bytes: Buffer): ReceivedSpan[] {
+  return decodeTraces(type, bytes, { maxText: Infinity }).map((s) => ({
+    service: s.service,
+    traceId: s.traceId,
+    spanId: s.spanId,
+    parentSpanId: s.parentSpanId,
+    name: s.name,
+    kind: s.kind,
+    attributes: s.attributes,
+    events: s.events.map((e) => e.name),
+    status: s.status,
+  }));
 }
 
 async function body(request: IncomingMessage): Promise<Buffer> {
@@ -113,7 +73,7 @@ export async function startOtlpReceiver(options: { hold?: boolean } = {}): Promi
       }
       contentTypes.add(type);
       try {
-        spans.push(...(type === "application/json" ? flatten(JSON.parse(bytes.toString("utf8")), "hex") : flatten(decodeProtobuf(bytes), "base64")));
+        spans.push(...flatten(type, bytes));
       } catch (error) {
         response.writeHead(400).end(String(error));
         return;

@@ -129,8 +129,7 @@ async function startCluster(): Promise<ClusterRecord> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    // fsync off: the tests kill agentkit processes, never the database; durability of commits is PostgreSQL's.
-    const opts = `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300`;
+    const opts = serverOptions(port, base);
     try {
       await run(bins.pgCtl, ["-D", data, "-l", join(base, "server.log"), "-w", "-t", "60", "-o", opts, "start"], runAs);
       startWatchdog(base, data, bins.pgCtl, runAs);
@@ -141,6 +140,25 @@ async function startCluster(): Promise<ClusterRecord> {
   }
   await rm(base, { recursive: true, force: true });
   throw lastError;
+}
+
+// fsync off: the tests kill agentkit processes, never the database; durability of commits is PostgreSQL's.
+function serverOptions(port: string | number, base: string): string {
+  return `-p ${port} -k ${base} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300`;
+}
+
+/**
+ * For benchmarks: restarts the run's shared cluster with more server options after the tests' own
+ * (later `-c` settings win, e.g. `-c fsync=on`), and returns the postmaster's pid (its CPU and
+ * its children's are the server's). Only a cluster this run started (not AGENTKIT_TEST_PG_URL).
+ */
+export async function restartSharedPostgres(runDir: string, extraOptions: string): Promise<{ url: string; postmasterPid: number }> {
+  const record = JSON.parse(await readFile(join(runDir, "cluster.json"), "utf8")) as ClusterRecord;
+  if (!record.url || !record.data || !record.pgCtl || !record.base) throw new Error(`no cluster of this run to restart: ${record.reason ?? "started elsewhere"}`);
+  const opts = `${serverOptions(new URL(record.url).port, record.base)} ${extraOptions}`;
+  await run(record.pgCtl, ["-D", record.data, "-l", join(record.base, "server.log"), "-w", "-t", "60", "-m", "fast", "-o", opts, "restart"], record.runAs);
+  const pid = Number((await readFile(join(record.data, "postmaster.pid"), "utf8")).split("\n")[0]);
+  return { url: record.url, postmasterPid: pid };
 }
 
 /**

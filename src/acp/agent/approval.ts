@@ -14,6 +14,10 @@ export type AcpApprovalDecision =
   /** The client cancelled the permission prompt (or the session was cancelled): the turn ends `cancelled`. */
   | { type: "cancelled" };
 
+/**
+ * What an `AcpApprovalResolver` decides on: the sessions, the loop's approval request, the tool
+ * call as ACP shows it, and the session's cancellation.
+ */
 export interface AcpApprovalContext {
   acpSessionId: string;
   agentSessionId: string;
@@ -47,6 +51,7 @@ export class AutoDenyResolver implements AcpApprovalResolver {
   }
 }
 
+/** Options of `ClientPermissionResolver`. */
 export interface ClientPermissionOptions {
   /** Offer allow_always / reject_always (default true). Turn off when no approval memory is wired. */
   offerAlways?: boolean;

@@ -21,6 +21,7 @@ const input = z.object({
   fields: z.array(field).min(1).max(10).describe("The answers you need, one per field"),
 });
 
+/** The `ask_user` tool's input, as validated: a question and the fields of the form the client shows. */
 export type AskUserInput = z.output<typeof input>;
 
 function propertyFor(f: AskUserInput["fields"][number]): ElicitationPropertySchema {
@@ -30,7 +31,7 @@ function propertyFor(f: AskUserInput["fields"][number]): ElicitationPropertySche
 }
 
 /** The form's schema (ACP restricted JSON Schema: flat object of primitive properties). */
-export function askUserSchema(i: AskUserInput): ElicitationSchema {
+function askUserSchema(i: AskUserInput): ElicitationSchema {
   return {
     type: "object",
     properties: Object.fromEntries(i.fields.map((f) => [f.name, propertyFor(f)])),

@@ -50,6 +50,10 @@ export interface AcpAuthStatus {
 /** The id of the "API key from the environment" method. */
 export const ENV_API_KEY_METHOD_ID = "env-api-key";
 
+/**
+ * Options of `envApiKeyAuthentication`: where the key is looked for, and the slot a key typed on the key page is kept
+ * in.
+ */
 export interface EnvApiKeyAuthOptions {
   /** Read on every check (default `process.env`). */
   env?: () => Env;

@@ -66,6 +66,10 @@ function isNotFoundAnswer(error: RequestError): boolean {
   return reason === "not_found" || /\b(ENOENT|no such file|not found)\b/i.test(error.message);
 }
 
+/**
+ * Options of `ClientTerminalCommandRunner` (and `clientOperations`): how a command line is sent to the client's
+ * terminal.
+ */
 export interface ClientTerminalCommandRunnerOptions {
   /**
    * Send `shell -c line` (command + args) instead of the bare command line. By default the
@@ -301,6 +305,10 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/**
+ * What `clientOperations` found the client offers: file operations, a terminal runner, both or neither (then use
+ * local ones).
+ */
 export interface ClientOperationsChoice {
   files?: ClientFileOperations;
   commands?: ClientTerminalCommandRunner;

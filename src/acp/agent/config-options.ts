@@ -13,6 +13,10 @@ export interface AcpModelChoice {
   create(principal?: string): ModelAdapter;
 }
 
+/**
+ * Options of `AcpModelCatalog`: the models a session may switch between (the `model` config option) and the initial
+ * model and thinking level.
+ */
 export interface AcpModelOptions {
   choices: AcpModelChoice[];
   /** The model new sessions start with (default: the first choice). */
@@ -21,8 +25,11 @@ export interface AcpModelOptions {
   thinking?: ThinkingLevel;
 }
 
+/** The id of the session config option that switches models (`session/set_config_option`). */
 export const MODEL_CONFIG_ID = "model";
+/** The id of the session config option that sets the thinking level, offered when the model supports one. */
 export const THINKING_CONFIG_ID = "thinking";
+/** The `ThinkingLevel` values the thinking config option offers, in order. */
 export const thinkingLevels: readonly ThinkingLevel[] = ["off", "low", "medium", "high"];
 
 /** A session's config values, as stored in the session header's metadata. */

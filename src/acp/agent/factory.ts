@@ -60,8 +60,16 @@ export interface AcpSessionAgent {
   warnings?: string[];
 }
 
+/**
+ * What a factory returns for a session: an `Agent` (started by the runtime), a `LoopDriver` already started, or
+ * either with its cleanup and warnings.
+ */
 export type AcpAgentFactoryResult = Agent | LoopDriver | AcpSessionAgent;
 
+/**
+ * Builds the agent of one ACP session (new, load, resume, fork) from the session's context; the runtime calls it once
+ * per session and closes what it returns with the session.
+ */
 export type AcpAgentFactory = (context: AcpAgentFactoryContext) => AcpAgentFactoryResult | Promise<AcpAgentFactoryResult>;
 
 /** Starts the factory's agent (if it returned one) with the session's ids, cwd and metadata. */

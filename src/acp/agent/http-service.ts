@@ -9,7 +9,7 @@ import type { Logger } from "../../core/index.js";
 import { ConfigError, errorMessage } from "../../core/index.js";
 import type { JwtVerifier } from "./jwt.js";
 import { looksLikeJwt } from "./jwt.js";
-import { DEFAULT_IDLE_CONNECTION_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES } from "./http-limits.js";
+import { DEFAULT_IDLE_CONNECTION_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
 import { BearerTokens } from "./principals.js";
 import type { AcpHeadlessRuntime } from "./runtime.js";
@@ -22,6 +22,10 @@ export const ACP_PATH = "/acp";
 const DRAIN_LINGER_MS = 500;
 const READY_PROBE_TIMEOUT_MS = 2_000;
 
+/**
+ * Options of `AcpHttpService`: the runtime to serve, who may connect (token, token file, JWTs), where to listen, and
+ * the service's bounds.
+ */
 export interface AcpHttpServiceOptions {
   runtime: AcpHeadlessRuntime;
   /** A single bearer token (principal `default`); or `tokens` / `jwt`. */

@@ -23,6 +23,12 @@ const LETTER_M = 0x6d;
 /** Updates longer than this are not state updates (they are a few dozen bytes plus the session id). */
 const STATE_UPDATE_MAX_BYTES = 1024;
 const STATE_UPDATE = Buffer.from('"sessionUpdate":"state_update"');
+/** How the SDK writes an update: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"…","update":{"sessionUpdate":"<kind>"…`. */
+const UPDATE_PREFIX = Buffer.from('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"');
+const KIND_AT = Buffer.from('","update":{"sessionUpdate":"');
+const STATE_KIND = Buffer.from('state_update"');
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 type Key = string;
 
@@ -72,7 +78,10 @@ export class UnansweredRequests {
   }
 
   #observeStateUpdate(chunk: Uint8Array): void {
-    if (Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).indexOf(STATE_UPDATE) === -1) return;
+    // Every streamed chunk passes here: read the kind where the SDK writes it; search only another layout.
+    const known = isStateUpdateAt(chunk);
+    if (known === false) return;
+    if (known === undefined && Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).indexOf(STATE_UPDATE) === -1) return;
     let update: { params?: { sessionId?: unknown; update?: { state?: unknown } } };
     try {
       update = JSON.parse(this.#decoder.decode(chunk)) as typeof update;
@@ -116,4 +125,18 @@ function keyOf(id: unknown): Key | undefined {
   if (typeof id === "string") return `s:${id}`;
   if (typeof id === "number" && Number.isFinite(id)) return `n:${id}`;
   return undefined;
+}
+
+/** Whether an update line is a state_update, read at the places the SDK writes them; undefined for another layout. */
+function isStateUpdateAt(line: Uint8Array): boolean | undefined {
+  if (!bytesAt(line, UPDATE_PREFIX, 0)) return undefined;
+  const end = line.indexOf(QUOTE, UPDATE_PREFIX.length);
+  if (end === -1 || line[end - 1] === BACKSLASH || !bytesAt(line, KIND_AT, end)) return undefined;
+  return bytesAt(line, STATE_KIND, end + KIND_AT.length);
+}
+
+function bytesAt(line: Uint8Array, expected: Uint8Array, at: number): boolean {
+  if (at + expected.length > line.length) return false;
+  for (let i = 0; i < expected.length; i++) if (line[at + i] !== expected[i]) return false;
+  return true;
 }

@@ -66,6 +66,7 @@ export type BusyPolicy =
   /** Cancel the running turn, wait for it to end, then run. */
   | "cancel_and_restart";
 
+/** The right to run one turn, from `TurnGate`; `release()` lets the next waiter run (idempotent). */
 export interface TurnLease {
   release(): void;
 }

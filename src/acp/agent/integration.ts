@@ -211,6 +211,10 @@ export class AcpSessionRegistry {
   }
 }
 
+/**
+ * Configures an `AcpIntegration` (from `AcpIntegration.builder()`): agent name and version, the approval resolver
+ * (required: choosing who answers permission requests is never implicit) and approval memory.
+ */
 export class AcpIntegrationBuilder {
   #name = "agentkit-acp";
   #version: string | undefined;

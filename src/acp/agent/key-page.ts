@@ -6,6 +6,10 @@ import { sameOrigin } from "../../core/local-page.js";
 /** How the page ended: the human submitted a secret, the lifetime ran out, or it was closed. */
 export type KeyPageOutcome = { kind: "secret"; secret: string } | { kind: "expired" } | { kind: "closed" };
 
+/**
+ * A one-shot local page (loopback, unguessable path) where a human types a secret that must not travel through the
+ * editor.
+ */
 export interface KeyPage {
   /** `http://127.0.0.1:PORT/key/TOKEN`: only this exact path answers. */
   readonly url: string;
@@ -15,6 +19,7 @@ export interface KeyPage {
   close(): Promise<void>;
 }
 
+/** Options of `openKeyPage`: what is asked for, and how long the page lives. */
 export interface KeyPageOptions {
   /** What is asked for, e.g. "ANTHROPIC_API_KEY for anthropic:claude-sonnet-4-5". */
   label: string;

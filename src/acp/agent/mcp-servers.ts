@@ -105,13 +105,17 @@ function invalid(message: string, data: Record<string, unknown>): RequestError {
   return RequestError.invalidParams({ mcpServers: data }, message);
 }
 
+/**
+ * Options of `startSessionMcpServers`: where stdio servers run, their time bounds, environment and sandbox, and the
+ * cancellation of the request opening the session.
+ */
 export interface SessionMcpOptions {
   /** Working directory of stdio servers (the session cwd). */
   cwd: string;
   logger: Logger;
-  /** Bound on each server's start-up (connect + list tools). Default 10 000 ms. */
+  /** Bound on each server's start-up, connect and list tools (default `DEFAULT_MCP_STARTUP_TIMEOUT_MS` of agentkit-acp/tools). */
   startupTimeoutMs?: number;
-  /** Bound on one tool call, reset by the server's progress notifications. Default 600 000 ms. */
+  /** Bound on one tool call, reset by the server's progress notifications (default `DEFAULT_MCP_CALL_TIMEOUT_MS`). */
   callTimeoutMs?: number;
   clientInfo?: { name: string; version: string };
   /** Aborting (the client cancelled the request opening the session) stops the start-up. */

@@ -13,6 +13,10 @@ export interface AcpModeDefinition {
   policy: PermissionPolicy;
 }
 
+/**
+ * Options of `AcpModes`: the modes offered (session modes and the `mode` config option), the initial one, and modes
+ * withheld from clients.
+ */
 export interface AcpModesOptions {
   /** The mode new sessions start in (default: the first mode, `ask` for the defaults). */
   initial?: string;

@@ -16,6 +16,7 @@ const input = z.object({
   entries: z.array(entry).describe("The whole plan, every step in order (not just the changed ones)"),
 });
 
+/** The plan tool's input, as validated: the whole plan, each entry with its status and priority. */
 export type PlanToolInput = z.output<typeof input>;
 
 /**

@@ -5,6 +5,7 @@
  * runtime (v2-bridge.ts). No imports: the CLI parses `--protocol` before loading the SDK.
  */
 export type AcpProtocolChoice = "v1" | "v2" | "auto";
+/** The `AcpProtocolChoice` values, for option parsers (`serve --protocol`). */
 export const ACP_PROTOCOL_CHOICES: readonly AcpProtocolChoice[] = ["v1", "v2", "auto"];
 
 /** One served connection (see `AcpHeadlessRuntime.serve`). */

@@ -13,6 +13,10 @@ export interface AcpProviderInfo {
   current: { apiType: string; baseUrl: string } | null;
 }
 
+/**
+ * A provider route set through the unstable `providers/set`: the protocol, base URL and headers model requests then
+ * use.
+ */
 export interface AcpProviderConfig {
   apiType: string;
   baseUrl: string;

@@ -2,7 +2,7 @@ import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import { errorMessage } from "../../core/index.js";
 import type { QuotaSlotKind, QuotaStore, QuotaTake } from "../../store/index.js";
-import { msUntilNextUtcDay } from "../../store/index.js";
+import { msUntilNextUtcDay } from "../../store/quotas.js";
 import type { QuotaName, QuotaPolicy } from "./quota-limits.js";
 
 export { QUOTA_NAMES, QuotaPolicy, parseQuotas, quotasFromClaim, type QuotaLimits, type QuotaName } from "./quota-limits.js";

@@ -14,6 +14,10 @@ export interface ReplayedCallInfo {
 /** Describes a call that has no `meta.calls` entry (older files, repaired calls). */
 export type DescribeCall = (toolName: string, input: unknown) => ReplayedCallInfo | undefined;
 
+/**
+ * The error result `repairDanglingToolCalls` gives a tool call that was running when the agent died, so the model
+ * knows its effect is unknown.
+ */
 export const INTERRUPTED_TOOL_TEXT = "The agent stopped (crash or kill) before this tool call finished; it may or may not have taken effect.";
 
 /**

@@ -23,6 +23,7 @@ import { AcpModes, type AcpModesOptions } from "./modes.js";
 import { resolveUnstableFeatures, type AcpUnstableFeatures } from "./unstable.js";
 import type { AcpProviders } from "./providers.js";
 import { DEFAULT_PRINCIPAL } from "./principal.js";
+import { DEFAULT_MAX_SESSIONS } from "./limits.js";
 
 import { ACP_PROTOCOL_CHOICES, type AcpProtocolChoice, type AcpServedConnection } from "./protocol.js";
 import type { InboundTraceContext } from "../tracing.js";
@@ -197,10 +198,14 @@ async function settleWrites(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Configures an `AcpHeadlessRuntime` (from `AcpHeadlessRuntime.builder()`): the integration and the per-session agent
+ * factory, then the optional parts (store, leases, modes, models, authentication, MCP transports, limits).
+ */
 export class AcpHeadlessRuntimeBuilder {
   #integration: AcpIntegration | undefined;
   #factory: AcpAgentFactory | undefined;
-  #maxSessions = 32;
+  #maxSessions = DEFAULT_MAX_SESSIONS;
   #prompt: Required<Pick<PromptCapabilities, "image" | "audio" | "embeddedContext">> = { image: false, audio: false, embeddedContext: false };
   #logger: Logger | undefined;
   #closeTimeoutMs = 5_000;
@@ -232,7 +237,7 @@ export class AcpHeadlessRuntimeBuilder {
     this.#factory = factory;
     return this;
   }
-  /** Open sessions allowed at once (default 32); session/new beyond it is refused. */
+  /** Open sessions allowed at once (default {@link DEFAULT_MAX_SESSIONS}); session/new beyond it is refused. */
   maxSessions(count: number): this {
     if (!Number.isInteger(count) || count < 1) throw new ConfigError(`maxSessions must be a positive integer, got ${count}`);
     this.#maxSessions = count;

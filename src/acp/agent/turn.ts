@@ -32,7 +32,7 @@ const stopReasons: Record<Exclude<FinishReason, "error">, StopReason> = {
 };
 
 /** The `session/prompt` answer for a finished turn; a failed run is a JSON-RPC error (-32603) with the reason. */
-export function promptResponseFor(result: TurnResult): PromptResponse {
+function promptResponseFor(result: TurnResult): PromptResponse {
   if (result.finishReason === "error") {
     const message = result.error ?? "the agent run failed";
     // The run's own message says what failed (e.g. the provider cannot be reached): no "Internal error:" label.

@@ -22,14 +22,20 @@ export interface AcpUnstableFeatures {
   mcpAcp: boolean;
 }
 
-export const UNSTABLE_FEATURES: readonly (keyof AcpUnstableFeatures)[] = ["fork", "title", "status", "archive", "authStatus", "providers", "mcpAcp"];
+// Every feature once (the type check demands each key of AcpUnstableFeatures); the rest derives from it.
+const ALL_ON: Record<keyof AcpUnstableFeatures, true> = { fork: true, title: true, status: true, archive: true, authStatus: true, providers: true, mcpAcp: true };
+const UNSTABLE_FEATURES = Object.keys(ALL_ON) as (keyof AcpUnstableFeatures)[];
 
+/** The features on: all (`true`, the default) or none (`false`), or those not switched off by name (an unknown name throws). */
 export function resolveUnstableFeatures(value: boolean | Partial<AcpUnstableFeatures> = true): AcpUnstableFeatures {
-  if (typeof value === "boolean") return { fork: value, title: value, status: value, archive: value, authStatus: value, providers: value, mcpAcp: value };
-  for (const key of Object.keys(value)) {
-    if (!UNSTABLE_FEATURES.includes(key as keyof AcpUnstableFeatures)) throw new ConfigError(`unknown unstable feature "${key}" (known: ${UNSTABLE_FEATURES.join(", ")})`);
+  const resolved: AcpUnstableFeatures = { ...ALL_ON };
+  if (typeof value !== "boolean") {
+    for (const key of Object.keys(value)) {
+      if (!UNSTABLE_FEATURES.includes(key as keyof AcpUnstableFeatures)) throw new ConfigError(`unknown unstable feature "${key}" (known: ${UNSTABLE_FEATURES.join(", ")})`);
+    }
   }
-  return { fork: value.fork ?? true, title: value.title ?? true, status: value.status ?? true, archive: value.archive ?? true, authStatus: value.authStatus ?? true, providers: value.providers ?? true, mcpAcp: value.mcpAcp ?? true };
+  for (const key of UNSTABLE_FEATURES) resolved[key] = typeof value === "boolean" ? value : (value[key] ?? true);
+  return resolved;
 }
 
 /** Title given by a client: whitespace collapsed, at most 200 characters; undefined when empty. */

@@ -14,6 +14,7 @@ import {
   v2State,
 } from "../v2/convert.js";
 import { forwardAgentMethodsToV1, forwardClientMethodsToV2, BridgeState, registerHandlers, type V1ClientHandlers, type V2AgentHandlers } from "../v2/bridge-methods.js";
+import { QUEUED_CHUNK_METHOD, RuntimePipe, type RawSessionUpdate } from "../v2/runtime-pipe.js";
 import { AGENT_METHODS, CLIENT_METHODS } from "../methods.js";
 import type { AcpServedConnection } from "./protocol.js";
 import { sessionNotFound } from "./integration.js";
@@ -32,14 +33,18 @@ import { sessionNotFound } from "./integration.js";
  * - The client has no fs/terminal methods in v2, so the runtime uses its local tools.
  * - The methods of the same shape in both (the method table, acp/methods.ts) are forwarded as they
  *   are; v2 advertises the unstable ones only when the runtime does (convert.ts).
+ * - The text chunks a turn streams skip the in-process client (RuntimePipe): each is converted
+ *   once as it leaves the runtime.
  */
-export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => AcpServedConnection, logger: Logger): AcpServedConnection {
+export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream) => AcpServedConnection, logger: Logger): AcpServedConnection {
   const bridge = new AgentBridge(logger);
+  const pipe = new RuntimePipe(bridge.sendPlainChunk);
   const back = V1.client({ name: "agentkit-acp v2 bridge" }).onConnect((c) => {
     bridge.runtime = c.agent;
   });
   forwardClientMethodsToV2(back, () => bridge.client(), logger);
   registerHandlers(back, runtimeClientHandlers(bridge), CLIENT_METHODS, "v1");
+  back.onNotification(QUEUED_CHUNK_METHOD, (params) => params as RawSessionUpdate, ({ params }) => pipe.dequeued(params));
   const front = V2.agent({ name: "agentkit-acp (ACP v2)" });
   forwardAgentMethodsToV1(front, () => bridge.agent());
   registerHandlers(front, { ...openingHandlers(bridge), ...sessionHandlers(bridge) }, AGENT_METHODS, "v2");
@@ -47,9 +52,17 @@ export function serveV2(stream: V2.Stream, serveV1: (client: V1.ClientApp) => Ac
   // The handlers run only once both connections exist.
   const v2 = front.connect(stream);
   bridge.connection = v2;
-  const served = serveV1(back);
+  const runtimeClient = back.connect(pipe.client);
+  const served = serveV1(pipe.runtime);
   void v2.closed.then(() => served.close());
-  void served.closed.then(() => v2.close());
+  void runtimeClient.closed.then(() => {
+    pipe.close();
+    return served.close();
+  });
+  void served.closed.then(() => {
+    runtimeClient.close();
+    v2.close();
+  });
   const closed = Promise.all([v2.closed, served.closed]).then(() => undefined);
   return {
     closed,
@@ -79,6 +92,21 @@ class AgentBridge extends BridgeState<BridgeSession> {
     if (!this.connection) throw V1.RequestError.internalError(undefined, "the v2 connection is not open");
     return this.connection.client;
   }
+
+  /** RuntimePipe's shortcut: a plain text chunk from the runtime, converted once and sent; resolves once written (undefined for anything else). */
+  readonly sendPlainChunk = (params: RawSessionUpdate): Promise<void> | undefined => {
+    const session = this.sessions.for(params.sessionId);
+    const update = session.updates.convertPlainTextChunk(params.update);
+    if (!update) return undefined;
+    try {
+      // As in the general handler: the first update of a turn shows it started.
+      session.turn?.started();
+      this.notify(params.sessionId, update);
+    } catch (error) {
+      this.logger.debug("a v2 session/update was not sent", { sessionId: params.sessionId, error: errorMessage(error) });
+    }
+    return this.sent;
+  };
 
   readonly notify = (sessionId: string, update: V2.SessionUpdate): void => {
     this.sent = this.client()

@@ -16,13 +16,13 @@ import { recoverSessions } from "./recovery.js";
 import type { AcpSessionEvent } from "./events.js";
 import { AcpSession, type SessionHost } from "./session.js";
 
-// `AcpSession.client` is this client: session.ts declares the type and this file completes it,
-// so that the session module never imports this one.
+// `AcpSession.client` is this client: session.ts declares the type, this file completes it (no import back).
 declare module "./session.js" {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the members are AcpClient's
   interface SessionOwner extends AcpClient {}
 }
 
+/** Options of `newSession`, `loadSession`, `resumeSession`, `forkSession`; each defaults to the client config's. */
 export interface SessionOptions {
   /** Absolute; defaults to the config's cwd. */
   cwd?: string;
@@ -42,6 +42,7 @@ export interface SessionOptions {
 }
 
 
+/** What `onLifecycle` listeners hear: the agent exited, was restarted or reconnected (sessions re-attached), or recovery gave up. */
 export type ClientLifecycleEvent =
   | { type: "agent_exited"; error: AgentEndError }
   | { type: "recovered"; restarts: number; sessions: string[] }

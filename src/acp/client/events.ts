@@ -13,8 +13,10 @@ export interface ToolCallState {
   rawOutput?: unknown;
 }
 
+/** A file diff the agent attached to a tool call (path, old and new text). */
 export type DiffContent = Extract<acp.ToolCallContent, { type: "diff" }>;
 
+/** A `session/request_permission` the agent sent, as a `permission_requested` event shows it. */
 export interface PermissionAsked {
   toolCallId: string;
   title: string;
@@ -23,6 +25,10 @@ export interface PermissionAsked {
   toolCall: acp.ToolCallUpdate;
 }
 
+/**
+ * How a permission request was answered (the outcome sent, and which rule, memory or handler decided), as a
+ * `permission_answered` event and `PromptResult.permissions` show it.
+ */
 export interface PermissionAnswered {
   toolCallId: string;
   title: string;

@@ -60,6 +60,7 @@ export interface HostAuditEvent {
   signal?: string | null;
 }
 
+/** Told every host-service call and its verdict (the audit trail of `prompt --audit`, tests); it must not throw. */
 export type HostObserver = (event: HostAuditEvent) => void;
 
 /** Roots a request may touch: session cwd + additional directories, plus extras (all absolute). */

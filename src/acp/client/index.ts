@@ -35,7 +35,6 @@ export {
 } from "./errors.js";
 export {
   ClientPermissionPolicy,
-  inMemoryPermissionMemory,
   type ClientPermissionPolicyOptions,
   type HostPermissionRequest,
   type HostPermissionResult,

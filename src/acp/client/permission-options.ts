@@ -1,5 +1,9 @@
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 
+/**
+ * An answer by option kind (`allow_once`, `reject_always`, …): the policy picks the agent's offered option of that
+ * kind.
+ */
 export type PermissionChoice = acp.PermissionOptionKind;
 
 /**

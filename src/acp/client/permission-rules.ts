@@ -7,6 +7,7 @@ import type picomatchType from "picomatch";
 // starts Node's CommonJS loader, a noticeable part of a client's start-up.
 let picomatch: typeof picomatchType | undefined;
 
+/** What a rule or a policy's default does with a request: allow it, deny it, or ask the `ask` handler. */
 export type PermissionAction = "allow" | "deny" | "ask";
 
 /**

@@ -45,11 +45,15 @@ export interface PermissionMemory {
   set(key: string, verdict: "allow" | "deny"): void;
 }
 
-export function inMemoryPermissionMemory(): PermissionMemory {
+function inMemoryPermissionMemory(): PermissionMemory {
   const map = new Map<string, "allow" | "deny">();
   return { get: (k) => map.get(k), set: (k, v) => void map.set(k, v) };
 }
 
+/**
+ * Options of `ClientPermissionPolicy`: rules (first match decides), the default action, who answers `ask`, what
+ * happens when nobody can, and whether "always" answers are remembered.
+ */
 export interface ClientPermissionPolicyOptions {
   rules?: ClientPermissionRule[];
   /** When no rule matches (default `deny`). */
@@ -77,6 +81,7 @@ export interface PermissionResolution {
   failure?: PermissionRequiredError;
 }
 
+/** The host-service calls a policy gates: file reads, file writes, terminal commands. */
 export type HostRequestKind = "fs_read" | "fs_write" | "terminal";
 
 /** A host-service call to gate; structurally compatible with the hosts' `HostAccessRequest`. */
@@ -94,6 +99,7 @@ export interface HostPermissionRequest {
   roots?: string[];
 }
 
+/** The verdict on a host-service call (`checkHostRequest`), with the reason and what decided it. */
 export interface HostPermissionResult {
   allowed: boolean;
   reason: string;
@@ -102,6 +108,10 @@ export interface HostPermissionResult {
 
 const HOST_KIND: Record<HostRequestKind, acp.ToolKind> = { fs_read: "read", fs_write: "edit", terminal: "execute" };
 
+/**
+ * The ready-made policies of `ClientPermissionPolicy.preset` (the CLI's `--permissions`): refuse all, ask, allow
+ * reads inside the workspace and ask for the rest, allow all.
+ */
 export type PermissionPreset = "deny" | "ask" | "allow-reads" | "allow-all";
 
 /**

@@ -11,6 +11,10 @@ export interface AgentPreset {
   sandbox: AgentSandboxNeeds;
 }
 
+/**
+ * What a preset agent needs to work inside `prompt --sandbox`: the hosts it calls, and the paths it reads or writes
+ * outside the workspace.
+ */
 export interface AgentSandboxNeeds {
   /** `HOST[:PORT]` it calls: its model provider (and the npm registry when started through npx). */
   allow: string[];
@@ -22,6 +26,10 @@ export interface AgentSandboxNeeds {
 
 const NPX = { allow: ["registry.npmjs.org:443"], writable: ["~/.npm"] };
 
+/**
+ * The launch presets of well-known ACP agents (`prompt --agent NAME`), by name. Nothing is installed: most start
+ * through `npx`.
+ */
 export function agentPresets(): Record<string, AgentPreset> {
   return {
     claude: {
@@ -40,7 +48,8 @@ export function agentPresets(): Record<string, AgentPreset> {
       description: "OpenAI Codex through Zed's ACP adapter (needs an OpenAI key or ChatGPT login)",
       command: "npx",
       args: ["-y", "@zed-industries/codex-acp"],
-      sandbox: { allow: ["api.openai.com:443", "auth.openai.com:443", "chatgpt.com:443", ...NPX.allow], readOnly: ["~/.codex"], writable: [...NPX.writable] },
+      // CODEX_HOME must be writable: Codex creates its helper links, sessions and logs there at start (EROFS otherwise; docs/sandbox.md).
+      sandbox: { allow: ["api.openai.com:443", "auth.openai.com:443", "chatgpt.com:443", ...NPX.allow], readOnly: [], writable: ["~/.codex", ...NPX.writable] },
     },
     gemini: {
       name: "gemini",

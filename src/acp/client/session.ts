@@ -11,8 +11,9 @@ import { activeSpan } from "../../core/tracing.js";
 import { notePermissionDecision } from "../tracing.js";
 
 /**
- * The client a session runs on: `AcpClient`. client.ts completes this interface (`declare module`,
- * `extends AcpClient`), so that this file, which the client imports, never imports the client.
+ * The client a session runs on (`AcpSession.client`): an `AcpClient`, every member of it. It is
+ * declared here and completed in client.ts (`declare module`, `extends AcpClient`) so that this
+ * module, which the client imports, never imports the client.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- completed by client.ts (see above)
 export interface SessionOwner {}
@@ -38,8 +39,10 @@ export interface ForkOptions {
   onEvent?: (event: AcpSessionEvent) => void;
 }
 
+/** What `AcpSession.prompt` takes: text, one ACP content block, or several. */
 export type PromptInput = string | acp.ContentBlock | acp.ContentBlock[];
 
+/** Options of one prompt. */
 export interface PromptOptions {
   /** Aborting sends `session/cancel` for this prompt (the prompt then ends `cancelled`). */
   signal?: AbortSignal;

@@ -21,7 +21,7 @@ import {
 import { canonicalRoots, resolveInsideRoots } from "./host-paths.js";
 import type { HostSessionInfo, TerminalHostService } from "./host-services.js";
 import { settledWithin, spawnProcessGroup, terminateProcessGroup, untrackProcessGroup } from "../../core/process/group.js";
-import type { CommandSandbox } from "../../core/sandbox.js";
+import type { SandboxPlacement } from "../../core/sandbox.js";
 import { OutputBuffer } from "./terminal-output.js";
 
 /** The shell, limits and sandbox of the terminal host service. */
@@ -42,7 +42,7 @@ export interface TerminalHostOptions {
   /** Shell for a command given without args (default `/bin/sh`, run as `sh -c command`). */
   shell?: string;
   /** Run every terminal's command in this OS sandbox, able to write only `writable` (no network, bounds). */
-  sandbox?: { sandbox: CommandSandbox; writable: readonly string[] };
+  sandbox?: SandboxPlacement;
   /** Time between SIGTERM and SIGKILL to the process group (default 2000 ms). */
   killGraceMs?: number;
   /** After the command exits, how long to wait for output still in its pipes (default 500 ms). */

@@ -28,6 +28,10 @@ import type { AcpSession } from "../client/session.js";
 /** An `AcpAgentConfig` whose `cwd` (of the process) defaults to the session's working directory. */
 export type AcpAgentLaunch = Omit<AcpAgentConfig, "cwd"> & { cwd?: string };
 
+/**
+ * Options of `AcpAgentTool`: the tool name and description the model sees, how to start the agent, and its bounds
+ * (time, output, permissions, delegation depth).
+ */
 export interface AcpAgentToolOptions {
   /** The tool name the model calls (letters, digits, `_`, `-`; at most 64). */
   name: string;

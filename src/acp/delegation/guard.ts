@@ -5,6 +5,10 @@ export const DELEGATION_DEPTH_ENV = "AGENTKIT_DELEGATION_DEPTH";
 /** JSON array of the delegates on the way here, oldest first: `["reviewer#3f2a…", …]`. */
 export const DELEGATION_CHAIN_ENV = "AGENTKIT_DELEGATION_CHAIN";
 
+/**
+ * How deep agents may delegate to agents unless `maxDepth` says otherwise; the chain travels in
+ * `AGENTKIT_DELEGATION_DEPTH` and a deeper call is refused before spawning.
+ */
 export const DEFAULT_MAX_DELEGATION_DEPTH = 3;
 
 /** Where this process sits in a delegation chain. */

@@ -224,6 +224,19 @@ export class V1ToV2Updates {
     return this.#current.id;
   }
 
+  /**
+   * The hot path: a v1 text chunk exactly as the runtime streams it — `{sessionUpdate, content:
+   * {type: "text", text}, messageId?}`, nothing else — straight to v2, without the SDK's
+   * validation. The result is byte for byte what `convert` gives for the validated update (the
+   * SDK's parse rebuilds the block as `{text, type}`; test/acp/v2/fast-updates.test.ts compares
+   * them for every update kind). Undefined for anything else, which takes the general path.
+   */
+  convertPlainTextChunk(update: unknown): V2.SessionUpdate | undefined {
+    if (!isPlainTextChunk(update)) return undefined;
+    const kind = update.sessionUpdate === "agent_message_chunk" ? "agent" : update.sessionUpdate === "agent_thought_chunk" ? "thought" : "user";
+    return { sessionUpdate: update.sessionUpdate, messageId: this.#messageId(kind, update.messageId), content: { text: update.content.text, type: "text" } } as V2.SessionUpdate;
+  }
+
   /** The v2 update, or undefined for what v2 has no place for (current_mode_update …); `_meta` goes along. */
   convert(update: V1.SessionUpdate): V2.SessionUpdate | undefined {
     const converted = this.#convert(update);
@@ -258,6 +271,32 @@ export class V1ToV2Updates {
         return undefined;
     }
   }
+}
+
+/** A v1 text chunk exactly as the runtime streams it (see `V1ToV2Updates.convertPlainTextChunk`). */
+interface PlainTextChunk {
+  sessionUpdate: "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk";
+  content: { type: "text"; text: string };
+  messageId?: string | null;
+}
+
+export function isPlainTextChunk(update: unknown): update is PlainTextChunk {
+  if (typeof update !== "object" || update === null) return false;
+  const { sessionUpdate, content, messageId } = update as { sessionUpdate?: unknown; content?: unknown; messageId?: unknown };
+  if (sessionUpdate !== "agent_message_chunk" && sessionUpdate !== "agent_thought_chunk" && sessionUpdate !== "user_message_chunk") return false;
+  if ((messageId != null && typeof messageId !== "string") || typeof content !== "object" || content === null) return false;
+  const { type, text } = content as { type?: unknown; text?: unknown };
+  return type === "text" && typeof text === "string" && plainWith(update, CHUNK_KEYS) && plainWith(content, TEXT_KEYS);
+}
+
+const CHUNK_KEYS = ["sessionUpdate", "content", "messageId"];
+const TEXT_KEYS = ["type", "text"];
+
+/** A plain object (no prototype but Object's) whose keys are all in `keys`. */
+function plainWith(value: object, keys: readonly string[]): boolean {
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key in value) if (!keys.includes(key)) return false;
+  return true;
 }
 
 /**

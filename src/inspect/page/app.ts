@@ -1,7 +1,9 @@
-import type { Entry, PendingAsk, ReplayDiffLine, ServerEvent, StatusInfo, TraceNote } from "../types.js";
+import type { Entry, PendingAsk, ReplayDiffLine, ServerEvent, StatusInfo, TraceNote, TraceSpan } from "../types.js";
 import { clear, h, ms } from "./dom.js";
 import { buildSessions, turnTimings, type SessionView } from "./model.js";
 import { renderConversation } from "./render-conv.js";
+import { renderTurnSpans } from "./render-spans.js";
+import { messagesBySpan, traceparentOf, turnSpans } from "./spans.js";
 
 type View = "conversation" | "messages" | "timing" | "replay";
 
@@ -11,12 +13,16 @@ const state = {
   entries: [] as Entry[],
   notes: [] as TraceNote[],
   asks: [] as PendingAsk[],
+  spans: [] as TraceSpan[],
   replay: undefined as ReplayDiffLine[] | undefined,
   session: undefined as string | undefined,
   view: "conversation" as View,
   selected: undefined as number | undefined,
   connected: false,
 };
+
+/** Span rows whose details the reader opened (kept across re-renders). */
+const openSpans = new Set<string>();
 
 // ---- static skeleton (inputs are created once so typing is never interrupted) ----
 const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite" });
@@ -56,7 +62,10 @@ app.append(h("header", {}, h("h1", {}, "ACP inspect"), statusEl), notesEl, h("di
 function apply(e: ServerEvent): void {
   switch (e.type) {
     case "hello":
-      Object.assign(state, { status: e.status, entries: e.entries, notes: e.notes, asks: e.asks, replay: e.replay });
+      Object.assign(state, { status: e.status, entries: e.entries, notes: e.notes, asks: e.asks, spans: e.spans, replay: e.replay });
+      break;
+    case "spans":
+      state.spans.push(...e.spans);
       break;
     case "entry":
       state.entries[e.entry.seq - 1] = e.entry;
@@ -174,7 +183,8 @@ function render(): void {
   renderDrive(current);
   // Follow a streaming turn unless the reader scrolled up.
   const follow = [convEl, listEl].map((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 40);
-  clear(convEl, renderConversation(current, terminals, state.asks, { answer: (a, optionId) => void post("permission", { key: a.key, optionId }), jump: (seq) => (setView("messages"), select(seq, true)) }));
+  const timeline = state.spans.length > 0 ? (answer: number) => showTiming(`tr.turn-spans[data-turn="${state.entries[answer - 1]?.pairSeq ?? 0}"]`) : undefined;
+  clear(convEl, renderConversation(current, terminals, state.asks, { answer: (a, optionId) => void post("permission", { key: a.key, optionId }), jump: (seq) => (setView("messages"), select(seq, true)), ...(timeline ? { timeline } : {}) }));
   renderMessages();
   renderTiming();
   renderReplay();
@@ -275,17 +285,24 @@ function renderMessages(): void {
   );
 }
 
-/**
- * The W3C trace context a message carries in `_meta.traceparent` (ACP's reserved key; our client
- * and agent put it on every request they send with tracing on): its trace id, to look the turn up
- * in a tracing backend, and the sender's span.
- */
+/** A message's trace id and sender's span (`_meta.traceparent`); with spans of that trace, a link to its timeline. */
 function traceLine(message: unknown): HTMLElement | null {
-  const params = typeof message === "object" && message !== null ? (message as { params?: { _meta?: { traceparent?: unknown } } }).params : undefined;
-  const traceparent = params?._meta?.traceparent;
-  const m = typeof traceparent === "string" ? /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(traceparent) : null;
-  if (!m) return null;
-  return h("div", { class: "d-trace", title: "W3C trace context (_meta.traceparent)" }, "trace ", h("code", { class: "trace-id" }, m[1]!), " · sender's span ", h("code", {}, m[2]!));
+  const tp = traceparentOf(message);
+  if (!tp) return null;
+  const timeline = state.spans.some((x) => x.traceId === tp.traceId) ? h("button", { class: "to-timeline", onclick: () => showTrace(tp.traceId) }, "timeline") : null;
+  return h("div", { class: "d-trace", title: "W3C trace context (_meta.traceparent)" }, "trace ", h("code", { class: "trace-id" }, tp.traceId), " · sender's span ", h("code", {}, tp.spanId), " ", timeline);
+}
+
+/** The Timing view, scrolled to the turn whose timeline has this trace. */
+function showTrace(traceId: string): void {
+  showTiming(`.spans[data-traces~="${traceId}"]`);
+}
+
+/** The Timing view, scrolled to what `selector` finds (a turn's timeline). */
+function showTiming(selector: string): void {
+  state.view = "timing";
+  render();
+  timingEl.querySelector<HTMLElement>(selector)?.scrollIntoView({ block: "start" });
 }
 
 /** CSP forbids style attributes; CSSOM custom properties are fine. */
@@ -300,6 +317,8 @@ function renderTiming(): void {
   if (state.view !== "timing") return;
   const turns = turnTimings(state.entries).filter((t) => !state.session || t.sessionId === state.session);
   const longest = Math.max(1, ...turns.map((t) => t.durationMs ?? 0));
+  const sentBy = messagesBySpan(state.entries);
+  const jump = (seq: number): void => (setView("messages"), select(seq, true));
   clear(
     timingEl,
     turns.length === 0
@@ -311,8 +330,9 @@ function renderTiming(): void {
           h(
             "tbody",
             {},
-            ...turns.map((t) =>
-              h(
+            ...turns.flatMap((t) => {
+              const spans = turnSpans(t, state.entries, state.spans);
+              const row = h(
                 "tr",
                 {},
                 h("td", {}, `#${t.seq}`),
@@ -324,8 +344,10 @@ function renderTiming(): void {
                 h("td", {}, ms(t.humanMs)),
                 h("td", {}, t.stopReason ?? "running"),
                 h("td", { class: "bar-cell", title: "duration; the waiting-on-human part first" }, bar(((t.durationMs ?? 0) / longest) * 100, t.durationMs ? (t.humanMs / t.durationMs) * 100 : 0)),
-              ),
-            ),
+              );
+              // The agent's spans of this turn (when it traced to our receiver), under its row.
+              return spans ? [row, h("tr", { class: "turn-spans", "data-turn": t.seq }, h("td", { colspan: 9 }, renderTurnSpans(spans, sentBy, jump, openSpans)))] : [row];
+            }),
           ),
         ),
   );

@@ -48,6 +48,8 @@ function renderTool(t: ToolItem, terminals: Map<string, Terminal>): HTMLElement 
 export interface ConvHandlers {
   answer(ask: PendingAsk, optionId: string): void;
   jump(seq: number): void;
+  /** With spans received: show the span timeline of the turn a prompt answer (seq) ended. */
+  timeline?: (seq: number) => void;
 }
 
 function item(i: ConvItem, terminals: Map<string, Terminal>, handlers: ConvHandlers): HTMLElement {
@@ -73,7 +75,15 @@ function item(i: ConvItem, terminals: Map<string, Terminal>, handlers: ConvHandl
         h("div", { class: "answer" }, i.answer === undefined ? "waiting for the answer…" : i.answer === "cancelled" ? "answered: cancelled" : i.answer === "error" ? "answered with an error" : `answered: ${i.answer}`, i.waitedMs !== undefined ? ` after ${ms(i.waitedMs)}` : ""),
       );
     case "stop":
-      return h("div", { class: "stop" }, `turn ended: ${i.stopReason}`, i.latencyMs !== undefined ? ` · ${ms(i.latencyMs)}` : "", " ", jump);
+      return h(
+        "div",
+        { class: "stop" },
+        `turn ended: ${i.stopReason}`,
+        i.latencyMs !== undefined ? ` · ${ms(i.latencyMs)}` : "",
+        " ",
+        jump,
+        handlers.timeline ? h("button", { class: "to-timeline", onclick: () => handlers.timeline?.(i.seq) }, "timeline") : null,
+      );
     case "error":
       return h("div", { class: "stop error" }, `prompt failed: ${i.text} `, jump);
     case "cancel":

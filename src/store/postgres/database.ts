@@ -4,6 +4,7 @@ import { createStderrLogger, errorMessage } from "../../core/index.js";
 import { migrate } from "./migrations.js";
 import { PostgresStoreError, parsePostgresUrl, redact } from "./url.js";
 
+/** Options of `PostgresDatabase.open` (and `openPostgresStore`): the URL, schema, pool size and time bounds. */
 export interface PostgresDatabaseOptions {
   /** `postgres://user:password@host:port/database` (or `postgresql://`); libpq query parameters such as `sslmode` work. */
   url: string;
@@ -35,7 +36,9 @@ export interface QueryResult<R> {
   rows: R[];
   rowCount: number | null;
 }
+/** A result row, column name to value, as `pg` returns it. */
 export type Row = Record<string, unknown>;
+/** A parameterised statement run on the pool or inside a transaction (`$1`, `$2` … bound to `values`). */
 export type Query = <R extends Row = Row>(text: string, values?: unknown[]) => Promise<QueryResult<R>>;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -100,10 +103,17 @@ export class PostgresDatabase {
     return `"${this.schema}".${name}`;
   }
 
-  /** One statement on any pooled connection; `write` counts it in `stats()`; `timeoutMs` overrides the query bound. */
-  async query<R extends Row = Row>(text: string, values: unknown[] = [], write: boolean | "lease" = false, timeoutMs?: number): Promise<QueryResult<R>> {
+  /**
+   * One statement on any pooled connection; `write` counts it in `stats()`; `timeoutMs` overrides
+   * the query bound; `name` makes it a prepared statement (parsed and planned once per connection:
+   * for the statements every turn runs). A name stands for one text.
+   */
+  async query<R extends Row = Row>(text: string, values: unknown[] = [], write: boolean | "lease" = false, timeoutMs?: number, name?: string): Promise<QueryResult<R>> {
     this.#stats.queries++;
-    const result = await this.#pool.query<R>(timeoutMs === undefined ? { text, values } : ({ text, values, query_timeout: timeoutMs } as pg.QueryConfig));
+    const config: pg.QueryConfig & { query_timeout?: number } = { text, values };
+    if (timeoutMs !== undefined) config.query_timeout = timeoutMs;
+    if (name !== undefined) config.name = name;
+    const result = await this.#pool.query<R>(config);
     if (write === "lease") this.#stats.leaseWrites++;
     else if (write) this.#stats.writes++;
     return result;

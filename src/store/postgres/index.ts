@@ -13,7 +13,7 @@ export { PostgresDatabase } from "./database.js";
 export type { PostgresDatabaseOptions, PostgresStoreStats, Query, QueryResult, Row } from "./database.js";
 export { PostgresStoreError, parsePostgresUrl, redact as redactStoreUrl } from "./url.js";
 export type { PostgresStoreErrorCode } from "./url.js";
-export { PostgresSessionStore, leaseLost, sessionKey } from "./session-store.js";
+export { PostgresSessionStore } from "./session-store.js";
 export type { PostgresSessionStoreOptions } from "./session-store.js";
 export { PostgresApprovalMemoryStore } from "./approval-store.js";
 export { PostgresSessionLeases } from "./leases.js";
@@ -23,6 +23,7 @@ export { PostgresQuotaStore } from "./quotas.js";
 export type { PostgresQuotaStoreOptions } from "./quotas.js";
 export { PostgresAuditLog } from "./audit.js";
 
+/** Options of `openPostgresStore`: the database's, plus the lease settings and the clock of session times. */
 export interface OpenPostgresStoreOptions extends PostgresDatabaseOptions {
   leases?: Omit<PostgresSessionLeasesOptions, "logger">;
   clock?: () => Date;

@@ -6,6 +6,10 @@ import { DEFAULT_LEASE_TTL_MS, LeaseState, newLeaseHolderName } from "../leases.
 import type { PostgresDatabase } from "./database.js";
 import { sessionKey } from "./session-store.js";
 
+/**
+ * Options of `PostgresSessionLeases`: this instance's holder name, the lease time to live and renewal period, and who
+ * is told the lease deadlines.
+ */
 export interface PostgresSessionLeasesOptions {
   /** This instance's name (default host:pid:random). */
   holder?: string;

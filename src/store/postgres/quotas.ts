@@ -5,6 +5,7 @@ import type { QuotaSlotKind, QuotaStore, QuotaTake } from "../quotas.js";
 import { PROMPT_WINDOW_MS, QUOTA_SLOT_TTL_MS } from "../quotas.js";
 import type { PostgresDatabase, Query } from "./database.js";
 
+/** Options of `PostgresQuotaStore`: this instance's holder name, how long an unrenewed slot counts, and the logger. */
 export interface PostgresQuotaStoreOptions {
   holder?: string;
   ttlMs?: number;

@@ -18,7 +18,12 @@ import type { PageQuery } from "../pagination.js";
 import { pageOf, pageQuery } from "../pagination.js";
 import { isValidSessionId } from "../session-ids.js";
 import type { PostgresDatabase } from "./database.js";
+import { GroupItemWriter } from "./item-writer.js";
 
+/**
+ * Options of `PostgresSessionStore`: the clock, and the lease fence that refuses writes to a session this instance no
+ * longer holds.
+ */
 export interface PostgresSessionStoreOptions {
   /** Source of `createdAt` / `updatedAt` times (tests pin it). */
   clock?: () => Date;
@@ -33,6 +38,9 @@ export interface PostgresSessionStoreOptions {
 
 /** Items per query of a streaming read. */
 const READ_BATCH = 500;
+/** Headers remembered for one-statement patches (a session's first prompt stores its title). */
+const MAX_CACHED_HEADERS = 1024;
+const EPOCH = new Date(0);
 
 /** The key a session is stored under: UTF-16BE bytes, so `bytea` order is JavaScript string order. */
 export function sessionKey(sessionId: SessionId): Buffer {
@@ -61,9 +69,10 @@ interface Settle {
  * Sessions in PostgreSQL (tables in migrations.ts). Each write is acknowledged only after its
  * commit, so an instance killed at any point loses nothing it acknowledged. Writes to one
  * session are queued in call order; items that queue up while a write is in flight go out
- * together in one statement (one commit), so a busy session costs fewer round trips without
- * acknowledging anything early. Header updates are a transaction of their own (read, patch
- * with the same rules as the file store, write).
+ * together, and so do other sessions' (GroupItemWriter: one statement, one commit), so a busy
+ * server costs fewer round trips without acknowledging anything early. A header update is one
+ * statement when the header is as this instance last wrote or read it, else a transaction
+ * (read, patch with the same rules as the file store, write).
  */
 export class PostgresSessionStore implements SessionStore {
   readonly #db: PostgresDatabase;
@@ -73,6 +82,8 @@ export class PostgresSessionStore implements SessionStore {
   readonly #queues = new Map<SessionId, Pending[]>();
   readonly #sessions: string;
   readonly #items: string;
+  readonly #writer: GroupItemWriter;
+  readonly #headers = new Map<SessionId, { text: string; header: SessionHeader }>();
 
   constructor(db: PostgresDatabase, options: PostgresSessionStoreOptions = {}) {
     this.#db = db;
@@ -81,19 +92,22 @@ export class PostgresSessionStore implements SessionStore {
     this.#leases = db.table("agentkit_leases");
     this.#sessions = db.table("agentkit_sessions");
     this.#items = db.table("agentkit_items");
+    this.#writer = new GroupItemWriter(db);
   }
 
   async create(input: CreateSessionInput): Promise<SessionHeader> {
     const header = newHeader(input, this.#clock());
     const { cwd, updatedAt, ...stored } = header;
+    const text = json(stored);
     const result = await this.#db
       .query(
         `INSERT INTO ${this.#sessions} (id, cwd, updated_at, header, owner) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-        [sessionKey(header.sessionId), cwd, updatedAt, json(stored), header.owner],
+        [sessionKey(header.sessionId), cwd, updatedAt, text, header.owner],
         true,
       )
       .catch(translate);
     if (result.rowCount === 0) throw new SessionStoreError("session_exists", `session ${header.sessionId} already exists`);
+    this.#remember(header.sessionId, text, cwd);
     return header;
   }
 
@@ -121,6 +135,7 @@ export class PostgresSessionStore implements SessionStore {
       .catch(translate);
     const row = rows[0];
     if (!row) return undefined;
+    this.#remember(sessionId, json(row.header), row.cwd); // a restore updates cwd next
     return { header: headerOf(row), items: row.items, warnings: [] };
   }
 
@@ -170,6 +185,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async delete(sessionId: SessionId): Promise<boolean> {
     if (!isValidSessionId(sessionId)) return false;
+    this.#headers.delete(sessionId);
     const result = await this.#db.query(`DELETE FROM ${this.#sessions} WHERE id = $1`, [sessionKey(sessionId)], true).catch(translate);
     return (result.rowCount ?? 0) > 0;
   }
@@ -232,42 +248,54 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async #writeItems(sessionId: SessionId, batch: Array<Extract<Pending, { kind: "item" }>>): Promise<void> {
-    const n = batch.length;
     const token = this.#fence(sessionId) ?? null;
-    const result = await this.#db
-      .query(
-        `WITH s AS (
-           UPDATE ${this.#sessions} SET item_count = item_count + $2, updated_at = $3 WHERE id = $1 AND ${this.#fenced("$6")} RETURNING item_count
-         )
-         INSERT INTO ${this.#items} (session_id, seq, at, item)
-         SELECT $1, s.item_count - $2 + i.ord, i.at, i.item
-           FROM s, unnest($4::timestamptz[], $5::json[]) WITH ORDINALITY AS i(at, item, ord)`,
-        [sessionKey(sessionId), n, batch[n - 1]!.at, batch.map((p) => p.at), batch.map((p) => p.json), token],
-        true,
-      )
-      .catch(translate);
-    if (result.rowCount !== n) throw await this.#whyNotWritten(sessionId, token);
-    this.#db.countItems(n);
+    const written = await this.#writer.write({ key: sessionKey(sessionId), token, items: batch }).catch(translate);
+    if (!written) throw await this.#whyNotWritten(sessionId, token);
+    this.#db.countItems(batch.length);
   }
 
+
+
   async #writePatch(sessionId: SessionId, patch: SessionHeaderPatch, at: string): Promise<void> {
+    const token = this.#fence(sessionId) ?? null;
+    const cached = this.#headers.get(sessionId);
+    if (cached) {
+      // One statement when the header is as this instance last saw it (compared in the same
+      // statement, so a change by anyone else since falls back to the transaction below).
+      const { cwd, updatedAt, ...stored } = applyPatch(structuredClone(cached.header), patch, at);
+      const text = json(stored);
+      const { rowCount } = await this.#db
+        .query(
+          `UPDATE ${this.#sessions} SET header = $2, cwd = $3, updated_at = $4, archived = $5
+            WHERE id = $1 AND header::text = $6 AND cwd = $7 AND ${this.#fenced("$8")}`,
+          [sessionKey(sessionId), text, cwd, updatedAt, stored.archived === true, cached.text, cached.header.cwd, token],
+          true,
+          undefined,
+          "agentkit_patch_header",
+        )
+        .catch(translate);
+      if (rowCount === 1) return this.#remember(sessionId, text, cwd);
+    }
     await this.#db
       .transaction(async (query) => {
-        const token = this.#fence(sessionId) ?? null;
         const { rows } = await query<HeaderRow>(`SELECT header, cwd, updated_at FROM ${this.#sessions} WHERE id = $1 AND ${this.#fenced("$2")} FOR UPDATE`, [sessionKey(sessionId), token]);
         const row = rows[0];
         if (!row) throw await this.#whyNotWritten(sessionId, token);
         const { cwd, updatedAt, ...stored } = applyPatch(headerOf(row), patch, at);
-        await query(`UPDATE ${this.#sessions} SET header = $2, cwd = $3, updated_at = $4, archived = $5 WHERE id = $1`, [
-          sessionKey(sessionId),
-          json(stored),
-          cwd,
-          updatedAt,
-          stored.archived === true,
-        ]);
+        const text = json(stored);
+        await query(`UPDATE ${this.#sessions} SET header = $2, cwd = $3, updated_at = $4, archived = $5 WHERE id = $1`, [sessionKey(sessionId), text, cwd, updatedAt, stored.archived === true]);
+        this.#remember(sessionId, text, cwd);
       })
       .catch(translate);
   }
+
+  /** The header as stored (its `header` column's text and cwd), for the next patch; the most recent MAX_CACHED_HEADERS sessions. */
+  #remember(sessionId: SessionId, text: string, cwd: string): void {
+    this.#headers.delete(sessionId);
+    this.#headers.set(sessionId, { text, header: headerOf({ header: JSON.parse(text) as StoredHeader, cwd, updated_at: EPOCH }) });
+    if (this.#headers.size > MAX_CACHED_HEADERS) this.#headers.delete(this.#headers.keys().next().value!);
+  }
+
 }
 
 /**
@@ -293,7 +321,7 @@ export function listStatement(table: string, query: PageQuery): { text: string; 
 }
 
 /** The lease was lost (another instance may run the session now): nothing was written. */
-export function leaseLost(sessionId: SessionId): AgentKitError {
+function leaseLost(sessionId: SessionId): AgentKitError {
   return new AgentKitError("session_lease_lost", `this instance no longer holds the lease on session ${JSON.stringify(sessionId)}; nothing was written`);
 }
 

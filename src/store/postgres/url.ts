@@ -5,6 +5,10 @@ export { redact };
 
 // Kept apart from the driver: `serve` checks a --store URL without loading pg.
 
+/**
+ * Why the PostgreSQL store failed to start or answer (`PostgresStoreError.code`): a bad URL, the server unreachable
+ * or refusing, or a schema newer than this build.
+ */
 export type PostgresStoreErrorCode = "invalid_store_url" | "store_unavailable" | "store_schema_too_new";
 
 /** Start-up and availability failures of the PostgreSQL store, each saying what to fix. */

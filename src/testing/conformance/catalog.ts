@@ -17,7 +17,3 @@ export const conformanceChecks: readonly ConformanceCheck[] = [...connectionChec
   .map((check, index) => ({ check, index }))
   .sort((a, b) => GROUP_ORDER.indexOf(a.check.group) - GROUP_ORDER.indexOf(b.check.group) || a.index - b.index)
   .map(({ check }) => check);
-
-export function checkById(id: string): ConformanceCheck | undefined {
-  return conformanceChecks.find((c) => c.id === id);
-}

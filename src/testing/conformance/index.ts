@@ -1,6 +1,6 @@
 // ACP v1 conformance suite: run it against any agent command line (`agentkit-acp check`).
 export { runConformance } from "./runner.js";
-export { conformanceChecks, checkById } from "./catalog.js";
+export { conformanceChecks } from "./catalog.js";
 export { formatConformanceMarkdown, formatConformanceReport, verdictOf, type FormatOptions } from "./report.js";
 export { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_PROMPTS } from "./run.js";
 export type {

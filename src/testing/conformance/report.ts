@@ -1,5 +1,6 @@
 import type { CheckResult, CheckSeverity, CheckStatus, CheckVerdict, ConformanceReport } from "./types.js";
 
+/** Options of `formatConformanceReport`. */
 export interface FormatOptions {
   /** ANSI colours (default false). */
   color?: boolean;

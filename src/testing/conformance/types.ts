@@ -18,8 +18,10 @@ export type CheckVerdict = "ok" | "violation" | "recommendation" | "informationa
 /** `warn`: inconclusive or heuristic finding (e.g. a race); `skip`: not applicable, with the reason. */
 export type CheckStatus = "pass" | "fail" | "skip" | "warn";
 
+/** The part of the protocol a conformance check covers; reports group their checks by it. */
 export type CheckGroup = "initialize" | "json-rpc" | "session" | "prompt" | "cancel" | "capabilities" | "mcp" | "process";
 
+/** The sentence of the ACP spec (or JSON-RPC 2.0) a check enforces, with its page and link. */
 export interface SpecReference {
   /** Spec page and section, e.g. "prompt-turn#cancellation". */
   section: string;
@@ -43,6 +45,7 @@ export interface ConformanceCheck {
   prompts?: boolean;
 }
 
+/** One check's outcome in a `ConformanceReport`: its status, what was seen, and the spec sentence behind it. */
 export interface CheckResult {
   id: string;
   group: CheckGroup;
@@ -73,6 +76,10 @@ export interface ConformancePrompts {
   permission?: string;
 }
 
+/**
+ * Options of `runConformance`: how the agent is launched, where its session runs, the prompts, bounds and which
+ * checks run.
+ */
 export type ConformanceOptions = AgentLaunch & {
   /**
    * The session's working directory. Default: a fresh temporary directory (removed
@@ -110,6 +117,7 @@ export type ConformanceOptions = AgentLaunch & {
   onStderr?: (line: string) => void;
 };
 
+/** The counts of a report, and the verdict a CI job can act on. */
 export interface ConformanceSummary {
   pass: number;
   fail: number;
@@ -123,6 +131,7 @@ export interface ConformanceSummary {
   informational: string[];
 }
 
+/** What `runConformance` returns: the agent as it introduced itself, every check's result and the summary. */
 export interface ConformanceReport {
   agent: {
     command: string;

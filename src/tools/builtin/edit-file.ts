@@ -12,8 +12,13 @@ const input = z.object({
   replace_all: z.boolean().optional().describe("Replace every occurrence instead of exactly one"),
 });
 
+/** The `edit_file` tool's input, as validated. */
 export type EditFileInput = z.output<typeof input>;
 
+/**
+ * The `edit_file` tool: replaces one exact piece of text in a file (or every occurrence with `replace_all`), through
+ * the session's `FileOperations`.
+ */
 export function editFileTool(): Tool<EditFileInput> {
   return defineTool({
     name: "edit_file",

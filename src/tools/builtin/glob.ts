@@ -15,8 +15,13 @@ const input = z.object({
   path: z.string().optional().describe("Directory to search in; defaults to the working directory"),
 });
 
+/** The `glob` tool's input, as validated. */
 export type GlobInput = z.output<typeof input>;
 
+/**
+ * The `glob` tool: finds files by pattern inside the roots on the local file system, bounded by `globMaxResults` and
+ * `walkMaxEntries`.
+ */
 export function globTool(options: BuiltinToolOptions = {}): Tool<GlobInput> {
   const maxResults = options.globMaxResults ?? defaults.globMaxResults;
   const maxEntries = options.walkMaxEntries ?? defaults.walkMaxEntries;

@@ -17,10 +17,15 @@ const input = z.object({
   glob: z.string().optional().describe("Only search files matching this glob, e.g. `*.ts` or `src/**/*.ts`"),
 });
 
+/** The `grep` tool's input, as validated. */
 export type GrepInput = z.output<typeof input>;
 
 const maxLineChars = 300;
 
+/**
+ * The `grep` tool: searches file contents by regular expression inside the roots on the local file system, bounded in
+ * matches, file size and files walked.
+ */
 export function grepTool(options: BuiltinToolOptions = {}): Tool<GrepInput> {
   const maxMatches = options.grepMaxMatches ?? defaults.grepMaxMatches;
   const maxFileBytes = options.grepMaxFileBytes ?? defaults.grepMaxFileBytes;

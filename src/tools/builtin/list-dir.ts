@@ -11,6 +11,7 @@ const input = z.object({
   path: z.string().describe("Directory to list, relative to the working directory or absolute inside the workspace"),
 });
 
+/** The `list_dir` tool's input, as validated. */
 export type ListDirInput = z.output<typeof input>;
 
 /** Lists a directory on the local file system (ACP's fs/* has no listing, so this never goes through the client). */

@@ -12,8 +12,13 @@ const input = z.object({
   limit: z.number().int().min(1).optional().describe("Number of lines to read"),
 });
 
+/** The `read_file` tool's input, as validated. */
 export type ReadFileInput = z.output<typeof input>;
 
+/**
+ * The `read_file` tool: reads a text file (or a window of its lines) through the session's `FileOperations`, so an
+ * ACP client's unsaved buffers are what the model sees.
+ */
 export function readFileTool(options: BuiltinToolOptions = {}): Tool<ReadFileInput> {
   const maxBytes = options.readMaxBytes ?? defaults.readMaxBytes;
   return defineTool({

@@ -13,8 +13,13 @@ const input = z.object({
   timeout_ms: z.number().int().min(1).optional().describe("Timeout in milliseconds (default 120000)"),
 });
 
+/** The `shell` tool's input, as validated. */
 export type ShellInput = z.output<typeof input>;
 
+/**
+ * The `shell` tool: runs a command line through the session's `CommandRunner` (a client terminal, or a local process
+ * group, sandboxed when configured), with a time bound the model may raise up to `shellMaxTimeoutMs`.
+ */
 export function shellTool(options: BuiltinToolOptions = {}): Tool<ShellInput> {
   const defaultTimeout = options.shellTimeoutMs ?? defaults.shellTimeoutMs;
   const maxTimeout = options.shellMaxTimeoutMs ?? defaults.shellMaxTimeoutMs;

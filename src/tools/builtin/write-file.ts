@@ -9,8 +9,10 @@ const input = z.object({
   content: z.string().describe("The complete new content of the file"),
 });
 
+/** The `write_file` tool's input, as validated. */
 export type WriteFileInput = z.output<typeof input>;
 
+/** The `write_file` tool: creates a file or replaces its whole content through the session's `FileOperations`. */
 export function writeFileTool(): Tool<WriteFileInput> {
   return defineTool({
     name: "write_file",

@@ -1,8 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
-import { AcpClient } from "../../../src/acp/client/index.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { ServeProcess, bin } from "./serve-support.js";
+import { ServeProcess } from "./serve-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 
 // logout and the unstable auth/status + auth/status_update, against serve's env-api-key method.
@@ -83,35 +82,5 @@ describe("logout, auth/status and auth/status_update (serve)", () => {
     expect(await connection.agent.request(acp.methods.agent.auth.status, {})).toEqual({ state: "not_required" });
     await expect(connection.agent.request(acp.methods.agent.logout, {})).rejects.toMatchObject({ code: -32601 });
   });
-
-  it("our AcpClient: authStatus(), logout(), onAuthStatus() and the -32000 gate", async () => {
-    const mock = await mockProvider(1);
-    const ws = new Workspace("agentkit-authstatus-");
-    cleanups.push(() => ws.cleanup());
-    const client = await AcpClient.start({
-      command: process.execPath,
-      args: [bin, "serve", "--model", "anthropic:claude-sonnet-4-5", "--base-url", mock.baseUrl],
-      cwd: ws.cwd,
-      env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }),
-      inheritEnv: false,
-      stderr: "ignore",
-    });
-    cleanups.push(() => client.close());
-    expect((await client.authStatus()).state).toBe("authenticated");
-    const seen: string[] = [];
-    const updated = new Promise<void>((resolve) =>
-      client.onAuthStatus((s) => {
-        seen.push(s.state);
-        resolve();
-      }),
-    );
-    const session = await client.newSession();
-    await client.logout();
-    await updated;
-    expect(seen).toEqual(["unauthenticated"]);
-    await expect(session.prompt("hi")).rejects.toMatchObject({ code: -32000 });
-    await client.authenticate("env-api-key");
-    expect((await client.authStatus()).state).toBe("authenticated");
-    expect((await session.prompt("hi")).text).toBe("reply 1");
-  });
+  // Our AcpClient's side (authStatus, logout, onAuthStatus, the -32000 gate): test/acp/client/protocols.e2e.test.ts, over v1 and v2.
 });

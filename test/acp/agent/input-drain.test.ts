@@ -45,6 +45,17 @@ describe("UnansweredRequests (what stdin's end waits for)", () => {
     expect(owed.cancelLines()).toEqual([]);
   });
 
+  it("a state_update in another layout than the SDK's (keys reordered, a quote in the session id) is still seen", async () => {
+    const owed = new UnansweredRequests();
+    owed.observeInput(bytes({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "t", version: "1" } } }));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", method: "session/update", params: { _meta: {}, sessionId: "a", update: { sessionUpdate: "state_update", state: "running" } } }));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId: 'b"q', update: { sessionUpdate: "state_update", state: "running" } } }));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "c", update: { state: "running", sessionUpdate: "state_update" } } }));
+    owed.observeOutput(bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "d", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "x" } } } }));
+    const cancelled = owed.cancelLines().map((line) => (JSON.parse(new TextDecoder().decode(line)) as { params: { sessionId: string } }).params.sessionId);
+    expect(cancelled.sort()).toEqual(["a", 'b"q', "c"]);
+  });
+
   it("over v1 no update is looked at: a state_update-shaped line owes nothing", async () => {
     const owed = new UnansweredRequests();
     owed.observeInput(bytes({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }));

@@ -3,7 +3,8 @@ import { createServer } from "node:net";
 import * as acp from "@agentclientprotocol/sdk";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ListeningServe, TOKEN, connectOver } from "./http-support.js";
+import { runCli } from "../../support/cli.js";
+import { ListeningServe, TOKEN, connectOver, exitWithin } from "./http-support.js";
 import { cleanEnv, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
 
@@ -12,6 +13,8 @@ import { tempDir, textOf } from "./support.js";
  * command reaches a loopback "registry" named in the allow-list through the proxy; another
  * loopback server and a public host that are not named are refused with the proxy's answer in
  * the command's output; serve's own listener is refused even though the allow-list names it.
+ * Each refusal, and a command that hits the process bound, is in the audit trail that
+ * `agentkit-acp audit` prints, with the session and principal.
  */
 
 async function freePort(): Promise<number> {
@@ -37,6 +40,7 @@ function toolOutputs(updates: SessionUpdate[]): Map<string, string> {
 
 describe("serve --sandbox --sandbox-net allow=…", () => {
   const workspace = tempDir("agentkit-net-ws-");
+  const state = tempDir("agentkit-net-state-");
   const registry = createHttpServer((req, res) => res.end(`registry-ok ${req.url ?? ""}\n`));
   const other = createHttpServer((_req, res) => res.end("other-reached\n"));
   let serve: ListeningServe;
@@ -46,10 +50,12 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
   let firstUpdate: SessionUpdate | undefined;
   let registryPort = 0;
   let servePort = 0;
+  let sessionId = "";
+  let otherPort = 0;
 
   beforeAll(async () => {
     registryPort = await listen(registry);
-    const otherPort = await listen(other);
+    otherPort = await listen(other);
     servePort = await freePort();
     const curl = (url: string) => `curl -sS --max-time 20 ${url}; echo " exit=$?"`;
     const script = writeScript(workspace.path, [
@@ -57,11 +63,12 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
       { toolCall: { name: "shell", input: { command: curl(`http://127.0.0.1:${otherPort}/`) }, callId: "other" } },
       { toolCall: { name: "shell", input: { command: curl(`http://127.0.0.1:${servePort}/acp`) }, callId: "own" } },
       { toolCall: { name: "shell", input: { command: curl("https://example.com/") }, callId: "public" } },
+      { toolCall: { name: "shell", input: { command: 'i=0; while [ $i -lt 60 ]; do sleep 30 & i=$((i+1)); done; echo "started $i"' }, callId: "bound" } },
       { text: "net done" },
     ]);
     // The allow-list names serve's own port too: it must stay refused.
     const allow = `allow=127.0.0.1:${registryPort},127.0.0.1:${servePort}`;
-    serve = new ListeningServe(["--model", `scripted:${script}`, "--no-persist", "--log-level", "info", "--sandbox", "--sandbox-net", allow], {
+    serve = new ListeningServe(["--model", `scripted:${script}`, "--state-dir", state.path, "--log-level", "info", "--sandbox", "--sandbox-limit", "processes=24", "--sandbox-net", allow], {
       cwd: workspace.path,
       listen: `127.0.0.1:${servePort}`,
       env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }),
@@ -69,7 +76,7 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
     const { agent, client, connection } = connectOver("ws", await serve.url);
     const init = await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "net-test", version: "1" } });
     initMeta = init._meta;
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: workspace.path, mcpServers: [] });
+    ({ sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: workspace.path, mcpServers: [] }));
     const response = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "fetch" }] });
     expect(response.stopReason).toBe("end_turn");
     const updates = client.updates(sessionId);
@@ -84,6 +91,7 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
     registry.close();
     other.close();
     workspace.remove();
+    state.remove();
   });
 
   it("the allowed registry answers through the proxy", () => {
@@ -115,5 +123,32 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
     // The session's first update says it with the session's own roots.
     expect(firstUpdate?._meta).toMatchObject({ agentkit: { sandbox: { mode: "workspace", writable: [workspace.path], network: { allow: [`127.0.0.1:${registryPort}`, `127.0.0.1:${servePort}`] } } } });
     expect(serve.stderr).toContain(`network: only 127.0.0.1:${registryPort}, 127.0.0.1:${servePort} (through the sandbox's proxy)`);
+  });
+
+  // Last: stops serve, which writes its queued audit records.
+  it("the audit trail records each refused destination and the bound hit, with session and principal", async () => {
+    serve.signal("SIGTERM");
+    expect((await exitWithin(serve)).code).toBe(0);
+    const audit = await runCli(["audit", "--state-dir", state.path, "--json"], { cwd: workspace.path, env: cleanEnv() });
+    expect(audit.code).toBe(0);
+    const records = audit.lines as Array<{ principal: string; action: string; sessionId?: string; detail: Record<string, unknown> }>;
+    const principal = records.find((r) => r.action === "session/new")?.principal;
+    expect(principal).toBeDefined();
+    const refused = records.filter((r) => r.action === "sandbox_network_refused");
+    expect(refused.map((r) => r.detail)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ host: "127.0.0.1", port: otherPort, reason: "not in the --sandbox-net allow-list" }),
+        expect.objectContaining({ host: "127.0.0.1", port: servePort, reason: expect.stringContaining("this server's own listener") }),
+        expect.objectContaining({ host: "example.com", port: 443, reason: "not in the --sandbox-net allow-list" }),
+      ]),
+    );
+    // The allowed registry is not a refusal.
+    expect(refused.some((r) => r.detail.port === registryPort)).toBe(false);
+    const bound = records.filter((r) => r.action === "sandbox_bound_hit");
+    expect(bound.map((r) => r.detail)).toEqual([expect.objectContaining({ bound: "processes", limit: "24" })]);
+    for (const r of [...refused, ...bound]) expect(r).toMatchObject({ principal, sessionId });
+    // The text form names them too.
+    const text = await runCli(["audit", "--state-dir", state.path], { cwd: workspace.path, env: cleanEnv() });
+    expect(text.stdout).toMatch(/sandbox_network_refused .*host=example\.com port=443/);
   });
 });

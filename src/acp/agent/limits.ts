@@ -1,5 +1,8 @@
-// The HTTP service's default bounds, apart from the service so that `serve`'s defaults (and its
-// --help) can name them without loading the HTTP stack.
+// The protocol adapter's default bounds, apart from the runtime and the HTTP service so that
+// `serve`'s defaults (and its --help) can name them without loading either.
+
+/** Sessions an `AcpHeadlessRuntime` keeps open at once unless `maxSessions` says otherwise; session/new beyond it is refused. */
+export const DEFAULT_MAX_SESSIONS = 32;
 
 /** Open ACP connections an `AcpHttpService` allows at once unless `maxConnections` says otherwise; more get HTTP 503. */
 export const DEFAULT_MAX_CONNECTIONS = 256;
