@@ -16,7 +16,8 @@
  * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every agent process into DIR; BENCH_SERVE_ARGS adds
  * arguments to `serve` (e.g. `--no-persist`); BENCH_BASELINE=DIR[,DIR…] adds the `serve` of other built
  * checkouts (e.g. main: `git worktree add`, node_modules linked, `npm run build`) as more rows.
- * BENCH_TURNS, BENCH_SESSIONS (load a) and BENCH_TRANSPORTS=http|ws narrow a run (e.g. to profile).
+ * BENCH_TURNS, BENCH_SESSIONS (load a) and BENCH_TRANSPORTS=http|ws narrow a run (e.g. to profile);
+ * BENCH_WARMUP=N runs N unmeasured turns per session first (the steady state, without the JIT's warm-up).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -36,6 +37,8 @@ const deltas = Number(process.argv[4] ?? "400");
 const IDLE = Number(process.env.BENCH_IDLE_CONNECTIONS ?? "1000");
 /** BENCH_TURNS=N: turns per session (default 5 in (a), 3 in (b)); more makes a CPU profile mostly turns. */
 const turnsOf = (fallback: number): number => Number(process.env.BENCH_TURNS ?? fallback);
+/** BENCH_WARMUP=N: turns per session run before the measured ones (default 0: a fresh process, its JIT warm-up included). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? "0");
 /** BENCH_TRANSPORTS=http or ws: only that transport (e.g. to profile one). */
 const transports = (process.env.BENCH_TRANSPORTS ?? "http,ws").split(",") as ("http" | "ws")[];
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -153,6 +156,8 @@ interface Sample {
 
 /** The prompting phase: every session's turns one after another, all sessions at once. */
 async function promptPhase(agent: Listening, clients: Client[], sessions: { prompt(): Promise<number> }[], turns: number): Promise<Omit<Sample, "peakRssMb">> {
+  // BENCH_WARMUP=N: N turns per session first, not measured (the JIT's warm-up paid before: the steady state).
+  for (let i = 0; i < WARMUP; i++) await Promise.all(sessions.map((s) => s.prompt()));
   const cpuBefore = cpuMs(agent.pid);
   const bytesBefore = clients.reduce((n, c) => n + c.bytes(), 0);
   const updatesBefore = clients.reduce((n, c) => n + c.messages(), 0);
@@ -219,7 +224,7 @@ async function once<T>(name: AgentName, run: (agent: Listening) => Promise<T>): 
 }
 
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
-const lines: string[] = [`Node ${process.version}, ${deltas} deltas per turn, median of ${rounds} interleaved runs, each agent a fresh process`, ""];
+const lines: string[] = [`Node ${process.version}, ${deltas} deltas per turn, median of ${rounds} interleaved runs, each agent a fresh process${WARMUP > 0 ? `, ${WARMUP} unmeasured warm-up turn(s) per session first` : ""}`, ""];
 try {
   for (const [load, run] of [["a", loadA], ["b", loadB]] as const) {
     if (!loads.has(load)) continue;

@@ -15,4 +15,5 @@ export * from "./sandbox.js";
 export * from "./sandbox-net.js";
 export { SandboxProxy, proxyEnvironment, sandboxProxyPort, sandboxProxySocket } from "./sandbox-proxy.js";
 export { seatbeltProfile, type SeatbeltPolicy } from "./sandbox-seatbelt.js";
+export { seccompBlocked, seccompFilter, seccompProgram, seccompSyscallNumber, type BpfInstruction } from "./sandbox-seccomp.js";
 export * from "./tracing.js";

@@ -5,7 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { decideDestination, formatNetAllow, type NetAllowEntry, type NetDecisionOptions } from "./sandbox-net.js";
-import type { SandboxRefusal } from "./sandbox.js";
+
+// What the proxy reports: the `network` kind of sandbox.ts's SandboxRefusal, declared here because
+// sandbox.ts imports this module (the type check holds the two shapes together where it passes its handler).
+type SandboxRefusal = { kind: "network"; host: string; port: number; reason: string };
 
 /**
  * The network of a sandbox with an allow-list: an HTTP proxy (CONNECT for TLS and any TCP,

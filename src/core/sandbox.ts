@@ -4,6 +4,7 @@ import { ConfigError } from "./errors.js";
 import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
 import { bridgedArgv, proxyEnvironment, SandboxProxy, sandboxProxySocket, type SandboxBridge } from "./sandbox-proxy.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
+import { writeSeccompFile } from "./sandbox-seccomp.js";
 
 /**
  * Commands in an OS sandbox (docs/sandbox.md). Linux: bubblewrap, with the workspace roots
@@ -51,6 +52,8 @@ export interface SandboxDescription {
   limits: SandboxLimits;
   /** How the process bound is enforced: "rlimit", "cgroup", or "none" (said so, not hidden). */
   processBound: "rlimit" | "cgroup" | "none";
+  /** Whether commands run under the seccomp filter (sandbox-seccomp.ts; bubblewrap on x64 and arm64). */
+  seccomp: boolean;
 }
 
 /**
@@ -108,6 +111,8 @@ export interface SandboxOptions {
   netAllow?: readonly NetAllowEntry[];
   /** @internal The allow-list bridge: "node" forces node's (bench/sandbox.ts compares the two); default perl's where found. */
   bridge?: "node";
+  /** @internal false: no seccomp filter (tests show what it refuses); default on where there is one for this architecture. */
+  seccomp?: boolean;
 }
 
 /** What one wrapped command may see and write. */
@@ -136,6 +141,8 @@ export class CommandSandbox {
   readonly #prlimit: string | undefined;
   readonly #cgroupRoot: string | undefined;
   readonly #bridge: SandboxBridge;
+  /** The seccomp filter's file, opened on fd 3 for bwrap --seccomp; undefined: none. */
+  #seccompFile: string | undefined;
   #counter = 0;
 
   private constructor(engine: "bubblewrap" | "seatbelt", enginePath: string, limits: SandboxLimits, prlimit: string | undefined, cgroupRoot: string | undefined, netAllow: readonly NetAllowEntry[], bridge: SandboxBridge) {
@@ -165,7 +172,9 @@ export class CommandSandbox {
     if (!bwrap) throw new SandboxUnavailableError("the sandbox needs bubblewrap (bwrap), which was not found on PATH: install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)");
     const prlimit = findExecutable("prlimit", search);
     if (!prlimit) throw new SandboxUnavailableError("the sandbox needs prlimit (util-linux) for its resource limits, which was not found on PATH: install util-linux");
-    return new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow, findBridge(search, options.bridge));
+    const sandbox = new CommandSandbox("bubblewrap", bwrap, limits, prlimit, process.getuid?.() === 0 ? pidsCgroupRoot() : undefined, netAllow, findBridge(search, options.bridge));
+    if (options.seccomp !== false) sandbox.#seccompFile = writeSeccompFile();
+    return sandbox;
   }
 
   /** What serves the proxy on a sandbox's loopback under an allow-list: `perl` (~5 ms a command) or `node` (~50 ms; no perl found). */
@@ -182,7 +191,7 @@ export class CommandSandbox {
 
   describe(writable: readonly string[], netAllow: readonly NetAllowEntry[] = this.netAllow): SandboxDescription {
     const network = netAllow.length > 0 ? { allow: netAllow.map(formatNetAllow), via: "http-proxy" as const } : ("off" as const);
-    return { engine: this.engine, writable: [...writable], network, limits: { ...this.limits }, processBound: this.processBound };
+    return { engine: this.engine, writable: [...writable], network, limits: { ...this.limits }, processBound: this.processBound, seccomp: this.#seccompFile !== undefined };
   }
 
   /** `file args…` run in `cwd`, able to write only `writable` (resolved through symlinks). */
@@ -201,29 +210,36 @@ export class CommandSandbox {
     const netArgs = proxy && typeof network === "object" ? { proxy: { socket: proxy.socketPath, env: proxyEnvironment(network.allow) } } : {};
     const bridged = (argv: readonly string[]) => (proxy ? bridgedArgv(this.#bridge, argv) : [...argv]);
     const home = options.home !== undefined ? { home: options.home } : {};
-    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home };
+    const seccomp = this.#seccompFile !== undefined ? { seccompFd: SECCOMP_FD } : {};
+    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home, ...seccomp };
     const closeProxy = (): string[] => {
       proxy?.close();
       return proxy?.notes() ?? [];
     };
-    if (options.bounds === false) return { file: this.#enginePath, args: [...bubblewrapArgs(base), "--", ...bridged([file, ...args])], finish: closeProxy };
+    if (options.bounds === false) return { ...this.#launch(undefined, [this.#enginePath, ...bubblewrapArgs(base), "--", ...bridged([file, ...args])]), finish: closeProxy };
     const inner = bridged([this.#prlimit ?? "prlimit", ...prlimitArgs(this.limits, this.processBound === "rlimit"), "--", file, ...args]);
-    const bwrap = [this.#enginePath, ...bubblewrapArgs(base), "--", ...inner];
     const cgroup = this.#cgroupRoot ? this.#newCgroup() : undefined;
-    if (!cgroup) {
-      const [first, ...rest] = bwrap;
-      return { file: first ?? "bwrap", args: rest, finish: (output, exit) => [...closeProxy(), ...this.#bounded(limitHits(this.limits, output, exit, false), options)] };
-    }
-    // The shell moves itself into the cgroup before it becomes bwrap: nothing runs outside it.
     return {
-      file: "/bin/sh",
-      args: ["-c", 'echo $$ > "$0" && exec "$@"', join(cgroup, "cgroup.procs"), ...bwrap],
+      ...this.#launch(cgroup, [this.#enginePath, ...bubblewrapArgs(base), "--", ...inner]),
       finish: (output, exit) => {
-        const hitProcesses = cgroupMaxEvents(cgroup) > 0;
-        removeCgroup(cgroup);
+        const hitProcesses = cgroup !== undefined && cgroupMaxEvents(cgroup) > 0;
+        if (cgroup) removeCgroup(cgroup);
         return [...closeProxy(), ...this.#bounded(limitHits(this.limits, output, exit, hitProcesses), options)];
       },
     };
+  }
+
+  /**
+   * bwrap directly, or through a shell that first moves itself into the pids cgroup (nothing
+   * runs outside it) and opens the seccomp filter on fd 3 for `--seccomp 3`, then becomes bwrap.
+   */
+  #launch(cgroup: string | undefined, bwrap: readonly string[]): { file: string; args: string[] } {
+    if (cgroup === undefined && this.#seccompFile === undefined) {
+      const [first, ...rest] = bwrap;
+      return { file: first ?? "bwrap", args: rest };
+    }
+    const script = 'if [ -n "$0" ]; then echo $$ > "$0" || exit 125; fi; f=$1; shift; if [ -z "$f" ]; then exec "$@"; fi; exec "$@" 3<"$f"';
+    return { file: "/bin/sh", args: ["-c", script, cgroup !== undefined ? join(cgroup, "cgroup.procs") : "", this.#seccompFile ?? "", ...bwrap] };
   }
 
   /** Reports the bounds hit and returns their notes. */
@@ -258,6 +274,8 @@ export interface BubblewrapOptions {
   proxy?: { socket: string; env: Record<string, string> };
   /** A scratch HOME (tmpfs) at this path instead of /tmp; binds inside it come after it. */
   home?: string;
+  /** The fd bwrap reads the seccomp filter from (`--seccomp FD`), opened by the launcher. */
+  seccompFd?: number;
 }
 
 export function bubblewrapArgs(options: BubblewrapOptions): string[] {
@@ -285,6 +303,7 @@ export function bubblewrapArgs(options: BubblewrapOptions): string[] {
   if (options.proxy) args.push("--ro-bind", options.proxy.socket, sandboxProxySocket);
   for (const [name, value] of Object.entries(options.proxy?.env ?? {})) args.push("--setenv", name, value);
   args.push("--setenv", "HOME", home ?? "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", options.cwd);
+  if (options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
   return args;
 }
 
@@ -372,6 +391,9 @@ function realDir(dir: string): string | undefined {
     return undefined;
   }
 }
+
+/** The fd the launcher opens the seccomp filter on. */
+const SECCOMP_FD = 3;
 
 /** perl's bridge when a perl is on the search path and visible in the sandbox (under /usr or /bin), else node's. */
 function findBridge(search: string, force: "node" | undefined): SandboxBridge {

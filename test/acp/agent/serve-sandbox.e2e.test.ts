@@ -4,6 +4,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seccompSyscallNumber } from "../../../src/core/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { cleanEnv, connectServe, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
@@ -122,6 +123,17 @@ const cases: Case[] = [
     command: (w) => `kill -CONT $(cat ${w.pidFile}) && echo signalled`,
     escaped: (_w, output) => output.includes("signalled"),
     refused: /No such process/,
+  },
+  {
+    // Syscalls the seccomp filter refuses (docs/sandbox.md, "seccomp") that the namespaces alone let
+    // through: unshare(CLONE_FS) and keyctl(GET_KEYRING_ID, session keyring), called by number.
+    name: "kernel attack surface: unshare and keyctl (seccomp)",
+    command: () => {
+      const [unshare, keyctl] = [seccompSyscallNumber("unshare"), seccompSyscallNumber("keyctl")];
+      return `perl -e 'print syscall(${unshare}, 0x200) == 0 ? "unshare ok\n" : "unshare: $!\n"; print syscall(${keyctl}, 0, -3, 0) >= 0 ? "keyctl ok\n" : "keyctl: $!\n"'`;
+    },
+    escaped: (_w, output) => output.includes("unshare ok") || output.includes("keyctl ok"),
+    refused: /unshare: Operation not permitted\nkeyctl: Operation not permitted/,
   },
 ];
 
