@@ -108,6 +108,7 @@ describe("agentkit-acp check interrupted", () => {
     child.kill("SIGINT");
     expect(await closed).toBe(130);
     expect(await processesLeftWith(marker)).toEqual([]);
-    expect(readdirSync(ownTmp)).toEqual([]); // check's state dir and the run's scratch (workspace, notes)
+    // check's state dir and the run's scratch (workspace, notes); Node 24 also keeps its compile cache there.
+    expect(readdirSync(ownTmp).filter((name) => name.startsWith("agentkit-check-"))).toEqual([]);
   }, 60_000);
 });
