@@ -9,6 +9,10 @@
  *   - bare-openai (bench/bare-openai.mjs) in each wire format: an agent written directly on the
  *     SDK that streams the same reply with plain fetch — each provider's floor. Like serve, it
  *     sends the session's history with each prompt (the warm prompt carries the first reply).
+ * Each serve row has a code cache of its own (NODE_COMPILE_CACHE, src/cli/bundles.ts), written by
+ * its warm-up run: what a user of that one provider has. (One shared cache is written by whichever
+ * row exits first, and every other provider then compiles its library's code on each first
+ * prompt; BENCH_SHARED_CODE_CACHE=1 measures that.)
  * Every run spawns each agent afresh (start-up included), interleaved, and times spawn →
  * initialize → session/new, session/prompt → first model request, → first update, → response,
  * counts updates and bytes on the wire, and reads the peak RSS (VmHWM) before closing.
@@ -150,7 +154,7 @@ const serveArgs = (provider: Provider): string[] => ["serve", "--model", specs[p
 const baseline = process.env.BENCH_BASELINE;
 /** Each agent's command and the floor (a bare agent on the same wire format) it is compared with. */
 const agents: Record<string, { command: string[]; floor?: string; env?: NodeJS.ProcessEnv }> = {};
-/** A serve row's own code cache (see the header): the one a user of that provider alone would have. */
+/** A serve row's own code cache (see the header). */
 const ownCache = (row: string): NodeJS.ProcessEnv | undefined =>
   process.env.BENCH_SHARED_CODE_CACHE ? undefined : { ...env, NODE_COMPILE_CACHE: join(work, "code-cache", row.replace(/[^a-z0-9-]+/g, "_")) };
 for (const provider of providers) {
