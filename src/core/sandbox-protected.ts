@@ -172,7 +172,8 @@ function readSmall(file: string): string | undefined {
   }
 }
 
-function entryKind(path: string): "dir" | "file" | "symlink" | undefined {
+/** What is at `path`, without following a final symlink; undefined when nothing. */
+export function entryKind(path: string): "dir" | "file" | "symlink" | undefined {
   try {
     const stat = lstatSync(path);
     return stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "dir" : "file";
@@ -181,7 +182,8 @@ function entryKind(path: string): "dir" | "file" | "symlink" | undefined {
   }
 }
 
-function realOrUndefined(path: string): string | undefined {
+/** The real path, or undefined when it cannot be resolved. */
+export function realOrUndefined(path: string): string | undefined {
   try {
     return realpathSync(path);
   } catch {

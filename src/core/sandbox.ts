@@ -1,9 +1,9 @@
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
 import { bridgedArgv, proxyEnvironment, SandboxProxy, sandboxProxySocket, type SandboxBridge } from "./sandbox-proxy.js";
-import { acquirePlaceholders, nestedBinds, protectedPathsOf, protectionPlan } from "./sandbox-protected.js";
+import { acquirePlaceholders, entryKind, nestedBinds, protectedPathsOf, protectionPlan, realOrUndefined as realDir } from "./sandbox-protected.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
 import { writeSeccompFile } from "./sandbox-seccomp.js";
 
@@ -372,14 +372,6 @@ function etcSecretFiles(): string[] {
   return files.filter((file) => entryKind(file) === "file");
 }
 
-function entryKind(path: string): "dir" | "file" | "symlink" | undefined {
-  try {
-    const stat = lstatSync(path);
-    return stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "dir" : "file";
-  } catch {
-    return undefined;
-  }
-}
 
 function isUnder(path: string, roots: readonly string[]): boolean {
   return roots.some((root) => path === root || path.startsWith(`${root}/`));
@@ -390,13 +382,6 @@ function nodePrefix(): string | undefined {
   return realDir(dirname(dirname(process.execPath)));
 }
 
-function realDir(dir: string): string | undefined {
-  try {
-    return realpathSync(dir);
-  } catch {
-    return undefined;
-  }
-}
 
 /** The fd the launcher opens the seccomp filter on. */
 const SECCOMP_FD = 3;
