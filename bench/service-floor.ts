@@ -241,6 +241,18 @@ async function once<T>(name: AgentName, run: (agent: Listening) => Promise<T>): 
   }
 }
 
+/** `run` until it succeeds, at most `times` times (a loaded machine resets a keep-alive socket now and then: see above). */
+async function attempts<T>(times: number, run: () => Promise<T>, failed: (error: unknown) => void): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (i >= times) throw error;
+      failed(error);
+    }
+  }
+}
+
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
 const lines: string[] = [`Node ${process.version}, ${deltas} deltas per turn, median of ${rounds} interleaved runs, each agent a fresh process${WARMUP > 0 ? `, ${WARMUP} unmeasured warm-up turn(s) per session first` : ""}`, ""];
 try {
@@ -251,10 +263,9 @@ try {
       for (const transport of transports) {
         for (const name of agentNames) {
           const key = `${transport} ${name}`;
-          const sample = await once(name, (agent) => run(agent, transport)).catch((error: unknown) => {
-            process.stderr.write(`${key}: run ${round + 1} failed (${String(error)}); running it again\n`);
-            return once(name, (agent) => run(agent, transport));
-          });
+          const sample = await attempts(3, () => once(name, (agent) => run(agent, transport)), (error) =>
+            process.stderr.write(`${key}: run ${round + 1} failed (${String(error)}); running it again\n`),
+          );
           samples.set(key, [...(samples.get(key) ?? []), sample]);
         }
       }
