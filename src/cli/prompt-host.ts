@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostObserver, HostServices } from "../acp/client/index.js";
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
 import { CommandSandbox, packageRoot } from "../core/index.js";
+import { isProtectedPath } from "../core/sandbox-protected.js";
 import type { PromptArgs } from "./prompt-args.js";
 import { agentSandboxPlan } from "./prompt-sandbox.js";
 import { sandboxNetOption } from "./sandbox-net-flag.js";
@@ -29,7 +30,9 @@ export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionP
   const authorize = hostGate(permissions);
   const hostServices: HostServices = {};
   const watch = observer ? { onRequest: observer } : {};
-  if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(authorize ? { authorize } : {}), ...watch });
+  // A sandboxed agent's fs writes happen here, outside its sandbox: they keep off the protected paths too.
+  const fsAuthorize = args.sandbox ? protectedWrites(authorize) : authorize;
+  if (fs !== "off") hostServices.fileSystem = createFileSystemHost({ access: fs, ...(fsAuthorize ? { authorize: fsAuthorize } : {}), ...watch });
   const outputs = new Map<string, string>();
   const readOnly = args.extra.get("--sandbox-ro") ?? [];
   if (readOnly.length > 0 && !args.sandbox) throw new UsageError("--sandbox-ro only applies with --sandbox");
@@ -52,6 +55,14 @@ export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionP
     ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
     hostServices,
     terminalOutput: (id) => outputs.get(id),
+  };
+}
+
+/** Refuses fs writes to the sandbox's protected paths (`.git/hooks`, `.git/config`, …), then asks `next`. */
+function protectedWrites(next: HostAuthorize | undefined): HostAuthorize {
+  return (request) => {
+    if (request.kind === "fs_write" && isProtectedPath(request.resolvedPath, request.roots)) return { deny: "--sandbox: a protected path (docs/sandbox.md#protected-paths-inside-the-writable-roots)" };
+    return next ? next(request) : "allow";
   };
 }
 

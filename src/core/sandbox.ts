@@ -1,8 +1,9 @@
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { ConfigError } from "./errors.js";
 import { formatNetAllow, type NetAllowEntry } from "./sandbox-net.js";
 import { bridgedArgv, proxyEnvironment, SandboxProxy, sandboxProxySocket, type SandboxBridge } from "./sandbox-proxy.js";
+import { acquirePlaceholders, entryKind, nestedBinds, protectedPathsOf, protectionPlan, realOrUndefined as realDir } from "./sandbox-protected.js";
 import { seatbeltProfile } from "./sandbox-seatbelt.js";
 import { writeSeccompFile } from "./sandbox-seccomp.js";
 
@@ -201,7 +202,7 @@ export class CommandSandbox {
     const cwd = realDir(options.cwd) ?? options.cwd;
     const network = options.network ?? { allow: this.netAllow };
     if (this.engine === "seatbelt") {
-      const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))] });
+      const profile = seatbeltProfile({ writable, readable: [dirname(dirname(process.execPath))], protect: protectedPathsOf(writable) });
       const limited = ["/bin/sh", "-c", `${ulimitLine(this.limits)}; exec "$0" "$@"`, file, ...args];
       return { file: this.#enginePath, args: ["-p", profile, ...limited], finish: (output, exit) => this.#bounded(limitHits(this.limits, output, exit, false), options) };
     }
@@ -211,8 +212,12 @@ export class CommandSandbox {
     const bridged = (argv: readonly string[]) => (proxy ? bridgedArgv(this.#bridge, argv) : [...argv]);
     const home = options.home !== undefined ? { home: options.home } : {};
     const seccomp = this.#seccompFile !== undefined ? { seccompFd: SECCOMP_FD } : {};
-    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", ...netArgs, ...home, ...seccomp };
+    // The protected paths inside the writable roots (sandbox-protected.ts), placeholders held until the command ends.
+    const protect = protectionPlan(writable);
+    const releasePlaceholders = acquirePlaceholders(protect.placeholders);
+    const base = { writable, cwd, tmpBytes: this.limits.tmpBytes, extraReadOnly: nodePrefix(), readOnly: real(options.readOnly), shareNet: network === "host", protect, ...netArgs, ...home, ...seccomp };
     const closeProxy = (): string[] => {
+      releasePlaceholders();
       proxy?.close();
       return proxy?.notes() ?? [];
     };
@@ -276,6 +281,8 @@ export interface BubblewrapOptions {
   home?: string;
   /** The fd bwrap reads the seccomp filter from (`--seccomp FD`), opened by the launcher. */
   seccompFd?: number;
+  /** Paths kept read-only inside the writable roots, and the directories pinned in place above them (`protectionPlan`). */
+  protect?: { readOnly: readonly string[]; pins: readonly string[]; placeholders?: ReadonlyArray<{ path: string }> };
 }
 
 export function bubblewrapArgs(options: BubblewrapOptions): string[] {
@@ -297,8 +304,7 @@ export function bubblewrapArgs(options: BubblewrapOptions): string[] {
   // After /tmp's tmpfs, so a directory under /tmp (a Node installed there, as CI's Node 24 is) is
   // not hidden by it; writable roots last.
   if (options.extraReadOnly && !isUnder(options.extraReadOnly, ["/usr", "/bin", "/lib"])) args.push("--ro-bind", options.extraReadOnly, options.extraReadOnly);
-  for (const dir of options.readOnly ?? []) args.push("--ro-bind", dir, dir);
-  for (const dir of options.writable) args.push("--bind", dir, dir);
+  args.push(...nestedBinds(options.readOnly ?? [], options.writable, options.protect));
   // Read-only is enough: connecting to a Unix socket is not a write to its file system.
   if (options.proxy) args.push("--ro-bind", options.proxy.socket, sandboxProxySocket);
   for (const [name, value] of Object.entries(options.proxy?.env ?? {})) args.push("--setenv", name, value);
@@ -366,14 +372,6 @@ function etcSecretFiles(): string[] {
   return files.filter((file) => entryKind(file) === "file");
 }
 
-function entryKind(path: string): "dir" | "file" | "symlink" | undefined {
-  try {
-    const stat = lstatSync(path);
-    return stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "dir" : "file";
-  } catch {
-    return undefined;
-  }
-}
 
 function isUnder(path: string, roots: readonly string[]): boolean {
   return roots.some((root) => path === root || path.startsWith(`${root}/`));
@@ -384,13 +382,6 @@ function nodePrefix(): string | undefined {
   return realDir(dirname(dirname(process.execPath)));
 }
 
-function realDir(dir: string): string | undefined {
-  try {
-    return realpathSync(dir);
-  } catch {
-    return undefined;
-  }
-}
 
 /** The fd the launcher opens the seccomp filter on. */
 const SECCOMP_FD = 3;

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
+import { decodeTraceRequest } from "./otlp-schema.js";
 import type { SpanValue, TraceSpan } from "./types.js";
 
 /** Bounds on one export request and on what a span keeps (captured content can be large). */
@@ -101,19 +101,6 @@ function flatten(body: unknown, ids: "hex" | "base64", clip: Clip): TraceSpan[] 
   return out;
 }
 
-interface ProtoRoot {
-  opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: { decode(bytes: Uint8Array): unknown; toObject(message: unknown, options: object): unknown } } } } } };
-}
-
-// The OTLP protobuf schema as the OpenTelemetry transformer package generated it (protobufjs; the
-// current exporter packages only encode): no hand-written decoding. Loaded on the first protobuf request.
-let protoRoot: ProtoRoot | undefined;
-function decodeProtobuf(bytes: Uint8Array): unknown {
-  protoRoot ??= createRequire(import.meta.url)("otlp-proto-decoder/build/src/generated/root.js") as ProtoRoot;
-  const type = protoRoot.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
-  return type.toObject(type.decode(bytes), { bytes: String, longs: String, enums: Number, defaults: false });
-}
-
 /**
  * The spans of one OTLP/HTTP traces export request, in either encoding the exporters send:
  * `application/json` (OTLP/JSON) or `application/x-protobuf`. Throws on anything else. Strings
@@ -123,7 +110,7 @@ export function decodeTraces(contentType: string, body: Uint8Array, options: { m
   const type = contentType.split(";")[0]!.trim().toLowerCase();
   const clip = clipper(options.maxText ?? MAX_TEXT);
   if (type === "application/json") return flatten(JSON.parse(Buffer.from(body).toString("utf8")), "hex", clip);
-  if (type === "application/x-protobuf") return flatten(decodeProtobuf(body), "base64", clip);
+  if (type === "application/x-protobuf") return flatten(decodeTraceRequest(body), "base64", clip);
   throw new Error(`unsupported content type "${contentType}": send application/json or application/x-protobuf`);
 }
 

@@ -31,14 +31,14 @@ describe("bubblewrap arguments", () => {
 });
 
 describe("bubblewrap arguments for an agent process", () => {
-  it("keeps the network only when asked; read-only extras come after /tmp's tmpfs, writable roots last", () => {
+  it("keeps the network only when asked; read-only extras come after /tmp's tmpfs, a parent before what is inside it", () => {
     expect(bubblewrapArgs({ writable: ["/w"], cwd: "/w", tmpBytes: 1 })).not.toContain("--share-net");
-    const args = bubblewrapArgs({ writable: ["/w"], cwd: "/w", tmpBytes: 1, readOnly: ["/tmp/pkg"], shareNet: true });
+    const args = bubblewrapArgs({ writable: ["/w", "/tmp/pkg/cache"], cwd: "/w", tmpBytes: 1, readOnly: ["/tmp/pkg"], shareNet: true });
     expect(args).toContain("--share-net");
     const tmpfs = args.indexOf("--tmpfs", args.indexOf("--size"));
     const ro = args.lastIndexOf("/tmp/pkg");
     expect(ro).toBeGreaterThan(tmpfs);
-    expect(args.indexOf("--bind")).toBeGreaterThan(ro);
+    expect(args.lastIndexOf("/tmp/pkg/cache")).toBeGreaterThan(ro);
   });
 
   it("a Node installed under /tmp (CI's Node 24) is bound after /tmp's tmpfs, so commands can still run node", () => {
