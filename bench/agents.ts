@@ -9,14 +9,18 @@
  *   - bare-openai (bench/bare-openai.mjs) in each wire format: an agent written directly on the
  *     SDK that streams the same reply with plain fetch — each provider's floor. Like serve, it
  *     sends the session's history with each prompt (the warm prompt carries the first reply).
+ * Each serve row has a code cache of its own (NODE_COMPILE_CACHE, src/cli/bundles.ts), written by
+ * its warm-up run: what a user of that one provider has. (One shared cache is written by whichever
+ * row exits first, and every other provider then compiles its library's code on each first
+ * prompt; BENCH_SHARED_CODE_CACHE=1 measures that.)
  * Every run spawns each agent afresh (start-up included), interleaved, and times spawn →
  * initialize → session/new, session/prompt → first model request, → first update, → response,
  * counts updates and bytes on the wire, and reads the peak RSS (VmHWM) before closing.
  *
  * Run: npm run build && npx tsx bench/agents.ts [N=2000] [runs=5] [providers=openai-compatible,openai,anthropic] [coalesceMs=20]
- * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every agent process into DIR (and each one's warm
- * prompt's time window: `node bench/prof-top.mjs --warm [--agent NAME] DIR/*.cpuprofile` counts only
- * those samples, of the agents whose name contains NAME).
+ * BENCH_CPU_PROF=DIR writes a V8 CPU profile of every agent process into DIR (and each one's first
+ * and warm prompt's time windows: `node bench/prof-top.mjs --warm|--first [--agent NAME] DIR/*.cpuprofile`
+ * counts only those samples, of the agents whose name contains NAME).
  * BENCH_BASELINE=DIR adds the `serve` of another built checkout (e.g. main: `git archive main`,
  * node_modules linked, `npm run build`) for each provider as one more interleaved row:
  * before/after figures taken under the same machine load.
@@ -102,11 +106,12 @@ async function measure(label: string, command: string[], env: NodeJS.ProcessEnv,
       if (response.stopReason !== "end_turn" || textSeen !== text) throw new Error(`${label}: ${response.stopReason}, ${textSeen.length} of ${text.length} characters`);
       return { firstRequest: requestAt - sent, firstUpdate: firstUpdateAt - sent, prompt: done - sent, updates, bytes: bytes - bytesBefore };
     };
+    const firstFrom = process.hrtime.bigint() / 1000n;
     const first = await prompt();
     const cpuPrompt = cpuMs(pid) - cpuStart;
     const warmFrom = process.hrtime.bigint() / 1000n;
     const warm = await prompt();
-    if (profileDir) warmWindows[pid] = { agent: label, from: Number(warmFrom), to: Number(process.hrtime.bigint() / 1000n) };
+    if (profileDir) warmWindows[pid] = { agent: label, from: Number(warmFrom), to: Number(process.hrtime.bigint() / 1000n), first: { from: Number(firstFrom), to: Number(warmFrom) } };
     const cpuWarm = cpuMs(pid) - cpuStart - cpuPrompt;
     return { init, sessionNew, ...first, rssMb: peakRssMb(pid), warmPrompt: warm.prompt, cpuStart, cpuPrompt, cpuWarm };
   } finally {
@@ -143,31 +148,34 @@ const specs: Record<Provider, string> = { "openai-compatible": "openai-compatibl
 const wire = (provider: Provider): "openai" | "anthropic" => (provider === "anthropic" ? "anthropic" : "openai");
 const profileDir = process.env.BENCH_CPU_PROF;
 const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-/** Each profiled process's warm prompt (monotonic µs, V8's profile clock): `prof-top.mjs --warm` reads only those samples. */
-const warmWindows: Record<number, { agent: string; from: number; to: number }> = {};
+/** Each profiled process's warm prompt (monotonic µs, V8's profile clock) and first prompt: `prof-top.mjs --warm` / `--first` read only those samples. */
+const warmWindows: Record<number, { agent: string; from: number; to: number; first: { from: number; to: number } }> = {};
 const serveArgs = (provider: Provider): string[] => ["serve", "--model", specs[provider], "--base-url", baseUrl, "--log-level", "warn"];
 const baseline = process.env.BENCH_BASELINE;
 /** Each agent's command and the floor (a bare agent on the same wire format) it is compared with. */
-const agents: Record<string, { command: string[]; floor?: string }> = {};
+const agents: Record<string, { command: string[]; floor?: string; env?: NodeJS.ProcessEnv }> = {};
+/** A serve row's own code cache (see the header). */
+const ownCache = (row: string): NodeJS.ProcessEnv | undefined =>
+  process.env.BENCH_SHARED_CODE_CACHE ? undefined : { ...env, NODE_COMPILE_CACHE: join(work, "code-cache", row.replace(/[^a-z0-9-]+/g, "_")) };
 for (const provider of providers) {
   const floor = `bare-openai (${wire(provider)} SSE)`;
   agents[floor] ??= { command: [...profile, join(root, "bench/bare-openai.mjs"), baseUrl, wire(provider)] };
   if (process.env.BENCH_FLOOR_NO_HISTORY) agents[`${floor}, no history`] ??= { command: [...agents[floor].command, "--no-history"] };
-  if (baseline) agents[`serve ${provider} (baseline)`] = { command: [...profile, join(baseline, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor };
-  agents[`serve ${provider}`] = { command: [...profile, join(root, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor };
+  if (baseline) agents[`serve ${provider} (baseline)`] = { command: [...profile, join(baseline, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor, env: ownCache(`${provider} baseline`) };
+  agents[`serve ${provider}`] = { command: [...profile, join(root, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor, env: ownCache(provider) };
   if (provider === "openai-compatible" && coalesceMs !== "0") {
-    agents[`serve ${provider} --coalesce-ms ${coalesceMs}`] = { command: [...agents[`serve ${provider}`]!.command, "--coalesce-ms", coalesceMs], floor };
+    agents[`serve ${provider} --coalesce-ms ${coalesceMs}`] = { ...agents[`serve ${provider}`]!, command: [...agents[`serve ${provider}`]!.command, "--coalesce-ms", coalesceMs] };
   }
 }
 const samples: Record<string, Sample[]> = Object.fromEntries(Object.keys(agents).map((name) => [name, []]));
 try {
-  for (const [name, { command }] of Object.entries(agents)) await measure(name, command, env, work); // warm-up (disk cache)
+  for (const [name, agent] of Object.entries(agents)) await measure(name, agent.command, agent.env ?? env, work); // warm-up (disk cache, code caches)
   for (let i = 0; i < runs; i++) {
-    for (const [name, { command }] of Object.entries(agents)) {
+    for (const [name, agent] of Object.entries(agents)) {
       // On a loaded machine a run can fail (e.g. a loopback connection reset): say so and run it again, once.
-      const sample = await measure(name, command, env, work).catch((error: unknown) => {
+      const sample = await measure(name, agent.command, agent.env ?? env, work).catch((error: unknown) => {
         process.stderr.write(`${name}: run ${i + 1} failed (${String(error)}); running it again\n`);
-        return measure(name, command, env, work);
+        return measure(name, agent.command, agent.env ?? env, work);
       });
       samples[name]!.push(sample);
     }

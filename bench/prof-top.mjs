@@ -1,8 +1,9 @@
 // Summarises V8 CPU profiles (node --cpu-prof): top functions and top packages by self time.
-// Usage: node bench/prof-top.mjs FILE.cpuprofile... [--top N] [--warm [--agent NAME]]
-// --warm: only the samples of each process's warm prompt (the windows bench/agents.ts writes to
-// warm-windows.json next to the profiles; file names end in .PID.TID.SEQ.cpuprofile); --agent:
-// only the agents whose bench name contains NAME (e.g. "serve anthropic", "bare-openai (openai").
+// Usage: node bench/prof-top.mjs FILE.cpuprofile... [--top N] [--warm|--first [--agent NAME]]
+// --warm / --first: only the samples of each process's warm / first prompt (the windows
+// bench/agents.ts writes to warm-windows.json next to the profiles; file names end in
+// .PID.TID.SEQ.cpuprofile); --agent: only the agents whose bench name contains NAME (e.g.
+// "serve anthropic", "bare-openai (openai").
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -10,12 +11,14 @@ const args = process.argv.slice(2);
 const valueOf = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
 const top = Number(valueOf("--top") ?? 15);
 const agent = valueOf("--agent");
-const warm = args.includes("--warm");
+const firstOnly = args.includes("--first");
+const warm = args.includes("--warm") || firstOnly;
 const files = args.filter((a, i) => !a.startsWith("--") && !["--top", "--agent"].includes(args[i - 1]));
 const windowOf = (file) => {
   const windows = join(dirname(file), "warm-windows.json");
-  if (!existsSync(windows)) throw new Error(`--warm: no ${windows} (written by BENCH_CPU_PROF=DIR npx tsx bench/agents.ts)`);
-  return JSON.parse(readFileSync(windows, "utf8"))[/\.(\d+)\.\d+\.\d+\.cpuprofile$/.exec(file)?.[1] ?? ""];
+  if (!existsSync(windows)) throw new Error(`--warm/--first: no ${windows} (written by BENCH_CPU_PROF=DIR npx tsx bench/agents.ts)`);
+  const window = JSON.parse(readFileSync(windows, "utf8"))[/\.(\d+)\.\d+\.\d+\.cpuprofile$/.exec(file)?.[1] ?? ""];
+  return window && firstOnly ? { agent: window.agent, ...window.first } : window;
 };
 const byFunction = new Map();
 const byPackage = new Map();

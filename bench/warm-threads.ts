@@ -8,6 +8,7 @@
  *
  * Run: npm run build && npx tsx bench/warm-threads.ts [runs=5]
  * BENCH_BASELINE=DIR adds another built checkout's serve as a row; PROMPTS=N (default 3);
+ * PROVIDER=openai|anthropic (default openai-compatible) and its floor's wire format;
  * FLAGS="--no-concurrent-recompilation" passes node flags to every agent.
  */
 import { spawn } from "node:child_process";
@@ -26,10 +27,12 @@ const flags = process.env.FLAGS ? process.env.FLAGS.split(" ") : [];
 const root = fileURLToPath(new URL("..", import.meta.url));
 const model = await startMockModel(2000);
 const work = mkdtempSync(join(tmpdir(), "agentkit-threads-"));
-const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), OPENAI_API_KEY: "test" };
-const serveArgs = ["serve", "--model", "openai-compatible:mock", "--base-url", model.baseUrl, "--log-level", "warn"];
+const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" };
+const provider = process.env.PROVIDER ?? "openai-compatible";
+const spec = provider === "anthropic" ? "anthropic:claude-mock" : `${provider}:mock`;
+const serveArgs = ["serve", "--model", spec, "--base-url", model.baseUrl, "--log-level", "warn"];
 const agents: Record<string, string[]> = {
-  floor: [join(root, "bench/bare-openai.mjs"), model.baseUrl, "openai"],
+  floor: [join(root, "bench/bare-openai.mjs"), model.baseUrl, provider === "anthropic" ? "anthropic" : "openai"],
   serve: [join(root, "bin/agentkit-acp.js"), ...serveArgs],
 };
 if (process.env.BENCH_BASELINE) agents["serve (baseline)"] = [join(process.env.BENCH_BASELINE, "bin/agentkit-acp.js"), ...serveArgs];

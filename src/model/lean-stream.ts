@@ -141,9 +141,6 @@ class LeanRead {
   readonly #stats: LeanStats;
   readonly #sse = new SseData();
   readonly #decoder = new TextDecoder();
-  /** The events of the last network read, and the next one to handle. */
-  #events: string[] = [];
-  #next = 0;
   #ended = false;
   /** Markers sent to the provider whose echo has not been read yet. */
   #pending = 0;
@@ -166,7 +163,8 @@ class LeanRead {
     let over = false;
     void done.then(() => (over = true));
     while (!over) {
-      if (this.#next >= this.#events.length) {
+      const data = this.#sse.next();
+      if (data === undefined) {
         // Waiting for the network, the provider may return meanwhile: its first deltas must not wait for more.
         const more = await Promise.race([this.#read(), done.then(() => "returned" as const)]);
         if (more === "returned") return;
@@ -176,7 +174,6 @@ class LeanRead {
         }
         continue;
       }
-      const data = this.#events[this.#next++]!;
       if (data === "[DONE]") continue;
       this.#forward(data);
       await Promise.race([done, nextTurn()]);
@@ -195,8 +192,8 @@ class LeanRead {
       while (!this.#failed) {
         const parts: Part[] = [];
         // Plain deltas (nearly every event) are read synchronously: no async step per delta.
-        while (this.#next < this.#events.length && !this.#failed) {
-          const data = this.#events[this.#next++]!;
+        let data: string | undefined;
+        while (!this.#failed && (data = this.#sse.next()) !== undefined) {
           if (!this.#readPlain(data, parts)) await this.#handOver(data, parts);
         }
         if (parts.length > 0) yield parts;
@@ -286,8 +283,7 @@ class LeanRead {
         this.#ended = true;
         return false;
       }
-      this.#events = this.#sse.push(this.#decoder.decode(next.value, { stream: true }));
-      this.#next = 0;
+      this.#sse.append(this.#decoder.decode(next.value, { stream: true }));
       return true;
     } finally {
       this.#reading = undefined;
@@ -317,52 +313,68 @@ function isMarker(value: unknown): boolean {
  * it: LF, CRLF or CR line ends, a leading BOM dropped, `data:` with one optional space, several
  * `data:` lines joined by LF, comments and other fields ignored, an event without a blank line
  * at the end of the body dropped.
+ *
+ * Read one event at a time (`next`), not a network read's hundreds at once: a loop over all of
+ * them gets optimised while it runs (OSR) — on Node 24 a TurboFan compile of ~10 ms CPU on every
+ * first prompt — where a call per event tiers up like any small function.
  */
 export class SseData {
   #buffer = "";
+  /** Where the next line starts in `#buffer`. */
+  #start = 0;
+  /** The next CR at or after `#start` (-1: none), searched again only once passed (a search per line would rescan the buffer). */
+  #cr = -1;
   #data: string[] = [];
   #first = true;
 
-  push(text: string): string[] {
-    let buffer = this.#buffer + text;
+  /** Adds text read from the body. */
+  append(text: string): void {
+    let buffer = this.#start > 0 ? this.#buffer.slice(this.#start) + text : this.#buffer + text;
     if (this.#first && buffer.length > 0) {
       this.#first = false;
       if (buffer.charCodeAt(0) === 0xfeff) buffer = buffer.slice(1);
     }
-    const events: string[] = [];
-    let start = 0;
-    // The next CR, searched again only once passed (a search per line would rescan the buffer).
-    let cr = buffer.indexOf("\r");
-    for (;;) {
-      const lf = buffer.indexOf("\n", start);
-      if (cr !== -1 && cr < start) cr = buffer.indexOf("\r", start);
-      let end: number;
-      let next: number;
-      if (cr !== -1 && (lf === -1 || cr < lf)) {
-        // A CR at the very end may be the first half of a CRLF: wait for more.
-        if (cr === buffer.length - 1) break;
-        end = cr;
-        next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
-      } else if (lf !== -1) {
-        end = lf;
-        next = lf + 1;
-      } else break;
-      this.#line(buffer, start, end, events);
-      start = next;
-    }
-    this.#buffer = buffer.slice(start);
-    return events;
+    this.#buffer = buffer;
+    this.#start = 0;
+    this.#cr = buffer.indexOf("\r");
   }
 
-  #line(buffer: string, start: number, end: number, events: string[]): void {
-    if (start === end) {
-      if (this.#data.length > 0) events.push(this.#data.length === 1 ? this.#data[0]! : this.#data.join("\n"));
-      this.#data = [];
-      return;
+  /** The next complete event's data, or undefined until more text is appended. */
+  next(): string | undefined {
+    const buffer = this.#buffer;
+    for (;;) {
+      const start = this.#start;
+      const lf = buffer.indexOf("\n", start);
+      let cr = this.#cr;
+      if (cr !== -1 && cr < start) cr = this.#cr = buffer.indexOf("\r", start);
+      let end: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        // A CR at the very end may be the first half of a CRLF: wait for more.
+        if (cr === buffer.length - 1) return undefined;
+        end = cr;
+        this.#start = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+      } else if (lf !== -1) {
+        end = lf;
+        this.#start = lf + 1;
+      } else return undefined;
+      if (start === end) {
+        const data = this.#data;
+        if (data.length === 0) continue;
+        this.#data = [];
+        return data.length === 1 ? data[0]! : data.join("\n");
+      }
+      if (buffer.startsWith("data", start)) {
+        if (end === start + 4) this.#data.push("");
+        else if (buffer.charCodeAt(start + 4) === 58 /* : */) this.#data.push(buffer.slice(buffer.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end));
+      }
     }
-    if (buffer.startsWith("data", start)) {
-      if (end === start + 4) this.#data.push("");
-      else if (buffer.charCodeAt(start + 4) === 58 /* : */) this.#data.push(buffer.slice(buffer.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end));
-    }
+  }
+
+  /** Appends `text` and returns every event it completes. */
+  push(text: string): string[] {
+    this.append(text);
+    const events: string[] = [];
+    for (let data = this.next(); data !== undefined; data = this.next()) events.push(data);
+    return events;
   }
 }

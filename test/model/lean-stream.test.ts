@@ -130,4 +130,16 @@ describe("lean chat-completions stream", () => {
       expect(events).toEqual(["a", "b\n", "c"]);
     }
   });
+
+  it("hands SSE events out one at a time, an event split across reads once it is complete", () => {
+    const sse = new SseData();
+    sse.append("data: a\n\ndata: b\r");
+    expect(sse.next()).toBe("a");
+    expect(sse.next()).toBeUndefined(); // "b" is not complete; the CR may be half of a CRLF
+    sse.append("\n\r\ndata: c\n");
+    expect(sse.next()).toBe("b");
+    expect(sse.next()).toBeUndefined();
+    sse.append("data: d\n\n");
+    expect([sse.next(), sse.next()]).toEqual(["c\nd", undefined]);
+  });
 });
