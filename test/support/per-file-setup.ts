@@ -1,4 +1,5 @@
-import { afterAll } from "vitest";
+import { appendFileSync, readFileSync } from "node:fs";
+import { afterAll, expect } from "vitest";
 import { registerAfterEachHooks } from "./after-each.js";
 import { removeFileTempDirs } from "./temp.js";
 
@@ -6,3 +7,23 @@ import { removeFileTempDirs } from "./temp.js";
 // file's scratch directories after the file (registered first, so they run after its own hooks).
 afterAll(removeFileTempDirs);
 registerAfterEachHooks();
+
+// AGENTKIT_TEST_CPU_LOG=FILE: one JSON line per test file with its wall time and CPU time, from
+// before its imports to after its last hook: this worker's own CPU plus that of the processes it
+// started and reaped (cutime/cstime; a daemon such as PostgreSQL's server is not counted). Wall
+// times swing with the machine's load; CPU times much less, so they compare runs on a shared machine.
+const cpuLog = process.env.AGENTKIT_TEST_CPU_LOG;
+if (cpuLog) {
+  const cpu = (): number => {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000 + (Number(fields[13]) + Number(fields[14])) * 10;
+  };
+  const startCpu = cpu();
+  const startWall = performance.now();
+  const file = expect.getState().testPath ?? "?";
+  afterAll(() => {
+    appendFileSync(cpuLog, `${JSON.stringify({ file, wallMs: Math.round(performance.now() - startWall), cpuMs: Math.round(cpu() - startCpu) })}\n`);
+  });
+}

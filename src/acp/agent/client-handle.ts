@@ -32,6 +32,13 @@ export class ClientRequestTimeoutError extends Error {
 }
 
 
+/**
+ * Where a connection's `session/update`s go instead of its SDK connection, in call order;
+ * resolves once written. The ACP v2 bridge's in-process link to the runtime
+ * (acp/v2/runtime-pipe.ts) is one: there the SDK's write queue was a second send chain per update.
+ */
+export type SessionUpdateSink = (params: { sessionId: string; update: SessionUpdate }) => Promise<void>;
+
 /** What the SDK's `request` takes to cancel and stop waiting at once. */
 export interface CancelOptions {
   cancellationSignal: AbortSignal;
@@ -47,12 +54,18 @@ export class AcpClientHandle {
   readonly #context: AgentContext;
   readonly #capabilities: ClientCapabilities;
   readonly #timeoutMs: number;
+  readonly #sessionUpdates: SessionUpdateSink | undefined;
 
-  /** `requestTimeoutMs` bounds each fs/terminal request (default 30 s); permission questions are not bounded. */
-  constructor(context: AgentContext, capabilities: ClientCapabilities = {}, options: { requestTimeoutMs?: number } = {}) {
+  /**
+   * `requestTimeoutMs` bounds each fs/terminal request (default 30 s); permission questions are
+   * not bounded. `sessionUpdates` takes the `session/update`s instead of the context (see
+   * `SessionUpdateSink`).
+   */
+  constructor(context: AgentContext, capabilities: ClientCapabilities = {}, options: { requestTimeoutMs?: number; sessionUpdates?: SessionUpdateSink | undefined } = {}) {
     this.#context = context;
     this.#capabilities = capabilities;
     this.#timeoutMs = options.requestTimeoutMs ?? DEFAULT_CLIENT_REQUEST_TIMEOUT_MS;
+    this.#sessionUpdates = options.sessionUpdates;
   }
 
   /** The bound on each fs/terminal request. */
@@ -129,7 +142,8 @@ export class AcpClientHandle {
 
   /** Sends `session/update`; resolves once the message is written. */
   sessionUpdate(sessionId: string, update: SessionUpdate): Promise<void> {
-    return this.#context.notify(methods.client.session.update, { sessionId, update });
+    const params = { sessionId, update };
+    return this.#sessionUpdates ? this.#sessionUpdates(params) : this.#context.notify(methods.client.session.update, params);
   }
 
   /**

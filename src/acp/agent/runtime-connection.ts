@@ -7,7 +7,7 @@ import { activeContext, inContext, newId, raceAbort } from "../../core/index.js"
 import type { McpAcpChannel } from "../../tools/index.js";
 import { AccountMethods } from "./account-methods.js";
 import type { AcpAuthentication } from "./auth.js";
-import { AcpClientHandle } from "./client-handle.js";
+import { AcpClientHandle, type SessionUpdateSink } from "./client-handle.js";
 import { credentialRefusal, elicitCredential } from "./credential-elicitation.js";
 import { ConnectionLifecycle, ownedLifecycleSettings } from "./lifecycle.js";
 import type { LifecycleSettings } from "./lifecycle-settings.js";
@@ -56,8 +56,12 @@ export class AcpConnectionState {
   /** MCP over ACP: this connection's caller of the client's `acp` MCP servers (when advertised). */
   readonly #mcpCaller: acp.McpOverAcpCaller | undefined;
 
-  constructor(settings: RuntimeSettings, principal: string, totalSessions: () => number, refusal: () => string | undefined = () => undefined) {
+  /** Where `session/update`s go instead of the SDK connection (the v2 bridge's pipe); undefined: the connection. */
+  readonly #sessionUpdates: SessionUpdateSink | undefined;
+
+  constructor(settings: RuntimeSettings, principal: string, totalSessions: () => number, refusal: () => string | undefined = () => undefined, sessionUpdates?: SessionUpdateSink) {
     this.#settings = settings;
+    this.#sessionUpdates = sessionUpdates;
     this.principal = principal;
     // Another principal's sessions, stored or open, are not there for this connection.
     // Such an attempt is answered as for an unknown session; the audit trail records whose it was.
@@ -91,18 +95,22 @@ export class AcpConnectionState {
     return app;
   }
 
+  #clientHandle(client: AgentContext, capabilities: acp.ClientCapabilities): AcpClientHandle {
+    return new AcpClientHandle(stableContext(client), capabilities, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs, sessionUpdates: this.#sessionUpdates });
+  }
+
   /** initialize, session/new, prompt, cancel, close, and (MCP over ACP) mcp/message. */
   #handlers(): GroupHandlers<"connection"> {
     const port = this.#settings.integration.inputPort();
     const handlers: GroupHandlers<"connection"> = {
       [acp.methods.agent.initialize]: ({ params, client }) => {
-        this.#sessions.client = new AcpClientHandle(stableContext(client), params.clientCapabilities ?? {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs });
+        this.#sessions.client = this.#clientHandle(client, params.clientCapabilities ?? {});
         this.#context = client;
         this.#account.initialized(client);
         return this.#initializeResponse();
       },
       [acp.methods.agent.session.new]: async ({ params, client, signal }) =>
-        this.#sessions.open(params, undefined, signal, this.#sessions.client ?? new AcpClientHandle(stableContext(client), {}, { requestTimeoutMs: this.#settings.clientRequestTimeoutMs })),
+        this.#sessions.open(params, undefined, signal, this.#sessions.client ?? this.#clientHandle(client, {})),
       [acp.methods.agent.session.prompt]: async ({ params, signal }) => {
         const traced = activeContext(); // the served request's span: the turn's parent, after the awaits below
         if (!this.#sessions.find(params.sessionId)) await this.#lifecycle.refuseIfActiveElsewhere(params.sessionId);

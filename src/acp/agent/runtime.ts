@@ -10,7 +10,7 @@ import type { AcpIntegration } from "./integration.js";
 import { noAuthentication, type AcpAuthentication } from "./auth.js";
 import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "./credential-elicitation.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
-import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS } from "./client-handle.js";
+import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS, type SessionUpdateSink } from "./client-handle.js";
 import { guardedNdJsonStream } from "./line-guard.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
@@ -116,7 +116,7 @@ export class AcpHeadlessRuntime {
         this.#routing.delete(entry);
         return served;
       };
-      const router = agentProtocolRouter().withV2({ connect: (s) => pick(serveV2(s, (app) => this.#serveV1(app, principal), logger)) });
+      const router = agentProtocolRouter().withV2({ connect: (s) => pick(serveV2(s, (app, updates) => this.#serveV1(app, principal, updates), logger)) });
       if (protocol === "auto") router.withV1({ connect: (s) => pick(this.#serveV1(s, principal)) });
       return router.connect(routedStream);
     });
@@ -139,8 +139,8 @@ export class AcpHeadlessRuntime {
     return entry;
   }
 
-  #serveV1(target: Stream | ClientApp, principal: string): AcpServedConnection {
-    const state = new AcpConnectionState(this.#settings, principal, () => this.sessionCount, () => this.#refusal);
+  #serveV1(target: Stream | ClientApp, principal: string, sessionUpdates?: SessionUpdateSink): AcpServedConnection {
+    const state = new AcpConnectionState(this.#settings, principal, () => this.sessionCount, () => this.#refusal, sessionUpdates);
     const app = state.buildApp();
     const connection: AgentConnection = "writable" in target ? app.connect(target) : app.connect(target);
     // Synchronous with the SDK's close, before it rejects pending requests, so a permission wait

@@ -17,6 +17,7 @@ import { forwardAgentMethodsToV1, forwardClientMethodsToV2, BridgeState, registe
 import { QUEUED_CHUNK_METHOD, RuntimePipe, type RawSessionUpdate } from "../v2/runtime-pipe.js";
 import { AGENT_METHODS, CLIENT_METHODS } from "../methods.js";
 import type { AcpServedConnection } from "./protocol.js";
+import type { SessionUpdateSink } from "./client-handle.js";
 import { sessionNotFound } from "./integration.js";
 
 /**
@@ -33,12 +34,13 @@ import { sessionNotFound } from "./integration.js";
  * - The client has no fs/terminal methods in v2, so the runtime uses its local tools.
  * - The methods of the same shape in both (the method table, acp/methods.ts) are forwarded as they
  *   are; v2 advertises the unstable ones only when the runtime does (convert.ts).
- * - The text chunks a turn streams skip the in-process client (RuntimePipe): each is converted
- *   once as it leaves the runtime.
+ * - The text chunks a turn streams, and a session's commands and title, skip the in-process
+ *   client (RuntimePipe): each is converted once as it leaves the runtime, which hands its
+ *   updates to the pipe directly (not through its SDK connection).
  */
-export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream) => AcpServedConnection, logger: Logger): AcpServedConnection {
+export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream, sessionUpdates: SessionUpdateSink) => AcpServedConnection, logger: Logger): AcpServedConnection {
   const bridge = new AgentBridge(logger);
-  const pipe = new RuntimePipe(bridge.sendPlainChunk);
+  const pipe = new RuntimePipe(bridge.sendPlain);
   const back = V1.client({ name: "agentkit-acp v2 bridge" }).onConnect((c) => {
     bridge.runtime = c.agent;
   });
@@ -53,7 +55,7 @@ export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream) => AcpS
   const v2 = front.connect(stream);
   bridge.connection = v2;
   const runtimeClient = back.connect(pipe.client);
-  const served = serveV1(pipe.runtime);
+  const served = serveV1(pipe.runtime, pipe.sessionUpdate);
   void v2.closed.then(() => served.close());
   void runtimeClient.closed.then(() => {
     pipe.close();
@@ -93,10 +95,10 @@ class AgentBridge extends BridgeState<BridgeSession> {
     return this.connection.client;
   }
 
-  /** RuntimePipe's shortcut: a plain text chunk from the runtime, converted once and sent; resolves once written (undefined for anything else). */
-  readonly sendPlainChunk = (params: RawSessionUpdate): Promise<void> | undefined => {
+  /** RuntimePipe's shortcut: a plain update from the runtime (`isPlainUpdate`), converted once and sent; resolves once written (undefined for anything else). */
+  readonly sendPlain = (params: RawSessionUpdate): Promise<void> | undefined => {
     const session = this.sessions.for(params.sessionId);
-    const update = session.updates.convertPlainTextChunk(params.update);
+    const update = session.updates.convertPlain(params.update);
     if (!update) return undefined;
     try {
       // As in the general handler: the first update of a turn shows it started.

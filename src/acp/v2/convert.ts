@@ -225,16 +225,20 @@ export class V1ToV2Updates {
   }
 
   /**
-   * The hot path: a v1 text chunk exactly as the runtime streams it — `{sessionUpdate, content:
-   * {type: "text", text}, messageId?}`, nothing else — straight to v2, without the SDK's
-   * validation. The result is byte for byte what `convert` gives for the validated update (the
-   * SDK's parse rebuilds the block as `{text, type}`; test/acp/v2/fast-updates.test.ts compares
-   * them for every update kind). Undefined for anything else, which takes the general path.
+   * The fast path, without the SDK's validation (which tries the update union variant by
+   * variant, twice): a v1 update exactly as our runtime sends it, of the kinds a turn streams
+   * by the thousand (text chunks) or every session sends (its commands, its title); see
+   * `isPlainUpdate`. The result is byte for byte what `convert` gives for the validated update
+   * (the SDK's parse rebuilds a text block as `{text, type}`; test/acp/v2/fast-updates.test.ts
+   * compares the two for every update kind). Undefined for anything else: the general path.
    */
-  convertPlainTextChunk(update: unknown): V2.SessionUpdate | undefined {
-    if (!isPlainTextChunk(update)) return undefined;
-    const kind = update.sessionUpdate === "agent_message_chunk" ? "agent" : update.sessionUpdate === "agent_thought_chunk" ? "thought" : "user";
-    return { sessionUpdate: update.sessionUpdate, messageId: this.#messageId(kind, update.messageId), content: { text: update.content.text, type: "text" } } as V2.SessionUpdate;
+  convertPlain(update: unknown): V2.SessionUpdate | undefined {
+    if (isPlainTextChunk(update)) {
+      const kind = update.sessionUpdate === "agent_message_chunk" ? "agent" : update.sessionUpdate === "agent_thought_chunk" ? "thought" : "user";
+      return { sessionUpdate: update.sessionUpdate, messageId: this.#messageId(kind, update.messageId), content: { text: update.content.text, type: "text" } } as V2.SessionUpdate;
+    }
+    // `convert` rebuilds these from their fields, which hold what the SDK's parse would give.
+    return isPlainSessionUpdate(update) ? this.convert(update) : undefined;
   }
 
   /** The v2 update, or undefined for what v2 has no place for (current_mode_update …); `_meta` goes along. */
@@ -273,11 +277,16 @@ export class V1ToV2Updates {
   }
 }
 
-/** A v1 text chunk exactly as the runtime streams it (see `V1ToV2Updates.convertPlainTextChunk`). */
+/** A v1 text chunk exactly as the runtime streams it: `{sessionUpdate, content: {type: "text", text}, messageId?}`, nothing else. */
 interface PlainTextChunk {
   sessionUpdate: "user_message_chunk" | "agent_message_chunk" | "agent_thought_chunk";
   content: { type: "text"; text: string };
   messageId?: string | null;
+}
+
+/** What `V1ToV2Updates.convertPlain` takes: a plain text chunk, or a plain commands or session info update. */
+export function isPlainUpdate(update: unknown): boolean {
+  return isPlainTextChunk(update) || isPlainSessionUpdate(update);
 }
 
 export function isPlainTextChunk(update: unknown): update is PlainTextChunk {
@@ -289,8 +298,46 @@ export function isPlainTextChunk(update: unknown): update is PlainTextChunk {
   return type === "text" && typeof text === "string" && plainWith(update, CHUNK_KEYS) && plainWith(content, TEXT_KEYS);
 }
 
+/**
+ * An `available_commands_update` or `session_info_update` whose every field has the type the
+ * SDK's schema asks (a wrong one it would drop or skip, not reject: then the general path
+ * gives what it gives), in plain objects and arrays with no other keys.
+ */
+function isPlainSessionUpdate(update: unknown): update is V1.SessionUpdate {
+  if (typeof update !== "object" || update === null) return false;
+  const u = update as { sessionUpdate?: unknown; availableCommands?: unknown; title?: unknown; updatedAt?: unknown; _meta?: unknown };
+  if (!optionalRecord(u._meta)) return false;
+  if (u.sessionUpdate === "session_info_update") return optionalString(u.title) && optionalString(u.updatedAt) && plainWith(update, INFO_KEYS);
+  if (u.sessionUpdate !== "available_commands_update" || !Array.isArray(u.availableCommands) || Object.getPrototypeOf(u.availableCommands) !== Array.prototype) return false;
+  return plainWith(update, COMMANDS_KEYS) && (u.availableCommands as unknown[]).every(isPlainCommand);
+}
+
+function isPlainCommand(command: unknown): boolean {
+  if (typeof command !== "object" || command === null) return false;
+  const { name, description, input, _meta } = command as { name?: unknown; description?: unknown; input?: unknown; _meta?: unknown };
+  if (typeof name !== "string" || typeof description !== "string" || !optionalRecord(_meta) || !plainWith(command, COMMAND_KEYS)) return false;
+  if (input == null) return true;
+  if (typeof input !== "object") return false;
+  const { hint, _meta: inputMeta } = input as { hint?: unknown; _meta?: unknown };
+  return typeof hint === "string" && optionalRecord(inputMeta) && plainWith(input, INPUT_KEYS);
+}
+
+/** Absent, null or a string (`z.string().nullish()`). */
+function optionalString(value: unknown): boolean {
+  return value == null || typeof value === "string";
+}
+
+/** Absent, null or a plain object (`_meta`: `z.record(z.string(), z.unknown()).nullish()`, which keeps its keys in order). */
+function optionalRecord(value: unknown): boolean {
+  return value == null || (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype);
+}
+
 const CHUNK_KEYS = ["sessionUpdate", "content", "messageId"];
 const TEXT_KEYS = ["type", "text"];
+const INFO_KEYS = ["sessionUpdate", "title", "updatedAt", "_meta"];
+const COMMANDS_KEYS = ["sessionUpdate", "availableCommands", "_meta"];
+const COMMAND_KEYS = ["name", "description", "input", "_meta"];
+const INPUT_KEYS = ["hint", "_meta"];
 
 /** A plain object (no prototype but Object's) whose keys are all in `keys`. */
 function plainWith(value: object, keys: readonly string[]): boolean {

@@ -1,7 +1,7 @@
 import type * as V1 from "@agentclientprotocol/sdk/unstable";
-import { isPlainTextChunk } from "./convert.js";
+import { isPlainUpdate } from "./convert.js";
 
-/** What a plain text chunk goes to the bridge's v1 client as while that client catches up (see RuntimePipe). */
+/** What a plain update goes to the bridge's v1 client as while that client catches up (see RuntimePipe). */
 export const QUEUED_CHUNK_METHOD = "_agentkit/v2_bridge_chunk";
 
 /** The params of a `session/update` as the runtime sent them (not validated). */
@@ -17,12 +17,13 @@ type Message = V1.AnyMessage;
  * SDK's `agentApp.connect(clientApp)` builds: a pair of object streams), with a shortcut for
  * the updates a turn streams by the thousand. The SDK's client validates every `session/update`
  * twice (its session router, then the handler's params) and dispatches it through its handler
- * chain; a plain text chunk from our own runtime needs none of it: `direct` converts and sends
- * it as it leaves the runtime. Everything else goes through the client as before.
+ * chain; a plain update from our own runtime (a text chunk, the session's commands or title:
+ * `isPlainUpdate`) needs none of it: `direct` converts and sends it as it leaves the runtime.
+ * Everything else goes through the client as before.
  *
- * Order is kept: after a message that went through the client, plain chunks follow it through
+ * Order is kept: after a message that went through the client, plain updates follow it through
  * the client too (as `QUEUED_CHUNK_METHOD`, not validated), until the client has handled them;
- * only then are they sent directly again. The runtime's write of a queued chunk resolves once
+ * only then are they sent directly again. The runtime's write of a queued update resolves once
  * it was handled, so the runtime's next message finds the queue empty and goes directly (else
  * a streaming turn would keep the queue busy and every later chunk would take the long way).
  */
@@ -32,15 +33,16 @@ export class RuntimePipe {
   /** What the bridge's v1 client connects to. */
   readonly client: V1.Stream;
   readonly #forward: WritableStreamDefaultWriter<Message>;
-  /** Plain chunks sent through the client and not yet handled there. */
+  /** Plain updates sent through the client and not yet handled there. */
   #queued = 0;
-  /** A message went through the client after the last queued chunk. */
+  /** A message went through the client after the last queued update. */
   #behind = false;
-  /** The runtime's writes of the queued chunks, resolved as the client handles them (in order). */
+  /** The runtime's writes of the queued updates, resolved as the client handles them (in order). */
   #handled: Array<(written: Promise<void> | undefined) => void> = [];
+  #closed = false;
 
   /**
-   * `direct` sends a plain text chunk on, resolving once it is written (the runtime's next
+   * `direct` sends a plain update on, resolving once it is written (the runtime's next
    * message waits for it, as over v1: its update queue's batching and output budget rely on
    * that pacing); undefined refuses anything else.
    */
@@ -54,29 +56,42 @@ export class RuntimePipe {
     this.client = { readable: toClient.readable, writable: toRuntime.writable };
   }
 
-  /** The bridge's handler of `QUEUED_CHUNK_METHOD`: a queued chunk reached the client. */
+  /**
+   * The runtime's `session/update`s, handed over without its SDK connection (whose write queue
+   * costs a JSON-RPC send chain per update): they enter the pipe at once, in the runtime's
+   * order, as if they had just come out of that connection. The runtime's other messages
+   * (requests, answers) still take the connection: it orders those against its updates by
+   * awaiting them (an answer or a permission question waits for the updates before it).
+   */
+  readonly sessionUpdate = (params: RawSessionUpdate): Promise<void> => {
+    if (this.#closed) return Promise.reject(new Error("the ACP v2 bridge's client connection is closed"));
+    return this.#write(undefined, params);
+  };
+
+  /** The bridge's handler of `QUEUED_CHUNK_METHOD`: a queued update reached the client. */
   dequeued(params: RawSessionUpdate): void {
     this.#queued -= 1;
     this.#handled.shift()?.(this.direct(params));
   }
 
-  /** The client's connection closed: the queued chunks will not be handled; the writes waiting for them end. */
+  /** The client's connection closed: the queued updates will not be handled; the writes waiting for them end. */
   close(): void {
+    this.#closed = true;
     for (const done of this.#handled.splice(0)) done(undefined);
   }
 
-  #write(message: Message): Promise<void> {
-    const params = sessionUpdateParams(message);
+  /** `message` undefined: the `session/update` of `params` (built only if it goes through the client). */
+  #write(message: Message | undefined, params = message && sessionUpdateParams(message)): Promise<void> {
     const written = params && !this.#behind && this.#queued === 0 ? this.direct(params) : undefined;
     if (written) return written;
-    if (params && (this.#behind || this.#queued > 0) && isPlainTextChunk(params.update)) {
+    if (params && (this.#behind || this.#queued > 0) && isPlainUpdate(params.update)) {
       this.#queued += 1;
       this.#behind = false;
       const handled = new Promise<void>((resolve) => this.#handled.push(resolve));
       return this.#forward.write({ jsonrpc: "2.0", method: QUEUED_CHUNK_METHOD, params }).then(() => handled);
     }
     this.#behind = true;
-    return this.#forward.write(message);
+    return this.#forward.write(message ?? { jsonrpc: "2.0", method: "session/update", params });
   }
 }
 

@@ -4,4 +4,4 @@ export * from "./platform.js";
 export * from "./proc.js";
 export * from "./launch.js";
 export * from "./group.js";
-export { enableOrphanWatchdog, fenceGroupsWithin, orphanWatchdogPid } from "./watchdog.js";
+export { enableOrphanWatchdog, fenceGroupsWithin } from "./watchdog.js";

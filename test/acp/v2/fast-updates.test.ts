@@ -1,6 +1,6 @@
 import * as V1 from "@agentclientprotocol/sdk/unstable";
 import { describe, expect, it } from "vitest";
-import { V1ToV2Updates, isPlainTextChunk } from "../../../src/acp/v2/convert.js";
+import { V1ToV2Updates, isPlainTextChunk, isPlainUpdate } from "../../../src/acp/v2/convert.js";
 import { QUEUED_CHUNK_METHOD, RuntimePipe, type RawSessionUpdate } from "../../../src/acp/v2/runtime-pipe.js";
 
 const text = (t: string) => ({ type: "text", text: t });
@@ -23,10 +23,21 @@ const UPDATES: Array<{ update: Record<string, unknown>; plain?: true }> = [
   { update: { sessionUpdate: "tool_call_update", toolCallId: "c1", status: "completed", content: [{ type: "diff", path: "/w/a", oldText: null, newText: "x" }, { type: "content", content: text("done") }] } },
   { update: { sessionUpdate: "tool_call_update", toolCallId: "c1", status: "in_progress", _meta: { agentkit: { progress: "half" } } } },
   { update: { sessionUpdate: "plan", entries: [{ content: "step", priority: "high", status: "pending" }] } },
-  { update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: "help", description: "Help" }, { name: "mode", description: "Mode", input: { hint: "ask" } }] } },
+  { update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: "help", description: "Help" }, { name: "mode", description: "Mode", input: { hint: "ask" } }] }, plain: true },
+  { update: { sessionUpdate: "available_commands_update", availableCommands: [{ description: "D", name: "n", input: null, _meta: { a: 1 } }, { name: "m", description: "M", input: { _meta: { b: 2 }, hint: "h" } }], _meta: { sandbox: { fs: "rw" }, n: [1, 2] } }, plain: true },
+  { update: { sessionUpdate: "available_commands_update", availableCommands: [], _meta: null }, plain: true },
+  { update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: "bad", description: "input hint not a string", input: { hint: 3 } }] } },
+  { update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: 7, description: "skipped by the SDK" }, { name: "ok", description: "kept" }] } },
+  { update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: "x", description: "extra key", extra: 1 }] } },
+  { update: { sessionUpdate: "available_commands_update", availableCommands: [{ name: "x", description: "X" }], _meta: "not a record" } },
   { update: { sessionUpdate: "current_mode_update", currentModeId: "ask" } },
   { update: { sessionUpdate: "config_option_update", configOptions: [{ id: "model", name: "Model", type: "select", currentValue: "a", options: [{ value: "a", name: "A" }] }] } },
-  { update: { sessionUpdate: "session_info_update", title: "T", updatedAt: "2026-01-01T00:00:00Z" } },
+  { update: { sessionUpdate: "session_info_update", title: "T", updatedAt: "2026-01-01T00:00:00Z" }, plain: true },
+  { update: { updatedAt: "2026-01-01T00:00:00Z", sessionUpdate: "session_info_update", title: null }, plain: true },
+  { update: { sessionUpdate: "session_info_update", _meta: { sandbox: "on" } }, plain: true },
+  { update: { sessionUpdate: "session_info_update", title: "T", updatedAt: 5 } },
+  { update: { sessionUpdate: "session_info_update", title: "T", extra: true } },
+  { update: { sessionUpdate: "session_info_update", title: "T", _meta: ["not", "a", "record"] } },
   { update: { sessionUpdate: "usage_update", used: 10, size: 100 } },
   { update: { sessionUpdate: "agent_message_chunk", content: text("after"), messageId: "m2" }, plain: true },
 ];
@@ -54,7 +65,7 @@ function normalised(json: string[]): string[] {
   return json.map((line) => line.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => ids.get(id) ?? (ids.set(id, `id${ids.size}`), `id${ids.size - 1}`)));
 }
 
-describe("the v2 bridge's fast path for plain text chunks", () => {
+describe("the v2 bridge's fast path for plain updates", () => {
   it("gives byte for byte what the general path (SDK validation, then convert) gives, for every update kind, in sequence", async () => {
     const raw = UPDATES.map((u) => u.update);
     const validated = await validatedBySdk(raw);
@@ -64,7 +75,7 @@ describe("the v2 bridge's fast path for plain text chunks", () => {
     const fastUsed: boolean[] = [];
     const viaGeneral = validated.map((update) => JSON.stringify(general.convert(update as V1.SessionUpdate) ?? null));
     const viaMixed = raw.map((update, i) => {
-      const fast = mixed.convertPlainTextChunk(update);
+      const fast = mixed.convertPlain(update);
       fastUsed.push(fast !== undefined);
       return JSON.stringify(fast ?? mixed.convert(validated[i] as V1.SessionUpdate) ?? null);
     });
@@ -83,7 +94,12 @@ describe("the v2 bridge's fast path for plain text chunks", () => {
     expect(isPlainTextChunk("agent_message_chunk")).toBe(false);
   });
 
-  it("keeps the runtime's order: after a message that went through the client, the next chunk follows it there; then chunks go directly again", async () => {
+  // Through the runtime's SDK connection (its write queue hands the pipe one message at a time),
+  // or handed to the pipe directly (`RuntimePipe.sessionUpdate`, what serve does: all at once).
+  it.each([
+    { via: "the runtime's SDK connection", handedOver: false, direct: ["a", "b", "d", "f", "g"] },
+    { via: "RuntimePipe.sessionUpdate", handedOver: true, direct: ["a", "b"] },
+  ])("keeps the runtime's order through $via: after a message that went through the client, chunks follow it there until it caught up; then they go directly again", async ({ handedOver, direct: expectedDirect }) => {
     const seen: string[] = [];
     const direct: string[] = [];
     let queued = false;
@@ -92,7 +108,7 @@ describe("the v2 bridge's fast path for plain text chunks", () => {
       return u.content?.text ?? u.sessionUpdate;
     };
     const pipe = new RuntimePipe((params: RawSessionUpdate) => {
-      if (!isPlainTextChunk(params.update)) return undefined;
+      if (!isPlainUpdate(params.update)) return undefined;
       seen.push(label(params.update));
       if (!queued) direct.push(label(params.update));
       waiters.get(label(params.update))?.();
@@ -116,19 +132,24 @@ describe("the v2 bridge's fast path for plain text chunks", () => {
       })
       .connect(pipe.client);
     const runtime = V1.agent().connect(pipe.runtime);
+    const send = (update: unknown): Promise<void> => {
+      const params = { sessionId: "s", update: update as V1.SessionUpdate };
+      return handedOver ? pipe.sessionUpdate(params) : runtime.client.notify(V1.methods.client.session.update, params);
+    };
     const sent = ["a", "b", "tool_call", "c", "d", "plan", "e", "f", "g", "usage_update"];
     for (const name of sent) {
       const update = name.length === 1 ? { sessionUpdate: "agent_message_chunk", content: text(name) } : name === "tool_call" ? { sessionUpdate: "tool_call", toolCallId: "x", title: "x" } : name === "plan" ? { sessionUpdate: "plan", entries: [] } : { sessionUpdate: "usage_update", used: 1, size: 2 };
       // Not awaited: the runtime writes as fast as it can.
-      void runtime.client.notify(V1.methods.client.session.update, { sessionId: "s", update: update as V1.SessionUpdate });
+      void send(update);
     }
     await end;
     expect(seen).toEqual(sent);
-    // Only the chunk right after each message that went through the client waited in line: the
-    // runtime's next write waits until that one was handled, and finds the line empty.
-    expect(direct).toEqual(["a", "b", "d", "f", "g"]);
+    // Through the SDK, only the chunk right after each message that went through the client
+    // waited in line: the runtime's next write waits until that one was handled, and finds the
+    // line empty. Handed over at once, every chunk after the first such message waits in line.
+    expect(direct).toEqual(expectedDirect);
     // Once the client caught up (h, after usage_update, waited in line), chunks go directly again.
-    const chunk = (t: string) => runtime.client.notify(V1.methods.client.session.update, { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: text(t) } as V1.SessionUpdate });
+    const chunk = (t: string) => send({ sessionUpdate: "agent_message_chunk", content: text(t) });
     const h = handled("h");
     await chunk("h");
     await h;
@@ -138,5 +159,7 @@ describe("the v2 bridge's fast path for plain text chunks", () => {
     expect(direct.at(-1)).toBe("i");
     runtime.close();
     client.close();
+    pipe.close();
+    await expect(pipe.sessionUpdate({ sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: text("late") } })).rejects.toThrow(/closed/);
   });
 });
