@@ -1,7 +1,8 @@
 /**
  * The service path against its floor (issue #28): `serve --listen` (JSONL store, the default) and
  * the SDK's own `AcpServer` with its Node adapters serving a bare agent (bench/bare-http-agent.mjs:
- * no loop, no store, no tools, no auth; it streams the model's deltas as agent_message_chunk), both
+ * no loop, no store, no tools, no auth; it streams the model's deltas as agent_message_chunk and,
+ * as serve does, sends each session's conversation with every prompt), both
  * reading the same reply from one loopback mock model, under the same load, interleaved, each agent
  * a fresh process per run. Over Streamable HTTP and WebSocket:
  *   (a) 8 sessions on one connection, 5 turns each (each session's turns one after another);
@@ -18,6 +19,11 @@
  * checkouts (e.g. main: `git worktree add`, node_modules linked, `npm run build`) as more rows.
  * BENCH_TURNS, BENCH_SESSIONS (load a) and BENCH_TRANSPORTS=http|ws narrow a run (e.g. to profile);
  * BENCH_WARMUP=N runs N unmeasured turns per session first (the steady state, without the JIT's warm-up).
+ * BENCH_PERF=DIR runs every agent under `perf record -g -e cpu-clock` (DIR/NAME-N.data; node --perf-basic-prof,
+ * serve unbundled); its CPU figures are then perf's, not the agent's. BENCH_BASELINE_ARGS: `serve` arguments of
+ * the baseline rows (default BENCH_SERVE_ARGS; e.g. BENCH_BASELINE=. BENCH_SERVE_ARGS=--no-persist
+ * BENCH_BASELINE_ARGS=" " puts one build with and without a flag side by side).
+ * BENCH_FLOOR_NO_HISTORY=1 adds the floor that sends only the latest prompt (the floor before 2026-12-03) as a row.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -45,13 +51,17 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "bench-token";
 /** BENCH_SERVE_ARGS: more `serve` arguments (space-separated), e.g. `--no-persist` to see the store's share. */
 const extraServeArgs = (process.env.BENCH_SERVE_ARGS ?? "").split(" ").filter(Boolean);
+/** BENCH_BASELINE_ARGS: the same for the baseline rows (default: BENCH_SERVE_ARGS). */
+const baselineArgs = (process.env.BENCH_BASELINE_ARGS ?? process.env.BENCH_SERVE_ARGS ?? "").split(" ").filter(Boolean);
 type Transport = "http" | "ws";
 /** BENCH_BASELINE=DIR: the `serve` of another built checkout as one more interleaved agent (before/after under the same load). */
 /** Several, comma-separated: one row each, named `baseline`, `baseline2`, … in that order. */
 const baselines = (process.env.BENCH_BASELINE ?? "").split(",").filter(Boolean);
 const baselineName = (i: number): string => (i === 0 ? "baseline" : `baseline${i + 1}`);
 type AgentName = string;
-const agentNames: AgentName[] = ["floor", ...baselines.map((_, i) => baselineName(i)), "serve"];
+/** BENCH_FLOOR_NO_HISTORY=1: also the floor that sends only the latest prompt to the model (the floor before 2026-12-03), as a row. */
+const floorNoHistory = process.env.BENCH_FLOOR_NO_HISTORY ? ["floor-no-history"] : [];
+const agentNames: AgentName[] = ["floor", ...floorNoHistory, ...baselines.map((_, i) => baselineName(i)), "serve"];
 
 // A POST on a keep-alive socket the server has just closed (both sides close idle sockets after
 // 5 s; a client whose event loop lags under this load can still pick one) fails with ECONNRESET
@@ -66,14 +76,22 @@ interface Listening {
   stop(): Promise<void>;
 }
 
+let perfRuns = 0;
+
 function startAgent(name: AgentName): Promise<Listening> {
+  /** The checkout whose serve this is (undefined: a floor). */
+  const checkout = name === "serve" ? root : baselines[agentNames.indexOf(name) - 1 - floorNoHistory.length];
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const args =
-    name === "floor"
-      ? [...profile, join(root, "bench/bare-http-agent.mjs"), model.baseUrl]
-      : [...profile, join(name === "serve" ? root : baselines[agentNames.indexOf(name) - 1]!, "bin/agentkit-acp.js"), "serve", "--listen", "127.0.0.1:0", "--model", "openai-compatible:mock", "--base-url", model.baseUrl,
-         "--state-dir", mkdtempSync(join(work, "state-")), "--log-level", "info", "--max-sessions", "5000", "--max-connections", "5000", ...extraServeArgs];
-  const child = spawn(process.execPath, args, { cwd: work, env: { ...process.env, AGENTKIT_ACP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] });
+    checkout === undefined
+      ? [...profile, join(root, "bench/bare-http-agent.mjs"), model.baseUrl, "openai", ...(name === "floor" ? [] : ["--no-history"])]
+      : [...profile, join(checkout, "bin/agentkit-acp.js"), "serve", "--listen", "127.0.0.1:0", "--model", "openai-compatible:mock", "--base-url", model.baseUrl,
+         "--state-dir", mkdtempSync(join(work, "state-")), "--log-level", "info", "--max-sessions", "5000", "--max-connections", "5000", ...(name === "serve" ? extraServeArgs : baselineArgs)];
+  // BENCH_PERF=DIR: on-CPU profile of every thread (V8's --cpu-prof samples wall time), serve unbundled so frames name their files.
+  const perfDir = process.env.BENCH_PERF;
+  if (perfDir && checkout !== undefined) args.splice(args.findIndex((a) => a.endsWith("bin/agentkit-acp.js")), 1, join(root, "bench/serve-unbundled.mjs"), checkout);
+  const perf = perfDir ? ["record", "-g", "-e", "cpu-clock", "-F", "2000", "-o", join(perfDir, `${name}-${++perfRuns}.data`), "--", process.execPath, "--perf-basic-prof"] : [];
+  const child = spawn(perfDir ? "perf" : process.execPath, [...perf, ...args], { cwd: work, env: { ...process.env, AGENTKIT_ACP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async (): Promise<void> => {
     child.kill("SIGTERM");
@@ -223,6 +241,18 @@ async function once<T>(name: AgentName, run: (agent: Listening) => Promise<T>): 
   }
 }
 
+/** `run` until it succeeds, at most `times` times (a loaded machine resets a keep-alive socket now and then: see above). */
+async function attempts<T>(times: number, run: () => Promise<T>, failed: (error: unknown) => void): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (i >= times) throw error;
+      failed(error);
+    }
+  }
+}
+
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
 const lines: string[] = [`Node ${process.version}, ${deltas} deltas per turn, median of ${rounds} interleaved runs, each agent a fresh process${WARMUP > 0 ? `, ${WARMUP} unmeasured warm-up turn(s) per session first` : ""}`, ""];
 try {
@@ -233,10 +263,9 @@ try {
       for (const transport of transports) {
         for (const name of agentNames) {
           const key = `${transport} ${name}`;
-          const sample = await once(name, (agent) => run(agent, transport)).catch((error: unknown) => {
-            process.stderr.write(`${key}: run ${round + 1} failed (${String(error)}); running it again\n`);
-            return once(name, (agent) => run(agent, transport));
-          });
+          const sample = await attempts(3, () => once(name, (agent) => run(agent, transport)), (error) =>
+            process.stderr.write(`${key}: run ${round + 1} failed (${String(error)}); running it again\n`),
+          );
           samples.set(key, [...(samples.get(key) ?? []), sample]);
         }
       }

@@ -2,7 +2,8 @@
  * One loopback server that speaks the four model APIs the vendors' agents call — Anthropic
  * Messages, OpenAI Chat Completions, OpenAI Responses and Gemini generateContent — with one
  * scripted "model" behind them (no keys, no network):
- * - "Create the file /abs/path.txt …" → a call of the request's own write tool for that
+ * - "Create the file /abs/path.txt …" (also .toml, .json, .md: a vendor's own config, for the
+ *   sandbox tests) → a call of the request's own write tool for that
  *   path (so the agent asks permission), then, once the tool result is back, "done";
  * - "Count from 1 to 300 …" → a long text streamed slowly (something to cancel);
  * - anything else → "ok"; with `toolEveryPrompt: DIR` (a model that calls a tool on every
@@ -141,7 +142,7 @@ function decide(api: Api, body: Record<string, unknown>, scenario: Scenario): De
   const last = userEntries(api, body).at(-1);
   if (last === undefined || last.kind === "result") return { reply: { text: "done" }, pause: 0 };
   if (/Count from 1 to 300/.test(last.text)) return { reply: { text: SLOW_TEXT, chunkSize: 4 }, pause: 40 };
-  const file = /Create the file (\/\S+\.txt)/.exec(last.text)?.[1] ?? scenario.toolFile?.();
+  const file = /Create the file (\/\S+\.(?:txt|toml|json|md))\b/.exec(last.text)?.[1] ?? scenario.toolFile?.();
   const write = file === undefined ? undefined : writeTool(tools, file);
   if (write) return { reply: { text: `Writing ${file}.`, toolCalls: [write] }, pause: 0 };
   return { reply: { text: "ok" }, pause: 0 };

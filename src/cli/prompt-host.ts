@@ -1,11 +1,10 @@
-import { mkdirSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import type { AcpAgentConfig, ClientPermissionPolicy, HostAuthorize, HostObserver, HostServices } from "../acp/client/index.js";
 import { ClientPermissionPolicy as Policy, createFileSystemHost, createTerminalHost, keepReleasedOutput } from "../acp/client/index.js";
 import { CommandSandbox, packageRoot } from "../core/index.js";
 import { isProtectedPath } from "../core/sandbox-protected.js";
 import type { PromptArgs } from "./prompt-args.js";
-import { agentSandboxPlan } from "./prompt-sandbox.js";
+import { agentSandboxPlan, prepareAgentDirs } from "./prompt-sandbox.js";
 import { sandboxNetOption } from "./sandbox-net-flag.js";
 import { UsageError } from "./usage.js";
 
@@ -42,15 +41,13 @@ export function hostOptionsFromArgs(args: PromptArgs, _policy: ClientPermissionP
   // The terminals hosted here reach what --sandbox-net names; the agent, its preset's hosts too.
   const sandbox = args.sandbox ? CommandSandbox.create({ netAllow, ...(searchPath !== undefined ? { path: searchPath } : {}) }) : undefined;
   const plan = args.sandbox ? agentSandboxPlan(args.agent, args.model, netAllow) : undefined;
-  // A preset's caches and state directories are made as the agent would make them unsandboxed:
-  // one missing would not be bound, and the agent would fill the scratch home (bounded) instead.
-  for (const dir of plan?.writable ?? []) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const protect = plan ? prepareAgentDirs(plan) : [];
   const terminalSandbox = sandbox ? { sandbox: { sandbox, writable: [args.cwd, ...dirs] } } : {};
   if (terminal === "on") hostServices.terminal = keepReleasedOutput(createTerminalHost({ ...(authorize ? { authorize } : {}), ...watch, ...terminalSandbox }), outputs);
   return {
     // The agent sees our own package (the `self` agent runs from it) and the directories named.
     ...(sandbox && plan
-      ? { sandbox: { sandbox, readOnly: [packageRoot(), ...plan.readOnly, ...readOnly.map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`))], writable: plan.writable, home: plan.home, network: plan.allow } }
+      ? { sandbox: { sandbox, readOnly: [packageRoot(), ...plan.readOnly, ...protect, ...readOnly.map((d) => (d.startsWith("/") ? d : `${args.cwd}/${d}`))], writable: plan.writable, home: plan.home, network: plan.allow } }
       : {}),
     ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}),
     hostServices,

@@ -1,3 +1,4 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { AcpAgentConfig } from "../acp/client/config.js";
@@ -13,8 +14,10 @@ export interface AgentSandboxPlan {
   allow: NetAllowEntry[];
   /** Config and credentials (only those that exist are bound). */
   readOnly: string[];
-  /** Caches. */
+  /** Caches and state. */
   writable: string[];
+  /** Inside `writable`: kept read-only, created empty when missing (`AgentSandboxNeeds.protect`; a trailing `/` = a directory). */
+  protect: string[];
   /** The user's home path: a scratch directory in the sandbox, with the above bound in it. */
   home: string;
 }
@@ -27,9 +30,24 @@ export interface AgentSandboxPlan {
 export function agentSandboxPlan(agent: string, model: string | undefined, extra: readonly NetAllowEntry[], env: NodeJS.ProcessEnv = process.env): AgentSandboxPlan {
   const home = env.HOME && env.HOME.startsWith("/") ? env.HOME : homedir();
   const expand = (path: string) => (path.startsWith("~/") ? join(home, path.slice(2)) : path);
-  const needs = agentPresets()[agent]?.sandbox ?? { allow: [], readOnly: [], writable: [] };
+  const needs = agentPresets()[agent]?.sandbox ?? { allow: [], readOnly: [], writable: [], protect: [] };
   const allow = [...parseNetAllow([`allow=${needs.allow.join(",")}`]), ...(agent === "self" ? selfModelHosts(model, env) : []), ...extra];
-  return { allow, readOnly: needs.readOnly.map(expand), writable: needs.writable.map(expand), home };
+  return { allow, readOnly: needs.readOnly.map(expand), writable: needs.writable.map(expand), protect: needs.protect.map(expand), home };
+}
+
+/**
+ * Creates the plan's missing writable directories (as the agent would: one missing would not be
+ * bound, and the agent would fill the scratch home instead) and its missing protected entries,
+ * empty (so they can be bound read-only); returns the protected paths to bind.
+ */
+export function prepareAgentDirs(plan: AgentSandboxPlan): string[] {
+  for (const dir of plan.writable) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return plan.protect.map((entry) => {
+    const path = entry.replace(/\/+$/, "");
+    if (entry.endsWith("/")) mkdirSync(path, { recursive: true, mode: 0o700 });
+    else if (!existsSync(path)) writeFileSync(path, path.endsWith(".json") ? "{}\n" : "", { mode: 0o600 });
+    return path;
+  });
 }
 
 /** `host:port` of the base URL our own agent's model is called at; none for scripted, demo or unknown specs. */

@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentPresets } from "../../src/acp/client/index.js";
 import { CommandSandbox, formatNetAllow, sandboxProxySocket } from "../../src/core/index.js";
-import { agentSandboxPlan, agentSandboxReport } from "../../src/cli/prompt-sandbox.js";
+import { agentSandboxPlan, agentSandboxReport, prepareAgentDirs } from "../../src/cli/prompt-sandbox.js";
 
 /** The bubblewrap arguments `prompt --sandbox` builds for each vendor preset's agent process. */
 const home = realpathSync(mkdtempSync(join(tmpdir(), "agentkit-preset-home-")));
@@ -17,10 +17,21 @@ afterAll(() => {
   rmSync(workspace, { recursive: true, force: true });
 });
 
-const expected: Record<string, { hosts: string[]; readOnly: string[]; writable: string[] }> = {
-  claude: { hosts: ["api.anthropic.com:443", "registry.npmjs.org:443"], readOnly: [".claude", ".claude.json"], writable: [".npm"] },
-  // Codex writes its state into CODEX_HOME at start (test/cli/prompt-sandbox-vendor.e2e.test.ts).
-  codex: { hosts: ["api.openai.com:443", "chatgpt.com:443", "registry.npmjs.org:443"], readOnly: [], writable: [".codex", ".npm"] },
+const expected: Record<string, { hosts: string[]; readOnly: string[]; writable: string[]; protect?: string[] }> = {
+  // Claude Code keeps its transcripts in ~/.claude (--session resume reads them); its settings, hooks, commands, … stay read-only.
+  claude: {
+    hosts: ["api.anthropic.com:443", "registry.npmjs.org:443"],
+    readOnly: [".claude.json"],
+    writable: [".claude", ".npm"],
+    protect: [".claude/settings.json", ".claude/settings.local.json", ".claude/CLAUDE.md", ".claude/commands", ".claude/agents", ".claude/hooks", ".claude/skills", ".claude/plugins"],
+  },
+  // Codex writes its state into CODEX_HOME at start (test/cli/prompt-sandbox-vendor.e2e.test.ts); its config, rules, instructions stay read-only.
+  codex: {
+    hosts: ["api.openai.com:443", "chatgpt.com:443", "registry.npmjs.org:443"],
+    readOnly: [],
+    writable: [".codex", ".npm"],
+    protect: [".codex/config.toml", ".codex/AGENTS.md", ".codex/rules", ".codex/prompts", ".codex/skills"],
+  },
   gemini: { hosts: ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443"], readOnly: [".gemini"], writable: [] },
   opencode: { hosts: ["api.anthropic.com:443", "api.openai.com:443", "models.dev:443"], readOnly: [".config/opencode", ".local/share/opencode"], writable: [".cache/opencode"] },
   self: { hosts: ["api.anthropic.com:443"], readOnly: [], writable: [] },
@@ -29,7 +40,8 @@ const expected: Record<string, { hosts: string[]; readOnly: string[]; writable: 
 describe.each(Object.keys(expected))("prompt --sandbox --agent %s", (name) => {
   const want = expected[name]!;
   const plan = agentSandboxPlan(name, name === "self" ? "anthropic:claude-sonnet-4-5" : undefined, [], { HOME: home });
-  const wrapped = sandbox.wrap("agent", [], { cwd: workspace, writable: [workspace, ...plan.writable], readOnly: plan.readOnly, network: { allow: plan.allow }, bounds: false, home: plan.home });
+  const protect = prepareAgentDirs(plan);
+  const wrapped = sandbox.wrap("agent", [], { cwd: workspace, writable: [workspace, ...plan.writable], readOnly: [...plan.readOnly, ...protect], network: { allow: plan.allow }, bounds: false, home: plan.home });
   wrapped.finish("", { code: 0, signal: null });
   const args = wrapped.args;
   const pairs = (flag: string) => args.flatMap((a, i) => (a === flag ? [args[i + 1]] : []));
@@ -53,6 +65,17 @@ describe.each(Object.keys(expected))("prompt --sandbox --agent %s", (name) => {
     expect(pairs("--bind").sort()).toEqual([workspace, ...want.writable.map((d) => join(home, d))].sort());
     expect(pairs("--bind")).not.toContain(home);
     expect(pairs("--ro-bind")).not.toContain(home);
+  });
+
+  it("what a later unsandboxed run trusts stays read-only inside its writable directories: created empty when missing, bound after them", () => {
+    expect(protect.map((p) => p.slice(home.length + 1))).toEqual(want.protect ?? []);
+    for (const path of protect) {
+      expect(existsSync(path)).toBe(true);
+      const writableDir = args.lastIndexOf(join(home, path.slice(home.length + 1).split("/")[0] ?? ""));
+      expect(args[args.lastIndexOf(path) - 2]).toBe("--ro-bind");
+      expect(args.lastIndexOf(path)).toBeGreaterThan(writableDir);
+    }
+    if (name === "claude") expect(readFileSync(join(home, ".claude", "settings.json"), "utf8")).toBe("{}\n");
   });
 });
 

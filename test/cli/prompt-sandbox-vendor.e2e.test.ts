@@ -73,4 +73,61 @@ describe.runIf(npmTests)("prompt --sandbox drives codex-acp (preset codex) throu
     expect(run.stdout).toContain(target);
     expect(existsSync(target)).toBe(false);
   });
+
+  it("its write to ~/.codex/config.toml (MCP servers, sandbox_mode, notify a later unsandboxed Codex trusts) fails; the file is unchanged", { timeout: 300_000 }, async () => {
+    const workspace = tempDir();
+    const config = join(home, ".codex", "config.toml");
+    const before = readFileSync(config, "utf8");
+    const requests = mock.log.length;
+    const run = await prompt(workspace, `Create the file ${config} containing the word ok.`);
+    expect(run.code, run.stderr).toBe(0);
+    // The model asked for the write and Codex ran it in ~/.codex (writable for its state): only the protection stopped it.
+    expect(mock.log.slice(requests).some((line) => line.includes("tool"))).toBe(true);
+    expect(run.stdout).toContain("end_turn");
+    expect(readFileSync(config, "utf8")).toBe(before);
+  });
+});
+
+/**
+ * `prompt --sandbox --agent claude`: the real @agentclientprotocol/claude-agent-acp (Claude Code,
+ * Node ≥ 22) through its preset's `npx -y` inside the sandbox, pointed at the loopback mock model
+ * (ANTHROPIC_BASE_URL): a full turn, then `--session ID` resumes it — Claude Code reads its
+ * transcript from ~/.claude/projects, which must be writable (a read-only ~/.claude failed the
+ * resume with "Resource not found"), while its settings, hooks and commands stay read-only.
+ */
+const nodeMajor = Number(process.versions.node.split(".")[0]);
+describe.runIf(npmTests && nodeMajor >= 22)("prompt --sandbox drives claude-agent-acp (preset claude): a turn, then --session resumes it (AGENTKIT_TEST_NPM=1, Node >= 22)", () => {
+  const home = cachedDir("claude-preset-home");
+  let mock: MockModelServer;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    mock = await startMockModel();
+    mkdirSync(join(home, ".claude"), { recursive: true });
+    const base = Object.fromEntries(Object.entries(cleanEnv()).filter(([name]) => !/^npm_/i.test(name)));
+    const quiet = { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1", NO_UPDATE_NOTIFIER: "1" };
+    env = { ...base, ...quiet, HOME: home, ANTHROPIC_BASE_URL: mock.origin, ANTHROPIC_API_KEY: "sk-ant-mock", IS_SANDBOX: "1" };
+  });
+  afterAll(async () => {
+    await mock.close();
+  });
+
+  const prompt = (cwd: string, text: string, session: string[] = []) =>
+    runCliProcess(["prompt", "--sandbox", "--sandbox-net", `allow=127.0.0.1:${new URL(mock.origin).port}`, "--agent", "claude", "--cwd", cwd, "--permissions", "allow-all", ...session, text], { cwd: repoRoot, env });
+
+  it("writes in the workspace, then resumes the session; its settings stay read-only", { timeout: 300_000 }, async () => {
+    const workspace = tempDir();
+    const first = await prompt(workspace, `Create the file ${workspace}/acp.txt containing the word ok.`);
+    expect(first.code, `${first.stderr}\n${mock.log.join("\n")}`).toBe(0);
+    expect(first.stdout).toContain("end_turn");
+    expect(readFileSync(join(workspace, "acp.txt"), "utf8").trim()).toBe("ok");
+    const session = /--session ([\w-]+)/.exec(first.stderr)?.[1];
+    expect(session, first.stderr).toBeDefined();
+    const resumed = await prompt(workspace, "Say hello.", ["--session", session ?? ""]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`continuing session ${session}`);
+    expect(resumed.stdout).toContain("end_turn");
+    // Created empty by prompt --sandbox so it could be bound read-only; Claude Code did not write it.
+    expect(readFileSync(join(home, ".claude", "settings.json"), "utf8")).toBe("{}\n");
+  });
 });

@@ -20,11 +20,19 @@ export interface AgentSandboxNeeds {
   allow: string[];
   /** Its configuration and credentials: read-only. */
   readOnly: string[];
-  /** Its caches: writable. */
+  /** Its caches and state: writable. */
   writable: string[];
+  /**
+   * Inside its writable directories, what a later UNSANDBOXED run of the same agent trusts and
+   * runs (settings with hooks, MCP servers, permission rules, instructions): kept read-only.
+   * Missing ones are created empty first (a trailing `/` = a directory; a `.json` file gets
+   * `{}`), the same to the agent as absent, so they can be bound.
+   */
+  protect: string[];
 }
 
 const NPX = { allow: ["registry.npmjs.org:443"], writable: ["~/.npm"] };
+const none = { readOnly: [], writable: [], protect: [] };
 
 /**
  * The launch presets of well-known ACP agents (`prompt --agent NAME`), by name. Nothing is installed: most start
@@ -39,8 +47,11 @@ export function agentPresets(): Record<string, AgentPreset> {
       args: ["-y", "@agentclientprotocol/claude-agent-acp"],
       sandbox: {
         allow: ["api.anthropic.com:443", "console.anthropic.com:443", "claude.ai:443", "statsig.anthropic.com:443", ...NPX.allow],
-        readOnly: ["~/.claude", "~/.claude.json", "~/.config/claude"],
-        writable: [...NPX.writable],
+        // ~/.claude holds its transcripts (projects/, needed by --session resume), sessions/, backups/, plugin caches: writable.
+        readOnly: ["~/.claude.json", "~/.config/claude"],
+        writable: ["~/.claude", ...NPX.writable],
+        // Hooks, permission rules, commands, subagents, skills, plugins (code), instructions: read-only.
+        protect: ["~/.claude/settings.json", "~/.claude/settings.local.json", "~/.claude/CLAUDE.md", "~/.claude/commands/", "~/.claude/agents/", "~/.claude/hooks/", "~/.claude/skills/", "~/.claude/plugins/"],
       },
     },
     codex: {
@@ -48,15 +59,22 @@ export function agentPresets(): Record<string, AgentPreset> {
       description: "OpenAI Codex through Zed's ACP adapter (needs an OpenAI key or ChatGPT login)",
       command: "npx",
       args: ["-y", "@zed-industries/codex-acp"],
-      // CODEX_HOME must be writable: Codex creates its helper links, sessions and logs there at start (EROFS otherwise; docs/sandbox.md).
-      sandbox: { allow: ["api.openai.com:443", "auth.openai.com:443", "chatgpt.com:443", ...NPX.allow], readOnly: [], writable: ["~/.codex", ...NPX.writable] },
+      // CODEX_HOME must be writable: Codex creates its helper links, sessions, logs and sqlite state there at start (EROFS otherwise; docs/sandbox.md).
+      // Its config (MCP server commands, sandbox_mode, approval policy, notify), rules, instructions and skills stay read-only.
+      sandbox: {
+        allow: ["api.openai.com:443", "auth.openai.com:443", "chatgpt.com:443", ...NPX.allow],
+        // Only when present: an empty one would replace AGENTS.md.
+        readOnly: ["~/.codex/AGENTS.override.md"],
+        writable: ["~/.codex", ...NPX.writable],
+        protect: ["~/.codex/config.toml", "~/.codex/AGENTS.md", "~/.codex/rules/", "~/.codex/prompts/", "~/.codex/skills/"],
+      },
     },
     gemini: {
       name: "gemini",
       description: "Gemini CLI in ACP mode, `gemini --acp` (the `gemini` command must be installed)",
       command: "gemini",
       args: ["--acp"],
-      sandbox: { allow: ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443", "oauth2.googleapis.com:443"], readOnly: ["~/.gemini"], writable: [] },
+      sandbox: { ...none, allow: ["generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443", "oauth2.googleapis.com:443"], readOnly: ["~/.gemini"] },
     },
     opencode: {
       name: "opencode",
@@ -67,6 +85,7 @@ export function agentPresets(): Record<string, AgentPreset> {
         allow: ["models.dev:443", "opencode.ai:443", "api.anthropic.com:443", "api.openai.com:443", "openrouter.ai:443"],
         readOnly: ["~/.config/opencode", "~/.local/share/opencode", "~/.opencode"],
         writable: ["~/.cache/opencode"],
+        protect: [],
       },
     },
     self: {
@@ -75,7 +94,7 @@ export function agentPresets(): Record<string, AgentPreset> {
       command: process.execPath,
       args: [join(packageRoot(), "bin", "agentkit-acp.js"), "serve"],
       // Its provider's host is added from the model it will use (prompt-host.ts); state under ~/.agentkit-acp stays out (HOME is a scratch directory).
-      sandbox: { allow: [], readOnly: [], writable: [] },
+      sandbox: { ...none, allow: [] },
     },
   };
 }
