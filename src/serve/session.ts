@@ -4,7 +4,8 @@ import { mcpFailureWarnings, mcpServerConfigs, startSessionMcpServers, type Sess
 import type { AcpAuditSink } from "../acp/agent/audit-trail.js";
 import type { CommandSandbox, Logger, SandboxPlacement, SandboxRefusal } from "../core/index.js";
 import type { CommandRunner, FileOperations } from "../tools/index.js";
-import { LocalCommandRunner } from "../tools/index.js";
+import { LocalCommandRunner, LocalFileOperations } from "../tools/index.js";
+import { isProtectedPath } from "../core/sandbox-protected.js";
 
 /** What `serve` does with the services a client offers. */
 export interface ServeSessionServices {
@@ -49,17 +50,37 @@ function localCommands(context: AcpAgentFactoryContext, services: ServeSessionSe
 }
 
 /**
+ * Local file writes under `--sandbox`: the file tools run in serve itself, outside the sandbox,
+ * so they keep off the paths the sandbox keeps read-only in the roots (`.git/hooks`,
+ * `.git/config`, …; docs/sandbox.md) too. Without a sandbox: plain local files (undefined).
+ */
+function localFiles(context: AcpAgentFactoryContext, services: ServeSessionServices): { files?: FileOperations } {
+  if (!services.sandbox) return {};
+  const local = new LocalFileOperations();
+  const roots = sessionRoots(context);
+  return {
+    files: {
+      readTextFile: (path, options) => local.readTextFile(path, options),
+      writeTextFile: async (path, content, options) => {
+        if (isProtectedPath(path, roots)) throw new Error(`${path} is kept read-only by the sandbox (a later unsandboxed program runs what it holds; docs/sandbox.md#protected-paths-inside-the-writable-roots)`);
+        return local.writeTextFile(path, content, options);
+      },
+    },
+  };
+}
+
+/**
  * The session's file and command operations: through the client's `fs/*` (each direction only
  * when advertised) and `terminal/*` when it offers them, unless `--local-tools`. Undefined
  * fields mean local.
  */
 export function sessionOperations(context: AcpAgentFactoryContext, services: ServeSessionServices): { files?: FileOperations; commands?: CommandRunner; label: string } {
-  if (services.localTools) return { commands: localCommands(context, services), label: "local tools (--local-tools)" };
+  if (services.localTools) return { ...localFiles(context, services), commands: localCommands(context, services), label: "local tools (--local-tools)" };
   const { client } = context;
   const ops: { files?: FileOperations; commands?: CommandRunner; label: string } = { label: "" };
   const used: string[] = [];
   if (client.canReadFiles || client.canWriteFiles) {
-    ops.files = new ClientFileOperations(client, context.acpSessionId);
+    ops.files = new ClientFileOperations(client, context.acpSessionId, localFiles(context, services).files);
     used.push(`client fs (${[client.canReadFiles ? "read" : "", client.canWriteFiles ? "write" : ""].filter(Boolean).join("+")})`);
   }
   if (client.hasTerminal) {
@@ -67,6 +88,7 @@ export function sessionOperations(context: AcpAgentFactoryContext, services: Ser
     used.push("client terminal");
   }
   ops.commands ??= localCommands(context, services);
+  if (!ops.files) Object.assign(ops, localFiles(context, services));
   ops.label = used.length > 0 ? used.join(", ") : "local tools (the client offers no fs/terminal)";
   return ops;
 }

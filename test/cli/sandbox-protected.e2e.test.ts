@@ -18,7 +18,8 @@ import { cliBin, runCli } from "../support/cli.js";
 const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, encoding: "utf8", env: { ...cleanEnv(), GIT_CONFIG_NOSYSTEM: "1", HOME: cwd } });
 
 describe.each([
-  { name: "serve --sandbox (its shell tool)", sandboxed: true, promptFlags: [] as string[], serveFlags: ["--sandbox", "--local-tools"], fsWrite: false },
+  // serve's own write_file runs in serve, outside the sandbox: it keeps off the protected paths too.
+  { name: "serve --sandbox (its shell tool, its write_file)", sandboxed: true, promptFlags: [] as string[], serveFlags: ["--sandbox", "--local-tools"], fsWrite: true },
   // The agent's own write_file runs inside its sandbox (--local-tools) or through prompt's fs host (outside it).
   { name: "prompt --sandbox (the agent process, its file tool)", sandboxed: true, promptFlags: ["--sandbox"], serveFlags: ["--local-tools"], fsWrite: true },
   { name: "prompt --sandbox (its terminals, its fs/write_text_file)", sandboxed: true, promptFlags: ["--sandbox"], serveFlags: [] as string[], fsWrite: true },
