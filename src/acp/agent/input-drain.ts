@@ -20,6 +20,7 @@ const RESPONSE_PREFIX = /^\{"jsonrpc":"2\.0","id":(-?\d+(?:\.\d+)?(?:[eE][+-]?\d
 const PREFIX_BYTES = 512;
 const LETTER_I = 0x69;
 const LETTER_M = 0x6d;
+const LETTER_S = 0x73;
 /** Updates longer than this are not state updates (they are a few dozen bytes plus the session id). */
 const STATE_UPDATE_MAX_BYTES = 1024;
 const STATE_UPDATE = Buffer.from('"sessionUpdate":"state_update"');
@@ -39,6 +40,9 @@ export class UnansweredRequests {
   readonly #running = new Set<string>();
   /** A v2 client asked to initialize: only then are outgoing updates looked at (v1 has no state updates). */
   #v2 = false;
+  /** v2 update lines looked at (see `#mayBeStateUpdate`), and whether one had another layout than the SDK's. */
+  #updatesSeen = 0;
+  #otherLayout = false;
   #drained: (() => void) | undefined;
   readonly #decoder = new TextDecoder();
 
@@ -78,10 +82,7 @@ export class UnansweredRequests {
   }
 
   #observeStateUpdate(chunk: Uint8Array): void {
-    // Every streamed chunk passes here: read the kind where the SDK writes it; search only another layout.
-    const known = isStateUpdateAt(chunk);
-    if (known === false) return;
-    if (known === undefined && Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length).indexOf(STATE_UPDATE) === -1) return;
+    if (!this.#mayBeStateUpdate(chunk)) return;
     let update: { params?: { sessionId?: unknown; update?: { state?: unknown } } };
     try {
       update = JSON.parse(this.#decoder.decode(chunk)) as typeof update;
@@ -93,6 +94,23 @@ export class UnansweredRequests {
     if (update.params?.update?.state === "idle") {
       if (this.#running.delete(sessionId)) this.#checkDrained();
     } else this.#running.add(sessionId);
+  }
+
+  /**
+   * Every streamed chunk passes here, so the kind is read where the SDK writes it. One writer
+   * (the SDK's JSON.stringify of the bridge's `{sessionId, update}`) gives every update line the
+   * same layout: it is checked in full on the first line, on every 64th, and on each line whose
+   * kind starts with `s`; the others cost a quote search and one byte. Once a line shows
+   * another layout, every line is searched for `state_update` instead.
+   */
+  #mayBeStateUpdate(line: Uint8Array): boolean {
+    if (this.#otherLayout) return containsStateUpdate(line);
+    const end = line.indexOf(QUOTE, UPDATE_PREFIX.length);
+    if (end > 0 && line[end - 1] !== BACKSLASH && line[end + KIND_AT.length] !== LETTER_S && (this.#updatesSeen++ & 63) !== 0) return false;
+    const known = isStateUpdateAt(line);
+    if (known !== undefined) return known;
+    this.#otherLayout = true;
+    return containsStateUpdate(line);
   }
 
   #checkDrained(): void {
@@ -133,6 +151,10 @@ function isStateUpdateAt(line: Uint8Array): boolean | undefined {
   const end = line.indexOf(QUOTE, UPDATE_PREFIX.length);
   if (end === -1 || line[end - 1] === BACKSLASH || !bytesAt(line, KIND_AT, end)) return undefined;
   return bytesAt(line, STATE_KIND, end + KIND_AT.length);
+}
+
+function containsStateUpdate(line: Uint8Array): boolean {
+  return Buffer.from(line.buffer, line.byteOffset, line.length).indexOf(STATE_UPDATE) !== -1;
 }
 
 function bytesAt(line: Uint8Array, expected: Uint8Array, at: number): boolean {

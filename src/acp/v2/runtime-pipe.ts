@@ -40,6 +40,9 @@ export class RuntimePipe {
   /** The runtime's writes of the queued updates, resolved as the client handles them (in order). */
   #handled: Array<(written: Promise<void> | undefined) => void> = [];
   #closed = false;
+  /** `sessionUpdate`s waiting for the one before them to be written, and the last of them. */
+  #waiting = 0;
+  #previous: Promise<void> = Promise.resolve();
 
   /**
    * `direct` sends a plain update on, resolving once it is written (the runtime's next
@@ -65,7 +68,20 @@ export class RuntimePipe {
    */
   readonly sessionUpdate = (params: RawSessionUpdate): Promise<void> => {
     if (this.#closed) return Promise.reject(new Error("the ACP v2 bridge's client connection is closed"));
-    return this.#write(undefined, params);
+    if (this.#waiting === 0 && !this.#behind && this.#queued === 0) {
+      const written = this.direct(params);
+      if (written) return written;
+    }
+    // Else one at a time, each once the one before is written, as the SDK's write queue handed
+    // them over: only the first plain update after a message through the client waits in line
+    // there; the next finds the line empty (the runtime hands over a whole batch at once).
+    this.#waiting += 1;
+    const written = this.#previous.then(() => this.#write(undefined, params));
+    const done = (): void => {
+      this.#waiting -= 1;
+    };
+    this.#previous = written.then(done, done);
+    return written;
   };
 
   /** The bridge's handler of `QUEUED_CHUNK_METHOD`: a queued update reached the client. */

@@ -56,6 +56,22 @@ describe("UnansweredRequests (what stdin's end waits for)", () => {
     expect(cancelled.sort()).toEqual(["a", 'b"q', "c"]);
   });
 
+  it("among a turn's streamed chunks (the SDK's layout), every state_update is seen wherever it falls", () => {
+    const owed = new UnansweredRequests();
+    owed.observeInput(bytes({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "t", version: "1" } } }));
+    const chunk = (sessionId: string) => bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId, update: { sessionUpdate: "agent_message_chunk", messageId: "m", content: { text: "state_update", type: "text" } } } });
+    const state = (sessionId: string, value: string) => bytes({ jsonrpc: "2.0", method: "session/update", params: { sessionId, update: { sessionUpdate: "state_update", state: value } } });
+    const owedSessions = () => owed.cancelLines().map((line) => (JSON.parse(new TextDecoder().decode(line)) as { params: { sessionId: string } }).params.sessionId);
+    for (let i = 0; i < 130; i++) owed.observeOutput(chunk("sess_1"));
+    owed.observeOutput(state("sess_1", "running"));
+    for (let i = 0; i < 77; i++) owed.observeOutput(chunk("sess_1"));
+    owed.observeOutput(state("sess_22", "running"));
+    expect(owedSessions()).toEqual(["sess_1", "sess_22"]);
+    for (let i = 0; i < 5; i++) owed.observeOutput(chunk("sess_22"));
+    owed.observeOutput(state("sess_1", "idle"));
+    expect(owedSessions()).toEqual(["sess_22"]);
+  });
+
   it("over v1 no update is looked at: a state_update-shaped line owes nothing", async () => {
     const owed = new UnansweredRequests();
     owed.observeInput(bytes({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }));

@@ -98,7 +98,7 @@ describe("the v2 bridge's fast path for plain updates", () => {
   // or handed to the pipe directly (`RuntimePipe.sessionUpdate`, what serve does: all at once).
   it.each([
     { via: "the runtime's SDK connection", handedOver: false, direct: ["a", "b", "d", "f", "g"] },
-    { via: "RuntimePipe.sessionUpdate", handedOver: true, direct: ["a", "b"] },
+    { via: "RuntimePipe.sessionUpdate", handedOver: true, direct: ["a", "b", "d", "f", "g"] },
   ])("keeps the runtime's order through $via: after a message that went through the client, chunks follow it there until it caught up; then they go directly again", async ({ handedOver, direct: expectedDirect }) => {
     const seen: string[] = [];
     const direct: string[] = [];
@@ -144,9 +144,8 @@ describe("the v2 bridge's fast path for plain updates", () => {
     }
     await end;
     expect(seen).toEqual(sent);
-    // Through the SDK, only the chunk right after each message that went through the client
-    // waited in line: the runtime's next write waits until that one was handled, and finds the
-    // line empty. Handed over at once, every chunk after the first such message waits in line.
+    // Only the chunk right after each message that went through the client waited in line: the
+    // runtime's next write waits until that one was handled, and finds the line empty.
     expect(direct).toEqual(expectedDirect);
     // Once the client caught up (h, after usage_update, waited in line), chunks go directly again.
     const chunk = (t: string) => send({ sessionUpdate: "agent_message_chunk", content: text(t) });
