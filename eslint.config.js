@@ -44,7 +44,7 @@ const layerRules = Object.entries(layers).map(([folder, banned]) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**", "docs/api/**"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bin/**", "docs/api/**", "test/fixtures/agents/.bundle/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { Agent } from "undici";
 import WebSocket from "ws";
 import { cpuMs, currentRssKb, median, peakRssMb, percentile, startMockModel } from "./support.js";
 
@@ -67,6 +68,9 @@ const agentNames: AgentName[] = ["floor", ...floorNoHistory, ...baselines.map((_
 // 5 s; a client whose event loop lags under this load can still pick one) fails with ECONNRESET
 // inside the SDK's HTTP transport, which closes that connection: the run fails and is run again.
 process.on("unhandledRejection", (error) => process.stderr.write(`(a client connection failed: ${String(error)})\n`));
+// The clients close idle keep-alive sockets after 1 s, well before the agents' servers do (5 s),
+// so that a lagging client does not pick a socket the server is closing.
+const clientSockets = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
 const model = await startMockModel(deltas);
 const work = mkdtempSync(join(tmpdir(), "agentkit-bench-floor-"));
 
@@ -117,7 +121,7 @@ function connect(url: string, transport: Transport) {
   let messages = 0;
   const headers = { Authorization: `Bearer ${TOKEN}` };
   const countingFetch: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
+    const response = await fetch(input, { ...init, dispatcher: clientSockets } as RequestInit);
     if (!response.body) return response;
     const counted = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ transform: (chunk, out) => ((bytes += chunk.byteLength), out.enqueue(chunk)) }));
     return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });

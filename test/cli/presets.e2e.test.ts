@@ -2,10 +2,10 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { repoRoot } from "../acp/client/helpers.js";
 import { runCli } from "../support/cli.js";
+import { agentFixture } from "../support/fixture-agents.js";
 
-const fixture = join(repoRoot, "test/fixtures/agents/fixture-agent.mjs");
+const fixture = agentFixture("fixture-agent.mjs");
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });

@@ -5,13 +5,14 @@ import type { ServerEvent } from "../../src/inspect/types.js";
 import { exitOrKill, killGroup, startTimeOf } from "../support/processes.js";
 
 export const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
-export const fixtureAgent = new URL("../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
-export const wireRecorder = new URL("../fixtures/agents/wire-recorder.mjs", import.meta.url).pathname;
+export const fixtureAgent = agentFixture("fixture-agent.mjs");
+export const wireRecorder = agentFixture("wire-recorder.mjs");
 export const chromiumPath = "/usr/bin/chromium";
 export const haveChromium = existsSync(chromiumPath);
 export const chromiumArgs = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
 import { tempDir } from "../support/temp.js";
+import { agentFixture } from "../support/fixture-agents.js";
 export { tempDir };
 
 /** An edit the scripted model makes (the serve tests' way to get a tool call with a diff and a permission question). */

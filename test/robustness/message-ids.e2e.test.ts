@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ServeProcess, cleanEnv, writeScript } from "../acp/agent/serve-support.js";
 import { RecordingClient, tempDir } from "../acp/agent/support.js";
 import { repoRoot } from "../acp/client/helpers.js";
+import { agentFixture } from "../support/fixture-agents.js";
 
 // Issue 14 case 11: user message chunks carry a messageId (replayed by session/load, stable),
 // and SDK error lines reach prompt's stderr through our logger, one readable line each.
@@ -58,7 +59,7 @@ describe("robustness: message ids and SDK error lines", () => {
   it("an update the SDK rejects becomes one formatted line on prompt's stderr", async () => {
     const dir = mkdtempSync(join(tmpdir(), "agentkit-robust-sdklog-"));
     dirs.push(dir);
-    const hostile = new URL("../fixtures/agents/hostile-agent.mjs", import.meta.url).pathname;
+    const hostile = agentFixture("hostile-agent.mjs");
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [join(repoRoot, "bin/agentkit-acp.js"), "prompt", "--agent", `"${process.execPath}" "${hostile}"`, "--permissions", "allow-all", "--cwd", dir, "--json", "go"], {
         cwd: dir,

@@ -5,11 +5,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type CliRun, runPromptProcess } from "./support.js";
 import { TextRenderer } from "../../src/cli/prompt-render.js";
 import { stripControls } from "../../src/cli/terminal-safe.js";
+import { agentFixture } from "../support/fixture-agents.js";
 
 // Issue 14 case 6: nothing the agent sends reaches the terminal with control or escape
 // sequences in text mode; --raw opts out; our own colours stay.
 
-const hostile = new URL("../fixtures/agents/hostile-agent.mjs", import.meta.url).pathname;
+const hostile = agentFixture("hostile-agent.mjs");
 const dir = mkdtempSync(join(tmpdir(), "agentkit-robust-escapes-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { bundleFixtureAgents } from "./fixture-agents.js";
 import { TEST_PG_RUN_DIR_ENV, stopSharedPostgres } from "./postgres.js";
 import stateSetup from "./state-setup.js";
 
@@ -84,7 +85,7 @@ function binStale(emitted: number): boolean {
 /**
  * Both projects: the state dir, the shared PostgreSQL cluster's run dir (started on first use
  * by test/support/postgres.ts, stopped here), and the built package in dist/ (the spawned CLI,
- * agents and fixtures) plus the inspect page bundle.
+ * agents and fixtures) plus the inspect page bundle; the fixture agents' bundles (fixture-agents.ts).
  */
 export default function setup(): () => Promise<void> {
   const stopState = stateSetup();
@@ -99,6 +100,7 @@ export default function setup(): () => Promise<void> {
       const bin = spawnSync(process.execPath, ["scripts/build-bin.mjs"], { cwd: root, encoding: "utf8" });
       if (bin.status !== 0) throw new Error(`[global-setup] the CLI bundle failed:\n${bin.stderr.slice(0, 4000)}`);
     }
+    bundleFixtureAgents();
     if (pageStale()) {
       const page = spawnSync(process.execPath, ["scripts/build-page.mjs"], { cwd: root, encoding: "utf8" });
       if (page.status !== 0) process.stderr.write(`[global-setup] the inspect page bundle failed:\n${page.stderr.slice(0, 4000)}\n`);

@@ -7,8 +7,9 @@ import { terminalForm } from "../../../src/cli/prompt-form.js";
 import { ServeProcess, bin, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { runCli } from "../../support/cli.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 
-const unstableFixture = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
+const unstableFixture = agentFixture("unstable-agent.mjs");
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

@@ -7,12 +7,13 @@ import { ServeProcess, bin } from "./serve-support.js";
 import { typeKey } from "./key-page-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { tempDir } from "./support.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 
 // URL-mode elicitation of a missing model key: serve opens a one-shot page on 127.0.0.1, the
 // client shows its URL, the human (here: fetch) pastes the key there, serve stores it (memory),
 // sends elicitation/complete and runs the prompt with it; logout forgets it.
 
-const unstableFixture = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
+const unstableFixture = agentFixture("unstable-agent.mjs");
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();

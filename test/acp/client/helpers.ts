@@ -4,9 +4,10 @@ import type { AcpSession} from "../../../src/acp/client/index.js";
 import { AcpClient, ClientPermissionPolicy, type AcpAgentConfig } from "../../../src/acp/client/index.js";
 import { livePidsInGroup } from "../../../src/core/process/group.js";
 import { pidAlive } from "../../support/processes.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 export { pidAlive };
 
-export const fixture = new URL("../../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
+export const fixture = agentFixture("fixture-agent.mjs");
 export const repoRoot = new URL("../../..", import.meta.url).pathname;
 
 /** Agent process groups started by the current test; each must be empty afterwards. */

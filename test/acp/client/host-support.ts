@@ -4,13 +4,13 @@ import { linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import type { FileSystemHostService, HostSessionInfo, TerminalHostService } from "../../../src/acp/client/index.js";
 import { pidAlive } from "../../support/processes.js";
+import { agentFixturesDir } from "../../support/fixture-agents.js";
 export { pidAlive };
 
-export const agentsDir = fileURLToPath(new URL("../../fixtures/agents/", import.meta.url));
+export const agentsDir = agentFixturesDir;
 
 /** A workspace with an approved root (`cwd`), an additional root, and outside places full of traps. */
 export interface Layout {

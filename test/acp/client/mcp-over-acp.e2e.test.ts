@@ -5,8 +5,9 @@ import { AcpClient, CapabilityError, type AcpInProcessMcpServer, type ClientLife
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { Workspace, startServeClient } from "../agent/services-support.js";
 import { fixtureConfig, repoRoot } from "./helpers.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 
-const mcpAcpFixture = new URL("../../fixtures/agents/mcp-acp-agent.mjs", import.meta.url).pathname;
+const mcpAcpFixture = agentFixture("mcp-acp-agent.mjs");
 
 // MCP over ACP (unstable `mcp/message`): MCP servers built with the official MCP SDK, living in
 // the client's process, handed to `agentkit-acp serve` in session/new as `acp` servers; serve's

@@ -3,8 +3,9 @@ import { describe, expect, it } from "vitest";
 import { CapabilityError } from "../../../src/acp/client/index.js";
 import { expectSignOutAndIn, fixtureConfig, startAgent as start, tempDir } from "./helpers.js";
 import { runCli as runCliInProcess, type CliRun } from "../../support/cli.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 
-const unstableFixture = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
+const unstableFixture = agentFixture("unstable-agent.mjs");
 
 /** The CLI in-process (its agents are real processes). */
 const runCli = (args: string[], cwd: string): Promise<CliRun> => runCliInProcess(args, { cwd });

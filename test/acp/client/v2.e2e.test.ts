@@ -4,9 +4,10 @@ import { describe, expect, it } from "vitest";
 import { ClientPermissionPolicy, ProtocolVersionError, type AcpSessionEvent } from "../../../src/acp/client/index.js";
 import { repoRoot, startAgent as start, tempDir } from "./helpers.js";
 import { runCli as runCliInProcess, runCliProcess, type CliRun } from "../../support/cli.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 
 const bin = join(repoRoot, "bin/agentkit-acp.js");
-const v2Fixture = new URL("../../fixtures/agents/v2-agent.mjs", import.meta.url).pathname;
+const v2Fixture = agentFixture("v2-agent.mjs");
 
 /** A temp dir (removed by helpers.ts after the file). */
 function workspace(): string {

@@ -12,9 +12,10 @@ import type { ScriptStep } from "../../../src/testing/index.js";
 import { ScriptedModel } from "../../../src/testing/index.js";
 import type { Tool } from "../../../src/tools/index.js";
 import { RulePermissionPolicy, ToolRegistry } from "../../../src/tools/index.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
-export const fixtureAgent = new URL("../../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
+export const fixtureAgent = agentFixture("fixture-agent.mjs");
 
 const groups = new Set<number>();
 const cleanups: Array<() => Promise<void>> = [];

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { expect } from "vitest";
+import { agentFixture } from "../../support/fixture-agents.js";
 import { runConformance, type CheckResult, type CheckStatus, type CheckVerdict, type ConformanceOptions, type ConformanceReport } from "../../../src/testing/index.js";
 
-export const conformanceAgent = new URL("../../fixtures/agents/conformance-agent.mjs", import.meta.url).pathname;
-export const fixtureAgent = new URL("../../fixtures/agents/fixture-agent.mjs", import.meta.url).pathname;
+export const conformanceAgent = agentFixture("conformance-agent.mjs");
+export const fixtureAgent = agentFixture("fixture-agent.mjs");
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
 import { tempDir } from "../../support/temp.js";

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { bin, check, fixtureAgent, result, tempDir } from "./helpers.js";
+import { agentFixture } from "../../support/fixture-agents.js";
 
 const UNSTABLE = ["unstable.session-status", "unstable.session-set-title", "unstable.session-fork", "unstable.session-archive"];
 const ALL = [...UNSTABLE, "unstable.auth-status", "rpc.cancel-request", "mcp.acp"];
-const unstableAgent = new URL("../../fixtures/agents/unstable-agent.mjs", import.meta.url).pathname;
-const mcpAcpAgent = new URL("../../fixtures/agents/mcp-acp-agent.mjs", import.meta.url).pathname;
+const unstableAgent = agentFixture("unstable-agent.mjs");
+const mcpAcpAgent = agentFixture("mcp-acp-agent.mjs");
 
 describe("conformance: the unstable session methods", () => {
   it("agentkit-acp serve advertises them all and passes each", async () => {
