@@ -5,7 +5,7 @@ import { startMockModel, type MockModelServer } from "../../bench/compat/mock-mo
 import { cleanEnv } from "../acp/agent/serve-support.js";
 import { repoRoot, tempDir } from "../acp/client/helpers.js";
 import { runCliProcess } from "../support/cli.js";
-import { cachedDir, npmTests } from "../support/npm-app.js";
+import { cachedDir, npmChildEnv, npmTests, npmTestsNode22 } from "../support/npm-app.js";
 
 /**
  * `prompt --sandbox --agent codex`: a vendor agent from the compatibility matrix (Zed's
@@ -42,7 +42,7 @@ describe.runIf(npmTests)("prompt --sandbox drives codex-acp (preset codex) throu
       ].join("\n"),
     );
     // npm's own variables (set when the suite runs under npm/npx) would move its cache out of ~/.npm.
-    const base = Object.fromEntries(Object.entries(cleanEnv()).filter(([name]) => !/^npm_/i.test(name)));
+    const base = npmChildEnv(cleanEnv());
     env = { ...base, HOME: home, NO_UPDATE_NOTIFIER: "1" };
   });
   afterAll(async () => {
@@ -95,8 +95,7 @@ describe.runIf(npmTests)("prompt --sandbox drives codex-acp (preset codex) throu
  * transcript from ~/.claude/projects, which must be writable (a read-only ~/.claude failed the
  * resume with "Resource not found"), while its settings, hooks and commands stay read-only.
  */
-const nodeMajor = Number(process.versions.node.split(".")[0]);
-describe.runIf(npmTests && nodeMajor >= 22)("prompt --sandbox drives claude-agent-acp (preset claude): a turn, then --session resumes it (AGENTKIT_TEST_NPM=1, Node >= 22)", () => {
+describe.runIf(npmTestsNode22)("prompt --sandbox drives claude-agent-acp (preset claude): a turn, then --session resumes it (AGENTKIT_TEST_NPM=1 or node22, Node >= 22)", () => {
   const home = cachedDir("claude-preset-home");
   let mock: MockModelServer;
   let env: NodeJS.ProcessEnv;
@@ -104,7 +103,7 @@ describe.runIf(npmTests && nodeMajor >= 22)("prompt --sandbox drives claude-agen
   beforeAll(async () => {
     mock = await startMockModel();
     mkdirSync(join(home, ".claude"), { recursive: true });
-    const base = Object.fromEntries(Object.entries(cleanEnv()).filter(([name]) => !/^npm_/i.test(name)));
+    const base = npmChildEnv(cleanEnv());
     const quiet = { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", DISABLE_TELEMETRY: "1", NO_UPDATE_NOTIFIER: "1" };
     env = { ...base, ...quiet, HOME: home, ANTHROPIC_BASE_URL: mock.origin, ANTHROPIC_API_KEY: "sk-ant-mock", IS_SANDBOX: "1" };
   });

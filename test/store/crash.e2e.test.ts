@@ -157,9 +157,11 @@ describe("JsonlSessionStore crash safety (real process, kill -9)", () => {
       const listed = async (store: JsonlSessionStore): Promise<string[]> => (await store.list({ limit: 1000 })).sessions.map((s) => s.sessionId).sort();
       expect(await listed(warm)).toEqual([...existing].sort());
       expect(await listed(fresh)).toEqual([...existing].sort());
-      // What the writer acknowledged as deleted is gone; what it acknowledged as created is there.
+      // What the writer acknowledged as deleted is gone; what it acknowledged as created is there,
+      // unless it is one the writer deletes (n % 3 === 0, at cycle n + 2: it may have run that far
+      // past the last ack read before the kill landed — a busy machine made the old check flaky).
       expect(existing).not.toContain(`r${round}-0`);
-      expect(existing).toContain(`r${round}-${acked - 1}`);
+      for (let n = 1; n < acked; n++) if (n % 3 !== 0) expect(existing).toContain(`r${round}-${n}`);
     }
   });
 });

@@ -15,6 +15,22 @@ export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 export const npmTests = process.env.AGENTKIT_TEST_NPM === "1";
 
 /**
+ * Registry tests of agents that need Node ≥ 22 (their `engines`): with AGENTKIT_TEST_NPM=1, or
+ * =node22 alone — CI's Node 24 run, whose other registry tests already ran on Node 20.
+ */
+export const npmTestsNode22 = (npmTests || process.env.AGENTKIT_TEST_NPM === "node22") && Number(process.versions.node.split(".")[0]) >= 22;
+
+/**
+ * The environment for an npm/npx started by a test: npm's per-run variables (set when the suite
+ * runs under `npm test`: its cache, prefix, user config) are dropped so `HOME` decides, but what
+ * makes the registry reachable is kept — the global config and the CA file, which a Node
+ * installed elsewhere (CI's Node 24 from the registry) would not find on its own.
+ */
+export function npmChildEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !/^npm_/i.test(name) || /^npm_config_(globalconfig|cafile)$/i.test(name)));
+}
+
+/**
  * Tests that install from the npm registry (the packed package in an app, a real client such as
  * acpx) keep their installs under one directory that outlives the run, so a second run installs
  * from npm's cache or reuses the tree: `$TMPDIR/agentkit-acp-test-npm/NAME`.
