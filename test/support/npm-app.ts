@@ -24,10 +24,14 @@ export const npmTestsNode22 = (npmTests || process.env.AGENTKIT_TEST_NPM === "no
  * The environment for an npm/npx started by a test: npm's per-run variables (set when the suite
  * runs under `npm test`: its cache, prefix, user config) are dropped so `HOME` decides, but what
  * makes the registry reachable is kept — the global config and the CA file, which a Node
- * installed elsewhere (CI's Node 24 from the registry) would not find on its own.
+ * installed elsewhere (CI's Node 24 from the registry) would not find on its own. Offline first,
+ * as `npmInstall`: once npm's cache holds the package, `npx -y` starts it without asking the
+ * registry (a slow registry answer, retried with npm's 10 s back-off, once outlasted an agent's
+ * 30 s initialize bound in CI).
  */
 export function npmChildEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !/^npm_/i.test(name) || /^npm_config_(globalconfig|cafile)$/i.test(name)));
+  const kept = Object.entries(env).filter(([name]) => !/^npm_/i.test(name) || /^npm_config_(globalconfig|cafile)$/i.test(name));
+  return { ...Object.fromEntries(kept), npm_config_prefer_offline: "true" };
 }
 
 /**
