@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 
 /**
  * Paths that stay read-only inside a sandbox's writable roots (docs/sandbox.md "Protected
@@ -67,6 +67,11 @@ export interface ProtectionPlan {
  * "Residual risks"), as it may create a `.git` with `git init`.
  */
 export function protectionPlan(writable: readonly string[], home: string | undefined = realOrUndefined(homedir())): ProtectionPlan {
+  return collectProtection(writable, home, true).plan;
+}
+
+/** `protectionPlan`, and the git directories it found; `create`: make a git directory's missing hooks and config. */
+function collectProtection(writable: readonly string[], home: string | undefined, create: boolean): { plan: ProtectionPlan; gitDirs: Set<string> } {
   const plan: ProtectionPlan = { readOnly: [], pins: [], placeholders: [] };
   const inside = (path: string) => writable.some((root) => path === root || path.startsWith(`${root}${sep}`));
   const gitDirs = new Set<string>();
@@ -88,18 +93,18 @@ export function protectionPlan(writable: readonly string[], home: string | undef
     if (target !== undefined && inside(target)) gitDirs.add(target);
     for (const sub of submoduleGitDirs(plan, join(dir, "modules"), inside)) gitDirs.add(sub);
   }
-  for (const dir of gitDirs) protectGitDir(plan, dir, inside);
+  for (const dir of gitDirs) protectGitDir(plan, dir, inside, create);
   plan.pins = [...new Set(plan.readOnly.concat(plan.placeholders.map((p) => p.path)).flatMap((path) => ancestorsBelowRoot(path, writable)))];
   plan.readOnly = [...new Set(plan.readOnly)];
-  return plan;
+  return { plan, gitDirs };
 }
 
-function protectGitDir(plan: ProtectionPlan, dir: string, inside: (path: string) => boolean): void {
+function protectGitDir(plan: ProtectionPlan, dir: string, inside: (path: string) => boolean, create: boolean): void {
   const hooks = join(dir, "hooks");
   const config = join(dir, "config");
   try {
-    if (entryKind(hooks) === undefined) mkdirSync(hooks, { mode: 0o755 });
-    if (entryKind(config) === undefined) writeFileSync(config, "", { flag: "wx", mode: 0o644 });
+    if (create && entryKind(hooks) === undefined) mkdirSync(hooks, { mode: 0o755 });
+    if (create && entryKind(config) === undefined) writeFileSync(config, "", { flag: "wx", mode: 0o644 });
   } catch {
     // not ours to create (read-only, raced): whatever is there now is bound below if it exists
   }
@@ -271,20 +276,24 @@ function removePlaceholder(path: string, content: string): void {
  * missing entries are denied too, except inside a `.git` not there yet: `git init` must work).
  */
 export function protectedPathsOf(writable: readonly string[], home: string | undefined = realOrUndefined(homedir())): string[] {
-  const plan = protectionPlan(writable, home);
+  // Named whether they exist or not: nothing is created for a path check.
+  const { plan, gitDirs } = collectProtection(writable, home, false);
   const named = writable.flatMap((root) => [
     ...protectedRootPaths.filter((entry) => entry.path !== ".git").map((entry) => join(root, entry.path)),
     ...(root === home ? protectedHomePaths.map((entry) => join(root, entry.path)) : []),
   ]);
+  for (const dir of gitDirs) named.push(...protectedGitPaths.map((entry) => join(dir, entry.path)));
   return [...new Set([...plan.readOnly, ...plan.placeholders.map((p) => p.path), ...named])].sort();
 }
 
 /**
- * Whether `path` (a real path) is, or is inside, a protected path of `roots`: for writes made
- * outside the sandbox on a sandboxed agent's behalf (`prompt --sandbox`'s fs host), which would
- * otherwise plant what the sandbox keeps read-only.
+ * Whether `path` is, or is inside, a protected path of `roots`: for writes made outside the
+ * sandbox on a sandboxed agent's behalf (`prompt --sandbox`'s fs host, serve's file tools),
+ * which would otherwise plant what the sandbox keeps read-only. Both sides are compared as real
+ * paths (a file not there yet: its directory's), so a link in a root's path changes nothing.
  */
 export function isProtectedPath(path: string, roots: readonly string[]): boolean {
   const real = roots.map((root) => realOrUndefined(root)).filter((root): root is string => root !== undefined);
-  return protectedPathsOf(real).some((entry) => path === entry || path.startsWith(`${entry}${sep}`));
+  const target = realOrUndefined(path) ?? join(realOrUndefined(dirname(path)) ?? dirname(path), basename(path));
+  return protectedPathsOf(real).some((entry) => target === entry || target.startsWith(`${entry}${sep}`));
 }

@@ -372,7 +372,6 @@ function etcSecretFiles(): string[] {
   return files.filter((file) => entryKind(file) === "file");
 }
 
-
 function isUnder(path: string, roots: readonly string[]): boolean {
   return roots.some((root) => path === root || path.startsWith(`${root}/`));
 }
@@ -381,7 +380,6 @@ function isUnder(path: string, roots: readonly string[]): boolean {
 function nodePrefix(): string | undefined {
   return realDir(dirname(dirname(process.execPath)));
 }
-
 
 /** The fd the launcher opens the seccomp filter on. */
 const SECCOMP_FD = 3;

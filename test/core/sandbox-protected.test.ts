@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { acquirePlaceholders, protectedGitPaths, protectedPathsOf, protectedRootPaths, protectionPlan } from "../../src/core/sandbox-protected.js";
+import { acquirePlaceholders, isProtectedPath, protectedGitPaths, protectedPathsOf, protectedRootPaths, protectionPlan } from "../../src/core/sandbox-protected.js";
 import { bubblewrapArgs, seatbeltProfile } from "../../src/core/index.js";
 import { tempDir } from "../support/temp.js";
 
@@ -80,6 +80,20 @@ describe("protectionPlan", () => {
     mkdirSync(join(home, ".ssh"));
     expect(protectionPlan([home], home).readOnly.sort()).toEqual([".bashrc", ".gitconfig", ".profile", ".ssh"].map((p) => join(home, p)));
     expect(protectionPlan([home], undefined).readOnly).toEqual([]);
+  });
+
+  it("isProtectedPath: a check creates nothing, names git's entries that are missing, and sees through a link in a root's path", () => {
+    const root = realpathSync(tempDir());
+    mkdirSync(join(root, ".git"));
+    writeFileSync(join(root, ".git", "HEAD"), "ref: refs/heads/main\n");
+    const linked = join(realpathSync(tempDir()), "link");
+    symlinkSync(root, linked);
+    expect(isProtectedPath(join(root, ".git", "hooks", "pre-commit"), [root])).toBe(true);
+    expect(isProtectedPath(join(linked, ".git", "config"), [linked])).toBe(true);
+    expect(isProtectedPath(join(linked, ".git", "config"), [root])).toBe(true);
+    expect(isProtectedPath(join(root, "src", "a.ts"), [linked])).toBe(false);
+    expect(existsSync(join(root, ".git", "hooks"))).toBe(false);
+    expect(existsSync(join(root, ".git", "config"))).toBe(false);
   });
 
   it("a symlinked entry: its target is bound (when inside a writable root)", () => {
