@@ -197,7 +197,7 @@ describe("the v2 bridge's plain sends", () => {
     };
     await request(1, "initialize", { protocolVersion: 2, info: { name: "t", version: "1" }, capabilities: {} });
     await request(2, "session/new", { cwd: "/tmp" });
-    const chunk = (t: string) => sink({ sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: text(t) } as V1.SessionUpdate });
+    const chunk = (t: string) => sink({ sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
     await chunk("a");
     expect(written.at(-1)?.params?.update?.sessionUpdate).toBe("agent_message_chunk");
     fail = true;
