@@ -15,8 +15,8 @@ import { codeCacheHookKey, type CodeCacheHook } from "../core/code-cache-hint.js
  * Node 20, which has no compile cache for modules (Node 22's `module.enableCompileCache` does the
  * same for files Node loads itself).
  *
- * The cache is written after the run compiled what it used (see keepCache): at the end of the
- * first prompt turn, so the hot path of a prompt is in it and not only start-up, or at exit. It is
+ * The cache is written after the run compiled what it used (see keepCache): after the second
+ * prompt turn, so a prompt's hot path is in it and not only start-up, or at exit. It is
  * rewritten only when a run used a part it lacks, such as another provider's library (making it
  * costs ~17 ms of CPU for `serve`), never by a process whose early code V8 may have dropped.
  * Its file is named after the bundle's content hash (dist/bin/manifest.json, written by the
@@ -83,20 +83,22 @@ const MAX_WRITES = 8;
 const YOUNG_MAJOR_GCS = 4;
 
 /**
- * When the cache is written. A process that had none (or one V8 refused) writes one at its first
- * checkpoint (the end of its first prompt turn: start-up and the turn's hot path compiled), else
- * at exit. A process whose cache lacks a part it ran (a provider library the run that wrote it
- * did not use: the user switched providers) rewrites it at the next checkpoint: the code the old
- * cache gave this process is still there (unused bytecode goes only after several major GCs, which
- * is why an old process writes nothing), so the new cache covers both. Each write adds a part, and
- * there are few parts, so a cache settles after a few writes; two processes writing at once each
- * replace the file whole (rename), and the next run missing a part writes it again.
+ * When the cache is written: once the process has compiled what a user's session runs, while V8
+ * still holds all of it. That is after the second prompt turn (the first with history: a warm
+ * turn's code too), or at exit when there was no second turn. A process that had no cache (or one
+ * V8 refused) writes one. A process whose cache lacks a part it ran (a provider library the run
+ * that wrote it did not use: the user switched providers) rewrites it: the code the old cache
+ * gave this process is still there (unused bytecode goes only after several major GCs, which is
+ * why an old process writes nothing), so the new cache covers both. Each write adds a part and
+ * there are few, so a cache settles after a few writes; two processes writing at once each
+ * replace the file whole (rename), and the next run still missing a part writes it again.
  */
 function keepCache(target: CacheTarget, loaded: CacheMeta | undefined): void {
   let covered = loaded?.parts ?? [];
   let writes = loaded?.writes ?? 0;
   let onDisk = loaded !== undefined;
   const missing = new Set<string>();
+  let turns = 0;
   let majorGcs = 0;
   const gcs = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcs += 1;
@@ -104,7 +106,6 @@ function keepCache(target: CacheTarget, loaded: CacheMeta | undefined): void {
   });
   gcs.observe({ entryTypes: ["gc"] });
   const write = (): void => {
-    if (onDisk && missing.size === 0) return;
     if (majorGcs > YOUNG_MAJOR_GCS || writes >= MAX_WRITES) {
       debug("cache not written: %s", writes >= MAX_WRITES ? `written ${writes} times already` : `${majorGcs} major GCs since start (V8 may have dropped code run early)`);
       writes = MAX_WRITES; // not trying again
@@ -115,24 +116,27 @@ function keepCache(target: CacheTarget, loaded: CacheMeta | undefined): void {
     else [covered, writes, onDisk] = [meta.parts, meta.writes, true];
     missing.clear();
   };
+  const pending = (): boolean => !onDisk || missing.size > 0;
   let scheduled = false;
   const hook: CodeCacheHook = {
     uses: (part) => {
       if (!covered.includes(part)) missing.add(part);
     },
     checkpoint: () => {
-      if ((onDisk && missing.size === 0) || scheduled) return;
+      turns += 1;
+      if (turns < 2 || !pending() || scheduled) return;
       scheduled = true;
       // After the turn's answer is written (its microtasks run first).
       setImmediate(() => {
         scheduled = false;
-        write();
+        if (pending()) write();
       });
     },
   };
   (globalThis as Record<symbol, CodeCacheHook>)[codeCacheHookKey] = hook;
+  // A part only loaded (a session opened, no turn run with it) is not written as covered.
   process.once("exit", () => {
-    if (!onDisk) write();
+    if (!onDisk || (missing.size > 0 && turns > 0)) write();
   });
 }
 

@@ -7,6 +7,7 @@ import { startMockAnthropic, startMockOpenAI, type MockProviderServer } from "..
 import { cleanEnv, connectServe } from "../acp/agent/serve-support.js";
 import { tempDir } from "../acp/agent/support.js";
 import { afterEachTest } from "../support/after-each.js";
+import { until } from "../support/until.js";
 
 /**
  * The bin's code cache (src/cli/bundles.ts) through real `serve` processes and real providers
@@ -28,16 +29,23 @@ afterAll(async () => {
   work.remove();
 });
 
-/** One `serve` with one prompt; its code-cache log (NODE_DEBUG) once it has exited. */
-async function servedOnce(spec: string, cacheDir: string, nodeArgs: string[] = []): Promise<string> {
+/**
+ * One `serve` with `prompts` prompts; its code-cache log (NODE_DEBUG) once it has exited.
+ * `beforeExit` sees the log while the process still runs.
+ */
+async function servedOnce(spec: string, cacheDir: string, options: { nodeArgs?: string[]; prompts?: number; beforeExit?: (log: () => string) => Promise<void> } = {}): Promise<string> {
+  const { nodeArgs = [], prompts = 1 } = options;
   const mock = spec.startsWith("anthropic:") ? anthropic : openai;
   const env = cleanEnv({ AGENTKIT_STATE_DIR: join(work.path, "state"), NODE_COMPILE_CACHE: cacheDir, NODE_DEBUG: "agentkit-code-cache", ANTHROPIC_API_KEY: "test" });
   const { proc, agent, connection } = connectServe(["--model", spec, "--base-url", mock.baseUrl], { cwd: work.path, env, nodeArgs });
   try {
     await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: work.path, mcpServers: [] });
-    const response = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
-    expect(response.stopReason).toBe("end_turn");
+    for (let i = 0; i < prompts; i++) {
+      const response = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
+      expect(response.stopReason).toBe("end_turn");
+    }
+    await options.beforeExit?.(() => proc.stderr);
   } finally {
     connection.close();
     await proc.end();
@@ -52,13 +60,14 @@ const cacheDir = (): string => {
 };
 
 describe("the code cache follows the providers a user runs", () => {
-  it("is rewritten once after the first turn of a provider it lacks, then used by every provider without rewrites", async () => {
+  it("is written after a second turn (or at exit), rewritten once by a run of a provider it lacks, then used by every provider without rewrites", async () => {
     const dir = cacheDir();
-    const first = await servedOnce("openai-compatible:mock", dir);
+    // Written after the second turn, while the process still runs (an editor may kill it later).
+    const first = await servedOnce("openai-compatible:mock", dir, { prompts: 2, beforeExit: (log) => until(() => log().includes("cache written")) });
     expect(first).toContain("serve: no cache yet");
     expect(first).toMatch(/cache written \(\d+ bytes; model:openai-compatible; write 1, after \d major GCs\)/);
 
-    // The user switches provider: the cache lacks the anthropic library's code, so this run adds it.
+    // The user switches provider: the cache lacks the anthropic library's code, so this run adds it (at exit: one turn).
     const switched = await servedOnce("anthropic:claude-test", dir);
     expect(switched).toMatch(/serve: cache used \(\d+ bytes; model:openai-compatible\)/);
     expect(switched).toMatch(/cache written \(\d+ bytes; model:anthropic, model:openai-compatible; write 2, after \d major GCs\)/);
@@ -83,7 +92,7 @@ describe("the code cache follows the providers a user runs", () => {
   // cache made without them: for this process there is none.)
   it("is not written by a process that has had enough major GCs for V8 to drop code it ran early", async () => {
     const dir = cacheDir();
-    const log = await servedOnce("openai-compatible:mock", dir, ["--stress-compaction"]);
+    const log = await servedOnce("openai-compatible:mock", dir, { nodeArgs: ["--stress-compaction"] });
     expect(log).toMatch(/cache not written: \d+ major GCs since start/);
     expect(readdirSync(dir).filter((name) => name.startsWith("agentkit-acp-"))).toEqual([]);
   });
