@@ -1,4 +1,5 @@
 import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, netAllowText, platformLimits } from "../core/index.js";
+import { codeCacheUses } from "../core/code-cache-hint.js";
 import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
 import type { ServeModels, ServeRuntime } from "../serve/runtime.js";
 import type { ListenIdentities } from "./serve-listen.js";
@@ -44,6 +45,7 @@ async function serveWith(options: ServeOptions, io: CliIo): Promise<number> {
   const env = io.env;
   // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
   const listening = options.listen ? await import("./serve-listen.js") : undefined;
+  if (listening) codeCacheUses("listen"); // the HTTP service's code, in the bin's code cache too
   let identities: ListenIdentities | undefined;
   // --quota for everyone; a token file's quota= column or a JWT's agentkit_quota claim per principal.
   const quotas = new QuotaPolicy(options.quotaLimits);

@@ -35,8 +35,8 @@ export class ServeProcess {
   /** When the process started: a later cleanup kills its group only if the pid is still its. */
   readonly #startedAt: string | undefined;
 
-  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-    this.child = spawn(process.execPath, [bin, "serve", ...args], {
+  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}) {
+    this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, "serve", ...args], {
       cwd: options.cwd,
       env: options.env ?? cleanEnv(),
       stdio: ["pipe", "pipe", "pipe"],
@@ -87,7 +87,7 @@ export class ServeProcess {
 }
 
 /** Spawns serve and connects the official SDK client to it. */
-export function connectServe(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+export function connectServe(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}) {
   const proc = new ServeProcess(args, options);
   const client = new RecordingClient();
   const connection: ClientConnection = client.connect(proc.stream());
