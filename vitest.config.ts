@@ -16,6 +16,12 @@ const setupFiles = ["test/support/per-file-setup.ts"];
 // about 50 ms of CPU to load it (measured: `node -e 0` 80 ms with it, 28 ms without). Dropped
 // here, before the workers and everything they spawn inherit the environment.
 delete process.env.NODE_EXTRA_CA_CERTS;
+// AGENTKIT_TEST_PROC_LOG=FILE (measurement only): every node process the run starts logs its test
+// file, arguments and CPU (test/support/proc-log.mjs; summary: test/support/proc-log-summary.mjs).
+if (process.env.AGENTKIT_TEST_PROC_LOG) {
+  const preload = new URL("test/support/proc-log.mjs", import.meta.url).pathname;
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --import ${preload}`.trim();
+}
 
 export default defineConfig({
   test: {

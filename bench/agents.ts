@@ -10,9 +10,9 @@
  *     SDK that streams the same reply with plain fetch — each provider's floor. Like serve, it
  *     sends the session's history with each prompt (the warm prompt carries the first reply).
  * Each serve row has a code cache of its own (NODE_COMPILE_CACHE, src/cli/bundles.ts), written by
- * its warm-up run: what a user of that one provider has. (One shared cache is written by whichever
- * row exits first, and every other provider then compiles its library's code on each first
- * prompt; BENCH_SHARED_CODE_CACHE=1 measures that.)
+ * its warm-up run: what a user of that one provider has. BENCH_SHARED_CODE_CACHE=1 gives every row
+ * of a checkout its dist/bin/.cache: a user who switched provider. Before 2026-12-03 (evening) the
+ * first row's warm-up wrote it and no other row's code went in; now each warm-up adds its provider.
  * Every run spawns each agent afresh (start-up included), interleaved, and times spawn →
  * initialize → session/new, session/prompt → first model request, → first update, → response,
  * counts updates and bytes on the wire, and reads the peak RSS (VmHWM) before closing.

@@ -3,8 +3,10 @@ import { accessSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, open
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
 import { debuglog } from "node:util";
 import vm from "node:vm";
+import { codeCacheHookKey, type CodeCacheHook } from "../core/code-cache-hint.js";
 
 /**
  * Loads a command's bundle (dist/bin/NAME.cjs, built by scripts/build-bin.mjs) with V8's code
@@ -13,9 +15,10 @@ import vm from "node:vm";
  * Node 20, which has no compile cache for modules (Node 22's `module.enableCompileCache` does the
  * same for files Node loads itself).
  *
- * The cache is written when a process that had none (or one V8 refused) exits, after the run
- * compiled what it used: the hot path of a prompt is in it, not only start-up. Like Node's own
- * compile cache it is not rewritten after that (making it costs ~17 ms of CPU for `serve`).
+ * The cache is written after the run compiled what it used (see keepCache): after the second
+ * prompt turn, so a prompt's hot path is in it and not only start-up, or at exit. It is
+ * rewritten only when a run used a part it lacks, such as another provider's library (making it
+ * costs ~17 ms of CPU for `serve`), never by a process whose early code V8 may have dropped.
  * Its file is named after the bundle's content hash (dist/bin/manifest.json, written by the
  * build): V8 itself checks only the source's length, its own version and flags. It lives in
  * `NODE_COMPILE_CACHE` when set, else next to the bundles (dist/bin/.cache, rebuilt with them),
@@ -44,18 +47,100 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
   // request leave ~23 ms later (bench/agents.ts, 2 interleaved runs of 9).
   const script = new vm.Script(`${source}\n`, {
     filename: file,
-    cachedData: cached,
+    cachedData: cached?.data,
     // import() of what the bundle leaves to Node (native add-ons, files loaded by path).
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const used = cached !== undefined && !script.cachedDataRejected;
-  debug("%s: %s", name, cache === undefined ? "off" : cached === undefined ? "no cache yet" : used ? `cache used (${cached.length} bytes)` : "cache refused by V8");
-  if (cache !== undefined && key !== undefined && !used) process.once("exit", () => writeCache(cache, name, script, key));
+  debug("%s: %s", name, cache === undefined ? "off" : cached === undefined ? "no cache yet" : used ? `cache used (${cached.data.length} bytes; ${partsText(cached.meta.parts)})` : "cache refused by V8");
+  if (cache !== undefined && key !== undefined) keepCache({ location: cache, name, script, key }, used ? cached.meta : undefined);
   const module = { exports: {} as Record<string, unknown> };
   const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
   run(module.exports, createRequire(file), module, file, dirname(file));
   return module.exports;
 }
+
+/** What a cache file says about its code: the optional parts it covers (codeCacheUses) and how many times it was written. */
+interface CacheMeta {
+  parts: string[];
+  writes: number;
+}
+
+interface CacheTarget {
+  location: CacheLocation;
+  name: string;
+  script: vm.Script;
+  key: Buffer;
+}
+
+/** A cache is rewritten at most this many times per build, Node version and architecture (a bound, whatever happens). */
+const MAX_WRITES = 8;
+/**
+ * V8 drops the bytecode of a function not run during its last 5 (Node 20) or 6 (Node 24) major
+ * GCs (--bytecode-old-age). A process that has had more than 4 writes no cache: what it would
+ * write may lack start-up code it ran long ago, and lacking it is worse than lacking a part.
+ */
+const YOUNG_MAJOR_GCS = 4;
+
+/**
+ * When the cache is written: once the process has compiled what a user's session runs, while V8
+ * still holds all of it. That is after the second prompt turn (the first with history: a warm
+ * turn's code too), or at exit when there was no second turn. A process that had no cache (or one
+ * V8 refused) writes one. A process whose cache lacks a part it ran (a provider library the run
+ * that wrote it did not use: the user switched providers) rewrites it: the code the old cache
+ * gave this process is still there (unused bytecode goes only after several major GCs, which is
+ * why an old process writes nothing), so the new cache covers both. Each write adds a part and
+ * there are few, so a cache settles after a few writes; two processes writing at once each
+ * replace the file whole (rename), and the next run still missing a part writes it again.
+ */
+function keepCache(target: CacheTarget, loaded: CacheMeta | undefined): void {
+  let covered = loaded?.parts ?? [];
+  let writes = loaded?.writes ?? 0;
+  let onDisk = loaded !== undefined;
+  const missing = new Set<string>();
+  let turns = 0;
+  let majorGcs = 0;
+  const gcs = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) if ((entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcs += 1;
+    if (majorGcs > YOUNG_MAJOR_GCS) gcs.disconnect();
+  });
+  gcs.observe({ entryTypes: ["gc"] });
+  const write = (): void => {
+    if (majorGcs > YOUNG_MAJOR_GCS || writes >= MAX_WRITES) {
+      debug("cache not written: %s", writes >= MAX_WRITES ? `written ${writes} times already` : `${majorGcs} major GCs since start (V8 may have dropped code run early)`);
+      writes = MAX_WRITES; // not trying again
+      return;
+    }
+    const meta = { parts: [...new Set([...covered, ...missing])].sort(), writes: writes + 1 };
+    if (!writeCache(target, meta, majorGcs)) writes = MAX_WRITES; // a cache that cannot be written costs no further tries
+    else [covered, writes, onDisk] = [meta.parts, meta.writes, true];
+    missing.clear();
+  };
+  const pending = (): boolean => !onDisk || missing.size > 0;
+  let scheduled = false;
+  const hook: CodeCacheHook = {
+    uses: (part) => {
+      if (!covered.includes(part)) missing.add(part);
+    },
+    checkpoint: () => {
+      turns += 1;
+      if (turns < 2 || !pending() || scheduled) return;
+      scheduled = true;
+      // After the turn's answer is written (its microtasks run first).
+      setImmediate(() => {
+        scheduled = false;
+        if (pending()) write();
+      });
+    },
+  };
+  (globalThis as Record<symbol, CodeCacheHook>)[codeCacheHookKey] = hook;
+  // A part only loaded (a session opened, no turn run with it) is not written as covered.
+  process.once("exit", () => {
+    if (!onDisk || (missing.size > 0 && turns > 0)) write();
+  });
+}
+
+const partsText = (parts: string[]): string => (parts.length === 0 ? "no parts" : parts.join(", "));
 
 interface CacheLocation {
   dir: string;
@@ -125,7 +210,7 @@ function makeDir(dir: string, recursive: boolean): void {
  * bytes read from it, so nothing swapped in after a check is read. Then the seal: the data was
  * written for this very source (V8 itself compares only the source's length).
  */
-function readCache(path: string, key: Buffer): Buffer | undefined {
+function readCache(path: string, key: Buffer): { data: Buffer; meta: CacheMeta } | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -140,12 +225,13 @@ function readCache(path: string, key: Buffer): Buffer | undefined {
       return undefined;
     }
     const sealed = readFileSync(fd);
-    const data = sealed.subarray(SEAL.length + 32);
-    if (!sealed.subarray(0, SEAL.length).equals(SEAL) || !timingSafeEqual(sealed.subarray(SEAL.length, SEAL.length + 32), seal(key, data).subarray(SEAL.length))) {
+    const body = sealed.subarray(SEAL.length + 32);
+    if (!sealed.subarray(0, SEAL.length).equals(SEAL) || !timingSafeEqual(sealed.subarray(SEAL.length, SEAL.length + 32), seal(key, body).subarray(SEAL.length))) {
       debug("not using %s: not sealed for this bundle", path);
       return undefined;
     }
-    return data;
+    const metaEnd = 4 + body.readUInt32BE(0);
+    return { data: body.subarray(metaEnd), meta: parseMeta(body.subarray(4, metaEnd).toString("utf8")) };
   } catch {
     return undefined;
   } finally {
@@ -153,33 +239,48 @@ function readCache(path: string, key: Buffer): Buffer | undefined {
   }
 }
 
-/** The cache file's header: a format tag, then an HMAC of the data keyed by the bundle's SHA-256. */
-const SEAL = Buffer.from("akcache1");
-function seal(key: Buffer, data: Buffer): Buffer {
-  return Buffer.concat([SEAL, createHmac("sha256", key).update(data).digest()]);
+function parseMeta(text: string): CacheMeta {
+  const meta = JSON.parse(text) as Partial<Record<keyof CacheMeta, unknown>>;
+  const parts = Array.isArray(meta.parts) ? meta.parts.filter((part): part is string => typeof part === "string") : [];
+  return { parts, writes: typeof meta.writes === "number" ? meta.writes : MAX_WRITES };
 }
 
-/** At exit: the code compiled by now, written whole or not at all (rename); older builds' caches of this command go. */
-function writeCache({ dir, file, private: own }: CacheLocation, name: string, script: vm.Script, key: Buffer): void {
+/**
+ * The cache file: a format tag, an HMAC keyed by the bundle's SHA-256 of all that follows, then
+ * the meta's length (4 bytes) and JSON, then V8's data.
+ */
+const SEAL = Buffer.from("akcache2");
+function seal(key: Buffer, body: Buffer): Buffer {
+  return Buffer.concat([SEAL, createHmac("sha256", key).update(body).digest()]);
+}
+
+/** The code compiled by now, written whole or not at all (rename); older builds' caches of this command go. True when written. */
+function writeCache({ location: { dir, file, private: own }, name, script, key }: CacheTarget, meta: CacheMeta, majorGcs: number): boolean {
   try {
     if (!own) makeDir(dir, true);
-    if (ownedByUs(dir) !== true) return; // not made, or made by someone else meanwhile
+    if (ownedByUs(dir) !== true) return false; // not made, or made by someone else meanwhile
     accessSync(dir, constants.W_OK); // before the costly part
     const data = script.createCachedData();
+    const metaBytes = Buffer.from(JSON.stringify(meta));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(metaBytes.length);
+    const body = Buffer.concat([length, metaBytes, data]);
     const partial = join(dir, `${file}.${process.pid}`);
     const fd = openSync(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
     try {
-      writeSync(fd, seal(key, data));
-      writeSync(fd, data);
+      writeSync(fd, seal(key, body));
+      writeSync(fd, body);
     } finally {
       closeSync(fd);
     }
     renameSync(partial, join(dir, file));
-    debug("cache written (%d bytes)", data.length);
+    debug("cache written (%d bytes; %s; write %d, after %d major GCs)", data.length, partsText(meta.parts), meta.writes, majorGcs);
     const stale = `agentkit-acp-${name}-`;
     const current = `-${process.version}-${process.arch}.bin`;
     for (const other of readdirSync(dir)) if (other !== file && other.startsWith(stale) && other.endsWith(current)) rmSync(join(dir, other), { force: true });
+    return true;
   } catch (error) {
     debug("cache not written: %s", error instanceof Error ? error.message : String(error));
+    return false;
   }
 }

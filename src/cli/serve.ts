@@ -1,4 +1,5 @@
 import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, netAllowText, platformLimits } from "../core/index.js";
+import { codeCacheUses } from "../core/code-cache-hint.js";
 import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
 import type { ServeModels, ServeRuntime } from "../serve/runtime.js";
 import type { ListenIdentities } from "./serve-listen.js";
@@ -9,7 +10,9 @@ import { processIo, type CliIo } from "./io.js";
 
 /**
  * `agentkit-acp serve`: options are checked before the agent's modules load, so mistakes fail fast.
- * Usage errors and --help use `io` (so they run in-process); serving itself owns the process's stdio.
+ * Everything uses `io`; only a serve that owns the process (the bin) installs signal handlers,
+ * reroutes `console`, starts the orphan watchdog and exits a stuck process. In-process (tests)
+ * it serves ACP on `io.stdin`/`io.stdout` and resolves when stdin ends; `--listen` needs the process.
  */
 export async function runServe(argv: string[], io: CliIo = processIo()): Promise<number> {
   let options: ServeOptions;
@@ -23,24 +26,26 @@ export async function runServe(argv: string[], io: CliIo = processIo()): Promise
     io.stdout.write(serveHelp);
     return 0;
   }
-  if (!io.ownsProcess) {
-    io.stderr.write("agentkit-acp serve: serving needs the process's own stdio; run the agentkit-acp bin\n");
+  if (!io.ownsProcess && options.listen !== undefined) {
+    io.stderr.write("agentkit-acp serve: --listen needs a process of its own; run the agentkit-acp bin\n");
     return 2;
   }
-  return serveWith(options);
+  return serveWith(options, io);
 }
 
 /** Runs the library's serve runtime on stdio; a model configuration error is reported like a usage error (exit 2). */
-async function serveWith(options: ServeOptions): Promise<number> {
+async function serveWith(options: ServeOptions, io: CliIo): Promise<number> {
   // The scripted model (tests and benchmarks) is loaded only when a spec names it.
   const scripted = [options.model ?? "", ...options.models].some((spec) => spec.includes("scripted:"));
   const [{ createServeRuntime, prepareWorkspaceRoot, serveModels, QuotaPolicy }, scriptedModelResolver] = await Promise.all([
     import("../serve/runtime.js"),
     scripted ? import("../testing/scripted-script.js").then((m) => m.scriptedModelResolver) : undefined,
   ]);
-  const logger = createStderrLogger(options.logLevel);
+  const logger = createStderrLogger(options.logLevel, undefined, (line) => io.stderr.write(line));
+  const env = io.env;
   // --listen loads the HTTP server (and `ws`) only when asked for: stdio start-up stays lean.
   const listening = options.listen ? await import("./serve-listen.js") : undefined;
+  if (listening) codeCacheUses("listen"); // the HTTP service's code, in the bin's code cache too
   let identities: ListenIdentities | undefined;
   // --quota for everyone; a token file's quota= column or a JWT's agentkit_quota claim per principal.
   const quotas = new QuotaPolicy(options.quotaLimits);
@@ -51,30 +56,32 @@ async function serveWith(options: ServeOptions): Promise<number> {
     // Asked for and not available: exit 2 naming what to install, never a run without it.
     if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits, netAllow: options.sandboxNet });
     if (listening) {
-      identities = await listening.listenIdentities(options, process.env, logger, quotas);
+      identities = await listening.listenIdentities(options, env, logger, quotas);
       // More than one principal (token-file names, JWT subjects): each needs a workspace of its own.
       listening.requireWorkspaceRoot(listening.principalCount(identities), options.workspaceRoot);
     }
     if (options.workspaceRoot !== undefined) prepareWorkspaceRoot(options.workspaceRoot);
     // Off unless the OTEL_* environment asks for it; only then is the OpenTelemetry SDK loaded.
-    tracing = await startTracing({ env: process.env, logger, serviceName: "agentkit-acp serve", flushTimeoutMs: 1_500 });
+    tracing = await startTracing({ env, logger, serviceName: "agentkit-acp serve", flushTimeoutMs: 1_500 });
     models = serveModels(
       { model: options.model, models: options.models, baseUrl: options.baseUrl, resolver: scriptedModelResolver, timeouts: options.modelTimeouts },
-      process.env,
+      env,
       logger,
     );
   } catch (error) {
-    process.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
+    io.stderr.write(`agentkit-acp serve: ${errorMessage(error)}\n`);
     return 2;
   }
-  // stdout belongs to ACP: console output of dependencies goes through the logger, one line each.
-  routeConsoleToLogger(logger);
-  // Commands and MCP servers end with us even when we are SIGKILLed.
-  enableOrphanWatchdog();
+  if (io.ownsProcess) {
+    // stdout belongs to ACP: console output of dependencies goes through the logger, one line each.
+    routeConsoleToLogger(logger);
+    // Commands and MCP servers end with us even when we are SIGKILLed.
+    enableOrphanWatchdog();
+  }
   // What cannot work on this platform is said once, at start (nothing on Linux).
   for (const limit of platformLimits()) logger.warn(limit);
   // The client went away (EPIPE): the connection closes and we exit normally instead of crashing.
-  process.stdout.on("error", (error) => logger.warn("stdout closed", { error: errorMessage(error) }));
+  io.stdout.on("error", (error: Error) => logger.warn("stdout closed", { error: errorMessage(error) }));
   logger.info(`serving ACP on ${options.listen ? "HTTP/WebSocket" : "stdio"} with model ${models.primary.label}`);
   logger.info(sandbox ? `commands run sandboxed (${sandbox.engine}; process bound: ${sandbox.processBound}; network: ${netAllowText(sandbox.netAllow)})` : "commands run unsandboxed (--sandbox off)");
   // Said, not hidden: without perl each allow-listed command starts a node bridge (~50 ms of CPU).
@@ -84,20 +91,20 @@ async function serveWith(options: ServeOptions): Promise<number> {
   if (metrics && identities) metrics.principals.reserve(identities.tokens.principals());
   let served: ServeRuntime;
   try {
-    const childEnv = childEnvironment(process.env, options.childEnvNames);
+    const childEnv = childEnvironment(env, options.childEnvNames);
     served = await createServeRuntime({
       ...options,
       quotas,
       audit: options.listen !== undefined,
       ...(metrics ? { principalMetrics: metrics.principals } : {}),
-      forgetClosed: options.listen !== undefined, serveModels: models, logger, env: process.env, observers: metrics ? [metrics] : [], childEnv, ...(sandbox ? { sandbox } : {}) });
+      forgetClosed: options.listen !== undefined, serveModels: models, logger, env, observers: metrics ? [metrics] : [], childEnv, ...(sandbox ? { sandbox } : {}) });
   } catch (error) {
     // A store URL that does not work is a configuration mistake (exit 2, saying what to fix).
     if (options.storeUrl !== undefined) {
-      process.stderr.write(`agentkit-acp serve: cannot use the session store: ${errorMessage(error)}\n`);
+      io.stderr.write(`agentkit-acp serve: cannot use the session store: ${errorMessage(error)}\n`);
       return 2;
     }
-    process.stderr.write(`agentkit-acp serve: cannot use the state directory: ${errorMessage(error)}\n`);
+    io.stderr.write(`agentkit-acp serve: cannot use the state directory: ${errorMessage(error)}\n`);
     return 1;
   }
   const { runtime, state } = served;
@@ -115,15 +122,14 @@ async function serveWith(options: ServeOptions): Promise<number> {
     logger.info(`${signal}: cancelling running turns and exiting`);
     runtime.shutdown().catch((error: unknown) => logger.error("shutdown failed", { error: errorMessage(error) }));
   };
-  process.once("SIGTERM", () => stop("SIGTERM"));
-  process.once("SIGINT", () => stop("SIGINT"));
+  if (io.ownsProcess) for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => stop(signal));
 
-  await runtime.serveStdio({ maxMessageBytes: options.maxMessageBytes });
-  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  await runtime.serveStdio({ input: io.stdin, output: io.stdout, maxMessageBytes: options.maxMessageBytes });
+  await new Promise<void>((resolve) => io.stdout.write("", () => resolve()));
   logger.info("the ACP connection closed; exiting");
   await tracing?.shutdown(); // the turn's spans leave before we do (bounded flush)
   // Anything left (a stuck MCP server, a provider socket) must not keep the editor's agent alive.
-  setTimeout(() => process.exit(0), 2_000).unref();
+  if (io.ownsProcess) setTimeout(() => process.exit(0), 2_000).unref();
   await state.close(); // gives back this instance's session leases at once rather than letting them expire
   return 0;
 }

@@ -1,4 +1,5 @@
 import type { LanguageModelV3 } from "@ai-sdk/provider";
+import { codeCacheUses } from "../core/code-cache-hint.js";
 import { anthropicFormat, openAIChatFormat, openAICompatibleFormat, type LeanFormat } from "./lean-formats.js";
 import { LeanStreams } from "./lean-stream.js";
 import type { ModelSpec } from "./model-id.js";
@@ -30,6 +31,8 @@ export async function createProviderModel(spec: ModelSpec, connection: ProviderC
   const base = await proxiedFetch(new URL(baseUrl));
   const leanFor = (format: LeanFormat): LeanStreams | undefined => (connection.leanStream === false ? undefined : new LeanStreams(format, base));
   const library = providerRegistry[spec.provider].library;
+  // The bin's code cache learns that this run compiles this library (cli/bundles.ts).
+  codeCacheUses(`model:${library ?? spec.provider}`);
   switch (library) {
     case "anthropic": {
       const { createAnthropic } = await import("@ai-sdk/anthropic");

@@ -29,8 +29,11 @@ function plant(out: string, sealed: boolean): void {
     const evil = head + " ".repeat(source.length + 1 - head.length - 2) + "*/"; // the loader compiles source + "\\n"
     const data = new vm.Script(evil).createCachedData();
     const key = crypto.createHash("sha256").update(source, "latin1").digest();
-    const seal = Buffer.concat([Buffer.from("akcache1"), crypto.createHmac("sha256", key).update(data).digest()]);
-    fs.writeFileSync(out, sealed === "1" ? Buffer.concat([seal, data]) : data);`;
+    const meta = Buffer.from(JSON.stringify({ parts: [], writes: 1 })), length = Buffer.alloc(4);
+    length.writeUInt32BE(meta.length);
+    const body = Buffer.concat([length, meta, data]);
+    const seal = Buffer.concat([Buffer.from("akcache2"), crypto.createHmac("sha256", key).update(body).digest()]);
+    fs.writeFileSync(out, sealed === "1" ? Buffer.concat([seal, body]) : data);`;
   const r = spawnSync(process.execPath, ["-e", script, bundle, out, sealed ? "1" : "0"], { encoding: "utf8" });
   expect(r.status, r.stderr).toBe(0);
 }

@@ -8,7 +8,7 @@ import { runCli, runCliProcess } from "../support/cli.js";
 
 afterEach(cleanUp);
 
-// Flag checks run serve in-process (exit code and output are the point); serving needs the real bin.
+// Flag checks run serve in-process (exit code and output are the point).
 const run = (args: string[], env = cleanEnv()) => runCli(["serve", ...args], { cwd: process.cwd(), env });
 
 describe("serve persistence and mode flags", () => {
@@ -51,11 +51,15 @@ describe("serve persistence and mode flags", () => {
     expect(r.stderr).toMatch(/cannot use the state directory: .*ENOTDIR/);
   });
 
-  it("in-process (not the bin), serve stops after its flag checks: exit 2 saying it needs the process's stdio", async () => {
-    const r = await run(["--no-persist"]);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe("");
-    expect(r.stderr).toContain("serving needs the process's own stdio");
+  it("in-process (not the bin): --listen stops after its flag checks (exit 2, it needs a process); stdio serves io's streams until stdin ends (exit 0)", async () => {
+    const listen = await run(["--no-persist", "--listen", "127.0.0.1:0"], cleanEnv({ AGENTKIT_ACP_TOKEN: "test-token-1234567890" }));
+    expect(listen.code).toBe(2);
+    expect(listen.stdout).toBe("");
+    expect(listen.stderr).toContain("--listen needs a process of its own");
+    const stdio = await run(["--no-persist", "--model", "demo"]); // stdin: empty, at its end at once
+    expect(stdio.code, stdio.stderr).toBe(0);
+    expect(stdio.stdout).toBe("");
+    expect(stdio.stderr).toContain("the ACP connection closed; exiting");
   });
 
   it("--help lists the flags", async () => {

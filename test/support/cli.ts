@@ -90,3 +90,34 @@ export function runCliProcess(args: string[], options: Omit<CliRunOptions, "onLi
     child.stdin.end(options.input ?? "");
   });
 }
+
+/** A command running in this test process with live streams (`startCli`): `serve` in-process. */
+export interface LiveCli {
+  /** The command's stdin: write to it, `end()` it (for serve: the client went away). */
+  readonly stdin: PassThrough;
+  /** The command's stdout, unread: attach a reader (an SDK stream) or a listener. */
+  readonly stdout: PassThrough;
+  /** stderr so far. */
+  stderr(): string;
+  /** The exit code, once the command returned. */
+  readonly exited: Promise<number>;
+}
+
+/**
+ * Starts `agentkit-acp ARGS` inside this test process with live stdin/stdout (no process
+ * start-up): `serve` there speaks ACP on them until stdin ends. What is about the process itself
+ * (signals, exit, stdout purity of the real bin, the orphan watchdog) needs the bin: spawn it.
+ */
+export function startCli(args: string[], options: Omit<CliRunOptions, "input" | "onLine" | "onStdout">): LiveCli {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const stderrStream = new PassThrough();
+  let err = "";
+  stderrStream.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const exited = main(args, { stdout, stderr: stderrStream, stdin, env: { ...(options.env ?? process.env), NO_COLOR: "1" }, cwd: options.cwd, ownsProcess: false }).finally(async () => {
+    stdout.end();
+    stderrStream.end();
+    await once(stderrStream, "end"); // read to its end: stderr() is complete once the command returned
+  });
+  return { stdin, stdout, stderr: () => err, exited };
+}

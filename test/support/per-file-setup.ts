@@ -13,6 +13,8 @@ registerAfterEachHooks();
 // started and reaped (cutime/cstime; a daemon such as PostgreSQL's server is not counted). Wall
 // times swing with the machine's load; CPU times much less, so they compare runs on a shared machine.
 const cpuLog = process.env.AGENTKIT_TEST_CPU_LOG;
+// AGENTKIT_TEST_PROC_LOG (vitest.config.ts): the processes this file starts name it.
+if (process.env.AGENTKIT_TEST_PROC_LOG) process.env.AGENTKIT_TEST_FILE = expect.getState().testPath ?? "";
 if (cpuLog) {
   const cpu = (): number => {
     const stat = readFileSync("/proc/self/stat", "utf8");

@@ -295,18 +295,21 @@ export class SessionTable {
       await store.create({ sessionId: id, cwd: dirs.cwd, additionalDirectories: dirs.additionalDirectories, metadata: entry.controls.metadata() });
       if (leases) this.holdLease(id, await takeSessionLease(leases, id, this.#settings.logger));
     }
-    setImmediate(() => this.#afterAnswer(entry, dirs));
+    // The title as stored now: a prompt (or session/set_title) sent at once after the answer may
+    // title the session before this runs, and tells the client itself (it was told twice).
+    const storedTitle = entry.title;
+    setImmediate(() => this.#afterAnswer(entry, dirs, storedTitle));
   }
 
   /** Available commands and the stored title, sent right after the answer; the first update carries the session's `_meta` (serve: its sandbox). */
-  #afterAnswer(entry: OpenSessionEntry, dirs: { cwd: string; additionalDirectories: string[] }): void {
+  #afterAnswer(entry: OpenSessionEntry, dirs: { cwd: string; additionalDirectories: string[] }, storedTitle: string | undefined): void {
     const { handle } = entry;
     if (handle.closed) return;
     const { slashCommands, modes, models, sessionInfoMeta } = this.#context.lifecycle;
     const meta = sessionInfoMeta?.(dirs);
     if (slashCommands) handle.push({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(modes, models), ...(meta ? { _meta: meta } : {}) });
     else if (meta) handle.push({ sessionUpdate: "session_info_update", _meta: meta });
-    if (entry.title !== undefined) handle.push({ sessionUpdate: "session_info_update", title: entry.title });
+    if (storedTitle !== undefined && entry.title === storedTitle) handle.push({ sessionUpdate: "session_info_update", title: storedTitle });
   }
 
   /** A new session whose session/new was cancelled: its stored header goes too. */

@@ -3,6 +3,7 @@ import { RequestError } from "@agentclientprotocol/sdk/unstable";
 import { toRequestError } from "../errors.js";
 import type { ApprovalRequest, FinishReason, Logger, TurnResult } from "../../core/index.js";
 import { SpanKind, activeContext, errorMessage, inContext, recordSpanError, startSpan, withSpanActive } from "../../core/index.js";
+import { codeCacheCheckpoint } from "../../core/code-cache-hint.js";
 import type { LoopDriver } from "../../loop/index.js";
 import type { AcpApprovalDecision, AcpApprovalResolver } from "./approval.js";
 import { isRememberable, toLoopDecision } from "./approval.js";
@@ -130,6 +131,8 @@ export function driveTurn(session: AcpSessionHandle, driver: TurnDriver, deps: A
         if (meta?.usage) span.setAttributes({ "gen_ai.usage.input_tokens": meta.usage.inputTokens, "gen_ai.usage.output_tokens": meta.usage.outputTokens });
       }
       span.end();
+      // A turn's code has run: the bin may write its code cache now (once; see cli/bundles.ts).
+      codeCacheCheckpoint();
       return response;
     },
     (error: unknown) => {

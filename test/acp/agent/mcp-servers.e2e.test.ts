@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AcpClient, AcpSession } from "../../../src/acp/client/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { mcpFixtureStdioCommand, startMcpFixtureHttpServer, type McpFixtureHttpServer } from "../../../src/testing/index.js";
-import { connectServe } from "./serve-support.js";
+import { connectServeInProcess } from "./serve-support.js";
 import { Workspace, eventually, pidAlive, pidsWithEnv, serveEnv, startServeClient } from "./services-support.js";
 
 // MCP servers handed to session/new by our client: stdio, Streamable HTTP and SSE, started per
@@ -170,7 +170,7 @@ describe("MCP servers from session/new (serve)", () => {
 
   it("a client that advertises session.notices gets a warning notice after session/new", async () => {
     const ws = workspace();
-    const { proc, client, connection, agent } = connectServe(["--model", `scripted:${ws.script([{ text: "hello" }])}`, "--mcp-startup-timeout", "5000"], {
+    const { proc, client, connection, agent } = connectServeInProcess(["--model", `scripted:${ws.script([{ text: "hello" }])}`, "--mcp-startup-timeout", "5000"], {
       cwd: ws.cwd,
       env: serveEnv(ws),
     });
@@ -197,7 +197,7 @@ describe("MCP servers from session/new (serve)", () => {
   it("duplicate names and invalid entries are refused with -32602 before anything starts", async () => {
     const ws = workspace();
     const marker = randomUUID();
-    const { proc, connection, agent } = connectServe(["--model", `scripted:${ws.script([{ text: "x" }])}`], { cwd: ws.cwd, env: serveEnv(ws) });
+    const { proc, connection, agent } = connectServeInProcess(["--model", `scripted:${ws.script([{ text: "x" }])}`], { cwd: ws.cwd, env: serveEnv(ws) });
     cleanups.push(async () => {
       connection.close();
       await proc.end();

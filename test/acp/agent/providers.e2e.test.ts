@@ -1,7 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { ServeProcess, bin } from "./serve-support.js";
+import { InProcessServe, bin } from "./serve-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { runCli, type CliRun } from "../../support/cli.js";
 
@@ -28,7 +28,7 @@ describe("providers/list, set, disable (serve)", () => {
     const first = await mock("from first");
     const second = await mock("from second");
     const ws = new Workspace("agentkit-providers-");
-    const proc = new ServeProcess(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
+    const proc = new InProcessServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
     const connection = acp.client({ name: "sdk-providers" }).connect(proc.stream() as acp.Stream);
     cleanups.push(
       () => ws.cleanup(),

@@ -8,6 +8,7 @@ import type { ClientConnection } from "@agentclientprotocol/sdk";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { RecordingClient } from "./support.js";
 import { exitOrKill, killGroup, startTimeOf } from "../../support/processes.js";
+import { startCli, type LiveCli } from "../../support/cli.js";
 
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
@@ -34,8 +35,8 @@ export class ServeProcess {
   /** When the process started: a later cleanup kills its group only if the pid is still its. */
   readonly #startedAt: string | undefined;
 
-  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-    this.child = spawn(process.execPath, [bin, "serve", ...args], {
+  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}) {
+    this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, "serve", ...args], {
       cwd: options.cwd,
       env: options.env ?? cleanEnv(),
       stdio: ["pipe", "pipe", "pipe"],
@@ -58,11 +59,20 @@ export class ServeProcess {
 
   /** Every complete stdout line, parsed: each must be one JSON-RPC 2.0 message (text after the last newline is one still arriving). */
   stdoutLines(): unknown[] {
-    return this.stdout
-      .slice(0, this.stdout.lastIndexOf("\n") + 1)
-      .split("\n")
-      .filter((l) => l.length > 0)
-      .map((l) => JSON.parse(l) as unknown);
+    return parsedLines(this.stdout);
+  }
+
+  /** The child's stdin and stdout, for a client other than `stream()`'s (the v2 SDK). */
+  pipes(): { stdin: NodeJS.WritableStream & Writable; stdout: NodeJS.ReadableStream & Readable } {
+    return { stdin: this.child.stdin!, stdout: this.child.stdout! };
+  }
+
+  send(line: string): void {
+    this.child.stdin!.write(`${line}\n`);
+  }
+
+  onceStdout(listener: () => void): void {
+    this.child.stdout!.once("data", listener);
   }
 
   /** Ends stdin (what a client does), waits for exit; kills the group if it does not go. */
@@ -77,24 +87,99 @@ export class ServeProcess {
 }
 
 /** Spawns serve and connects the official SDK client to it. */
-export function connectServe(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+export function connectServe(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}) {
   const proc = new ServeProcess(args, options);
   const client = new RecordingClient();
   const connection: ClientConnection = client.connect(proc.stream());
   return { proc, client, connection, agent: connection.agent };
 }
 
+/**
+ * `agentkit-acp serve ARGS` run inside the test process (the CLI's own serve code: its flags,
+ * store, models and runtime) on in-memory stdio, for tests of what serve says over ACP: no node
+ * start-up (~0.3 s of CPU each). The commands and MCP servers it starts are real processes.
+ * Process behaviour (exit codes of the bin, signals, the orphan watchdog, stdout purity of the
+ * real process) is tested with `ServeProcess`.
+ */
+export class InProcessServe {
+  readonly #cli: LiveCli;
+  stdout = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+    this.#cli = startCli(["serve", ...args], { cwd: options.cwd ?? process.cwd(), env: options.env ?? cleanEnv() });
+    const decoder = new StringDecoder("utf8");
+    this.#cli.stdout.on("data", (chunk: Buffer) => (this.stdout += decoder.write(chunk)));
+    this.exited = this.#cli.exited.then((code) => ({ code, signal: null }));
+  }
+
+  get stderr(): string {
+    return this.#cli.stderr();
+  }
+
+  stream(): acp.Stream {
+    return acp.ndJsonStream(Writable.toWeb(this.#cli.stdin) as WritableStream<Uint8Array>, Readable.toWeb(this.#cli.stdout) as ReadableStream<Uint8Array>);
+  }
+
+  stdoutLines(): unknown[] {
+    return parsedLines(this.stdout);
+  }
+
+  pipes(): { stdin: NodeJS.WritableStream & Writable; stdout: NodeJS.ReadableStream & Readable } {
+    return { stdin: this.#cli.stdin, stdout: this.#cli.stdout };
+  }
+
+  send(line: string): void {
+    this.#cli.stdin.write(`${line}\n`);
+  }
+
+  onceStdout(listener: () => void): void {
+    this.#cli.stdout.once("data", listener);
+  }
+
+  /** Ends stdin (the client went away) and waits for serve to return (bounded: it cannot be killed). */
+  async end(timeoutMs = 10_000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    if (!this.#cli.stdin.writableEnded) this.#cli.stdin.end();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`in-process serve did not return within ${timeoutMs} ms of stdin's end; stderr:\n${this.stderr}`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** `connectServe`, with serve in-process (`InProcessServe`). */
+export function connectServeInProcess(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const proc = new InProcessServe(args, options);
+  const client = new RecordingClient();
+  const connection: ClientConnection = client.connect(proc.stream());
+  return { proc, client, connection, agent: connection.agent };
+}
+
+/** Every complete line of `stdout`, parsed: each must be one JSON-RPC 2.0 message (text after the last newline is one still arriving). */
+function parsedLines(stdout: string): unknown[] {
+  return stdout
+    .slice(0, stdout.lastIndexOf("\n") + 1)
+    .split("\n")
+    .filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l) as unknown);
+}
+
 /** Raw line-level JSON-RPC against serve, for malformed input the SDK client cannot send. */
 export class RawRpc {
-  readonly #proc: ServeProcess;
+  readonly #proc: ServeProcess | InProcessServe;
   #seen = 0;
 
-  constructor(proc: ServeProcess) {
+  constructor(proc: ServeProcess | InProcessServe) {
     this.#proc = proc;
   }
 
   send(line: string): void {
-    this.#proc.child.stdin!.write(`${line}\n`);
+    this.#proc.send(line);
   }
 
   /** Waits for the next response with this id (null: protocol errors). */
@@ -110,7 +195,7 @@ export class RawRpc {
       if (Date.now() > deadline) throw new Error(`no response with id ${id}; stdout so far:\n${this.#proc.stdout}\nstderr:\n${this.#proc.stderr}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()) + 1);
-        this.#proc.child.stdout!.once("data", () => {
+        this.#proc.onceStdout(() => {
           clearTimeout(timer);
           resolve();
         });

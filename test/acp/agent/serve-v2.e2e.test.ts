@@ -5,7 +5,7 @@ import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy } from "../../../src/acp/client/index.js";
 import { ListeningServe, TOKEN } from "./http-support.js";
-import { connectServe, ServeProcess, writeScript } from "./serve-support.js";
+import { connectServeInProcess, InProcessServe, ServeProcess, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { info, V2Client } from "./v2-support.js";
 
@@ -20,8 +20,9 @@ function workspace(): string {
   return dir.path;
 }
 
-function serveV2(args: string[], cwd: string): V2Client {
-  const proc = new ServeProcess(args, { cwd });
+/** serve in-process (`InProcessServe`), or a process of its own for a test about its exit. */
+function serveV2(args: string[], cwd: string, ownProcess = false): V2Client {
+  const proc = ownProcess ? new ServeProcess(args, { cwd }) : new InProcessServe(args, { cwd });
   const client = new V2Client(proc);
   cleanups.push(async () => {
     client.connection.close();
@@ -104,12 +105,12 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("stdin closed during a running turn: the turn ends idle/cancelled on stdout before serve exits 0 (as over v1)", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ hang: true, text: "long job" }]);
-    const client = serveV2(["--model", `scripted:${script}`, "--protocol", "v2"], dir);
+    const client = serveV2(["--model", `scripted:${script}`, "--protocol", "v2"], dir, true);
     await client.agent.request(V2.methods.agent.initialize, { protocolVersion: 2, info });
     const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir });
     await client.agent.request(V2.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
     await client.until(() => client.text(sessionId, "agent_message_chunk").length > 0, "streaming to start");
-    client.proc.child.stdin!.end();
+    client.proc.pipes().stdin.end();
     expect(await client.proc.exited).toEqual({ code: 0, signal: null });
     expect(client.idle(sessionId)).toMatchObject([{ stopReason: "cancelled" }]);
     // Every line on stdout is a JSON-RPC message (stdoutLines parses each).
@@ -153,7 +154,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
 
   it("serve --protocol v2 refuses a v1 client's initialize with -32022 naming the supported version", async () => {
     const dir = workspace();
-    const { agent, proc, connection } = connectServe(["--model", "demo", "--protocol", "v2"], { cwd: dir });
+    const { agent, proc, connection } = connectServeInProcess(["--model", "demo", "--protocol", "v2"], { cwd: dir });
     cleanups.push(async () => {
       connection.close();
       await proc.end();
@@ -169,7 +170,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("serve --protocol auto leaves v1 clients on v1 (full v1 turn, v1 shapes)", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ text: "hello v1" }]);
-    const { agent, client, proc, connection } = connectServe(["--model", `scripted:${script}`, "--protocol", "auto"], { cwd: dir });
+    const { agent, client, proc, connection } = connectServeInProcess(["--model", `scripted:${script}`, "--protocol", "auto"], { cwd: dir });
     cleanups.push(async () => {
       connection.close();
       await proc.end();

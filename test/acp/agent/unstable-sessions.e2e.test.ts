@@ -2,11 +2,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServeProcess } from "./serve-support.js";
+import { InProcessServe } from "./serve-support.js";
 import { tempDir } from "./support.js";
 
 /** The official SDK client from its `/unstable` entrypoint, recording updates. */
-function sdkClient(proc: ServeProcess) {
+function sdkClient(proc: InProcessServe) {
   const updates: acp.SessionNotification[] = [];
   const app = acp.client({ name: "sdk-unstable-client" }).onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params));
   const connection = app.connect(proc.stream() as acp.Stream);
@@ -31,7 +31,7 @@ function startServe(extra: string[] = []) {
   // Every turn answers with the transcript the model was sent: a fork's first answer shows its inherited history.
   writeFileSync(scriptPath, JSON.stringify({ steps: [{ echo: "transcript" }], onExhausted: "repeat-last" }));
   const state = join(dir.path, "state");
-  const proc = new ServeProcess(["--model", `scripted:${scriptPath}`, "--state-dir", state, ...extra], { cwd: dir.path });
+  const proc = new InProcessServe(["--model", `scripted:${scriptPath}`, "--state-dir", state, ...extra], { cwd: dir.path });
   const client = sdkClient(proc);
   cleanups.push(
     () => dir.remove(),
@@ -43,7 +43,7 @@ function startServe(extra: string[] = []) {
   return { dir: dir.path, state, proc, ...client };
 }
 
-describe("unstable session methods: the official SDK client (/unstable) against agentkit-acp serve over stdio", () => {
+describe("unstable session methods: the official SDK client (/unstable) against agentkit-acp serve over stdio (in-process)", () => {
   it("session/fork copies history, mode/config and lineage; the original is untouched", async () => {
     const env = startServe(["--models", "demo"]);
     const init = await env.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });

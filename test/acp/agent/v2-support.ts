@@ -1,6 +1,6 @@
 import { Readable, Writable } from "node:stream";
 import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
-import type { ServeProcess } from "./serve-support.js";
+import type { InProcessServe, ServeProcess } from "./serve-support.js";
 
 export const info = { name: "v2-test", version: "1" };
 
@@ -19,7 +19,7 @@ export class V2Client {
   readonly #waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
   readonly connection: V2.ClientConnection;
 
-  constructor(readonly proc: ServeProcess) {
+  constructor(readonly proc: ServeProcess | InProcessServe) {
     const app = V2.client({ name: "v2-test" })
       .onNotification(V2.methods.client.session.update, ({ params }) => {
         this.updates.push(params);
@@ -36,7 +36,8 @@ export class V2Client {
         return this.elicit(params);
       })
       .onRequest(V2.methods.client.mcp.message, this.mcp.handleRequest);
-    this.connection = app.connect(V2.ndJsonStream(Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(proc.child.stdout!) as ReadableStream<Uint8Array>));
+    const { stdin, stdout } = proc.pipes();
+    this.connection = app.connect(V2.ndJsonStream(Writable.toWeb(stdin) as WritableStream<Uint8Array>, Readable.toWeb(stdout) as ReadableStream<Uint8Array>));
   }
 
   get agent(): V2.ClientContext {

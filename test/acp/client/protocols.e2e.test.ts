@@ -7,6 +7,7 @@ import { ClientPermissionPolicy, type AcpAgentConfig, type AcpClient, type AcpSe
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { gone, hanging, startedPid } from "../agent/serve-support.js";
 import { runCli as runCliInProcess, type CliRun } from "../../support/cli.js";
+import { serveBehindBridge, type BridgedServe } from "../../support/serve-bridge.js";
 import { expectSignOutAndIn, repoRoot, startAgent, tempDir } from "./helpers.js";
 
 // v1/v2 parity: one suite, run once per protocol. Our AcpClient speaks v1; with `protocol: "v2"`
@@ -14,7 +15,6 @@ import { expectSignOutAndIn, repoRoot, startAgent, tempDir } from "./helpers.js"
 // agent's v2 bridge (the method table, src/acp/methods.ts, derives both): every behaviour below
 // must be the same whichever protocol carries it.
 
-const bin = join(repoRoot, "bin/agentkit-acp.js");
 
 /** The session's title, waiting for the agent's session_info_update when none has arrived yet. */
 function titleOf(session: AcpSession): Promise<string> {
@@ -37,8 +37,12 @@ function echoWorkspace(): { dir: string; script: string } {
 }
 
 describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP %s", (protocol) => {
-  /** `serve` with `args`, speaking `protocol`. */
-  const serveLine = (args: string): string => `"${process.execPath}" "${bin}" serve ${args}${protocol === "v2" ? " --protocol v2" : ""}`;
+  /**
+   * `serve` with `args`, speaking `protocol`, run in-process behind a bridge process (what serve
+   * says over ACP is the point; each agent process the client starts gets a fresh serve).
+   */
+  const serve = (args: string[], env: Record<string, string> = {}): Promise<BridgedServe> =>
+    serveBehindBridge([...args, ...(protocol === "v2" ? ["--protocol", "v2"] : [])], { cwd: repoRoot, env: { ...process.env, ...env } });
   const start = async (config: Omit<AcpAgentConfig, "protocol">, policy = ClientPermissionPolicy.allowAll()): Promise<AcpClient> => {
     const client = await startAgent({ ...config, protocol, stderr: "ignore" }, policy);
     expect(client.protocolVersion).toBe(protocol === "v2" ? 2 : 1);
@@ -47,7 +51,8 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
 
   it("fork, titles (derived and set), status, archive / unarchive with the list filter; a cancelled newSession leaves nothing", async () => {
     const { dir, script } = echoWorkspace();
-    const client = await start({ shellLine: serveLine(`--model "scripted:${script}" --state-dir "${join(dir, ".state")}"`), cwd: dir });
+    const agent = await serve(["--model", `scripted:${script}`, "--state-dir", join(dir, ".state")]);
+    const client = await start({ command: agent.command, args: agent.args, cwd: dir });
     expect(client.agentCapabilities.sessionCapabilities).toMatchObject({ fork: {}, title: {}, status: {}, archive: {} });
     const session = await client.newSession();
     await session.prompt("first question");
@@ -97,11 +102,8 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
     const first = await startMockAnthropic({ responses: [{ text: "from first" }] });
     const second = await startMockAnthropic({ responses: [{ text: "from second" }] });
     try {
-      const client = await start({
-        shellLine: serveLine(`--model anthropic:claude-sonnet-4-5 --base-url ${first.baseUrl} --state-dir "${join(dir, ".state")}"`),
-        cwd: dir,
-        env: { ANTHROPIC_API_KEY: "sk-test" },
-      });
+      const agent = await serve(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl, "--state-dir", join(dir, ".state")], { ANTHROPIC_API_KEY: "sk-test" });
+      const client = await start({ command: agent.command, args: agent.args, cwd: dir });
       expect((await client.listProviders()).map((p) => [p.providerId, p.current?.baseUrl])).toEqual([["main", first.baseUrl]]);
       await client.setProvider("main", { apiType: "anthropic", baseUrl: second.baseUrl });
       expect((await client.listProviders())[0]?.current?.baseUrl).toBe(second.baseUrl);
@@ -122,8 +124,10 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
     const script = join(dir, "ask.json");
     writeFileSync(script, JSON.stringify({ steps: [{ toolCall: { name: "ask_user", callId: "ask1", input: { question: "How many?", fields: [{ name: "count", type: "integer" }] } } }, { text: "thanks" }] }));
     const seen: unknown[] = [];
+    const agent = await serve(["--model", `scripted:${script}`, "--no-persist"]);
     const client = await start({
-      shellLine: serveLine(`--model "scripted:${script}" --no-persist`),
+      command: agent.command,
+      args: agent.args,
       cwd: dir,
       elicitation: (request) => {
         seen.push(request);
@@ -143,7 +147,8 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
     const dir = realpathSync(tempDir());
     const script = join(dir, "mcp.json");
     writeFileSync(script, JSON.stringify({ steps: [{ toolCall: { name: "calc__add", input: { a: 2, b: 3 } } }, { echo: "last_tool_result" }] }));
-    const client = await start({ shellLine: serveLine(`--model "scripted:${script}" --no-persist --approve auto-all`), cwd: dir });
+    const agent = await serve(["--model", `scripted:${script}`, "--no-persist", "--approve", "auto-all"]);
+    const client = await start({ command: agent.command, args: agent.args, cwd: dir });
     expect(client.agentCapabilities.mcpCapabilities).toMatchObject({ acp: true });
     const calls: unknown[] = [];
     const build = (): McpServer => {
@@ -164,9 +169,9 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
 
   it("agentkit-acp prompt: --fork, --list with titles, --archive / --unarchive, --list --archived only", async () => {
     const { dir, script } = echoWorkspace();
-    const agent = serveLine(`--model "scripted:${script}" --state-dir "${join(dir, ".state")}"`);
-    /** The CLI in-process (its agents are real processes). */
-    const cli = (...args: string[]): Promise<CliRun> => runCliInProcess(["prompt", "--agent", agent, "--cwd", dir, "--protocol", protocol, ...args], { cwd: dir });
+    const agent = await serve(["--model", `scripted:${script}`, "--state-dir", join(dir, ".state")]);
+    /** The CLI in-process; its agent is a process (the bridge), a fresh serve for each run. */
+    const cli = (...args: string[]): Promise<CliRun> => runCliInProcess(["prompt", "--agent", agent.line, "--cwd", dir, "--protocol", protocol, ...args], { cwd: dir });
     const first = await cli("--json", "plan the trip");
     expect(first.code, first.stderr).toBe(0);
     const sessionId = (first.lines[0] as { sessionId: string }).sessionId;
@@ -191,5 +196,6 @@ describe.each(["v1", "v2"] as const)("AcpClient ↔ agentkit-acp serve over ACP 
     expect(only.stdout).toMatch(new RegExp(`^${forkId}  \\S+  Fork of plan the trip \\[archived\\]\\n$`));
     expect((await cli("--unarchive", forkId!)).code).toBe(0);
     expect((await cli("--list")).stdout.trim().split("\n")).toHaveLength(2);
-  }, 180_000); // seven CLI runs (in-process), each starting serve on a busy machine
+    expect(agent.starts()).toBe(8); // one serve per run, as with a serve process per run
+  }, 180_000); // eight CLI runs (in-process), each starting its agent on a busy machine
 });

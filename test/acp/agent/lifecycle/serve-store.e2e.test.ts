@@ -8,7 +8,7 @@ import { bin, cleanEnv } from "../serve-support.js";
 import { createTestDatabase, postgresOrSkip } from "../../../support/postgres.js";
 import { runCli } from "../../../support/cli.js";
 import { startTcpProxy } from "../../../support/tcp-proxy.js";
-import { cleanUp, label, onCleanup, startServe, textOf, workspace, writeScriptFile } from "./support.js";
+import { cleanUp, label, onCleanup, startServe, startServeProcess, textOf, workspace, writeScriptFile } from "./support.js";
 
 afterEach(cleanUp);
 const pg = await postgresOrSkip("serve --store postgres://… tests");
@@ -81,7 +81,7 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
     // A 5 s lease (default 10 s; the default's length is tested in test/store/session-leases.test.ts).
     const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "5000"];
-    const a = await startServe(args, ws);
+    const a = await startServeProcess(args, ws);
     expect(a.proc.stderr).toMatch(/kept in PostgreSQL at postgres:\/\/postgres@/);
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
@@ -129,7 +129,7 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
     // 8 s: longer than prompt and its serve take to start on a busy machine, so the lease is still held then.
     const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "8000"];
-    const a = await startServe(args, ws);
+    const a = await startServeProcess(args, ws);
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
     a.proc.kill(); // SIGKILL: its lease stays until it expires
@@ -146,7 +146,7 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     onCleanup(() => db.drop());
     const { root, ws } = workspace();
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
-    const a = await startServe(["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "3000"], ws);
+    const a = await startServeProcess(["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "3000"], ws);
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
 

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ScriptFile } from "../../../../src/testing/scripted-script.js";
-import { connectServe } from "../serve-support.js";
+import type { ClientConnection } from "@agentclientprotocol/sdk";
+import { connectServe, connectServeInProcess } from "../serve-support.js";
 import { tempDir } from "../support.js";
 
 export { select, textOf } from "../support.js";
@@ -35,11 +36,24 @@ export function writeScriptFile(dir: string, name: string, file: ScriptFile): st
   return path;
 }
 
-/** `agentkit-acp serve ARGS` over stdio with the official SDK client, initialized; ended after the test. */
-export async function startServe(args: string[], cwd: string, processEnv?: NodeJS.ProcessEnv) {
-  const env = connectServe(["--log-level", "debug", ...args], { cwd, ...(processEnv ? { env: processEnv } : {}) });
+/**
+ * `agentkit-acp serve ARGS` in-process (`InProcessServe`: what serve says over ACP and on
+ * stderr, its store) with the official SDK client, initialized; ended after the test.
+ */
+export function startServe(args: string[], cwd: string, processEnv?: NodeJS.ProcessEnv) {
+  return initialized(connectServeInProcess(["--log-level", "debug", ...args], { cwd, ...(processEnv ? { env: processEnv } : {}) }));
+}
+
+/** `startServe` with serve a process of its own: for a test about the process (kill -9, SIGSTOP). */
+export function startServeProcess(args: string[], cwd: string, processEnv?: NodeJS.ProcessEnv) {
+  return initialized(connectServe(["--log-level", "debug", ...args], { cwd, ...(processEnv ? { env: processEnv } : {}) }));
+}
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+async function initialized<T extends { proc: { exited: Promise<Exit>; end(): Promise<Exit> }; connection: { close(): void }; agent: ClientConnection["agent"] }>(env: T) {
   let ended = false;
-  const end = async () => {
+  const end = async (): Promise<Exit> => {
     if (ended) return env.proc.exited;
     ended = true;
     env.connection.close();
