@@ -95,7 +95,13 @@ class AgentBridge extends BridgeState<BridgeSession> {
     return this.connection.client;
   }
 
-  /** RuntimePipe's shortcut: a plain update from the runtime (`isPlainUpdate`), converted once and sent; resolves once written (undefined for anything else). */
+  /**
+   * RuntimePipe's shortcut: a plain update from the runtime (`isPlainUpdate`), converted once and
+   * sent (undefined for anything else). Returns the SDK's send, which resolves once written and
+   * rejects if it was not: the caller settles it (the runtime's update queue awaits every send,
+   * and stops sending that session's updates when one fails, as over v1), so a turn's thousands
+   * of updates need no settle of their own here.
+   */
   readonly sendPlain = (params: RawSessionUpdate): Promise<void> | undefined => {
     const session = this.sessions.for(params.sessionId);
     const update = session.updates.convertPlain(params.update);
@@ -103,11 +109,10 @@ class AgentBridge extends BridgeState<BridgeSession> {
     try {
       // As in the general handler: the first update of a turn shows it started.
       session.turn?.started();
-      this.notify(params.sessionId, update);
+      return this.client().notify(V2.methods.client.session.update, { sessionId: params.sessionId, update });
     } catch (error) {
-      this.logger.debug("a v2 session/update was not sent", { sessionId: params.sessionId, error: errorMessage(error) });
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    return this.sent;
   };
 
   readonly notify = (sessionId: string, update: V2.SessionUpdate): void => {

@@ -212,16 +212,20 @@ type Stream = "user" | "agent" | "thought";
  * one continues the message of the previous chunk of its kind, or starts a new message.
  */
 export class V1ToV2Updates {
-  #current: { kind: Stream; id: string } | undefined;
+  /** The message the last chunk belonged to (two fields, not an object: this runs for every chunk). */
+  #currentKind: Stream | undefined;
+  #currentId = "";
   readonly #planId = `plan-${randomUUID()}`;
 
   #messageId(kind: Stream, given: string | null | undefined): string {
     if (given) {
-      this.#current = { kind, id: given };
-      return given;
+      this.#currentKind = kind;
+      this.#currentId = given;
+    } else if (this.#currentKind !== kind) {
+      this.#currentKind = kind;
+      this.#currentId = randomUUID();
     }
-    if (this.#current?.kind !== kind) this.#current = { kind, id: randomUUID() };
-    return this.#current.id;
+    return this.#currentId;
   }
 
   /**
@@ -248,7 +252,7 @@ export class V1ToV2Updates {
   }
 
   #convert(update: V1.SessionUpdate): V2.SessionUpdate | undefined {
-    if (update.sessionUpdate !== "user_message_chunk" && update.sessionUpdate !== "agent_message_chunk" && update.sessionUpdate !== "agent_thought_chunk") this.#current = undefined;
+    if (update.sessionUpdate !== "user_message_chunk" && update.sessionUpdate !== "agent_message_chunk" && update.sessionUpdate !== "agent_thought_chunk") this.#currentKind = undefined;
     switch (update.sessionUpdate) {
       case "user_message_chunk":
         return { sessionUpdate: "user_message_chunk", messageId: this.#messageId("user", update.messageId), content: update.content as V2.ContentBlock };
@@ -295,7 +299,11 @@ export function isPlainTextChunk(update: unknown): update is PlainTextChunk {
   if (sessionUpdate !== "agent_message_chunk" && sessionUpdate !== "agent_thought_chunk" && sessionUpdate !== "user_message_chunk") return false;
   if ((messageId != null && typeof messageId !== "string") || typeof content !== "object" || content === null) return false;
   const { type, text } = content as { type?: unknown; text?: unknown };
-  return type === "text" && typeof text === "string" && plainWith(update, CHUNK_KEYS) && plainWith(content, TEXT_KEYS);
+  if (type !== "text" || typeof text !== "string" || Object.getPrototypeOf(update) !== Object.prototype || Object.getPrototypeOf(content) !== Object.prototype) return false;
+  // No other keys (compared as literals: this runs for every chunk a turn streams).
+  for (const key in update) if (key !== "sessionUpdate" && key !== "content" && key !== "messageId") return false;
+  for (const key in content) if (key !== "type" && key !== "text") return false;
+  return true;
 }
 
 /**
@@ -332,8 +340,6 @@ function optionalRecord(value: unknown): boolean {
   return value == null || (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype);
 }
 
-const CHUNK_KEYS = ["sessionUpdate", "content", "messageId"];
-const TEXT_KEYS = ["type", "text"];
 const INFO_KEYS = ["sessionUpdate", "title", "updatedAt", "_meta"];
 const COMMANDS_KEYS = ["sessionUpdate", "availableCommands", "_meta"];
 const COMMAND_KEYS = ["name", "description", "input", "_meta"];

@@ -47,7 +47,8 @@ export class RuntimePipe {
   /**
    * `direct` sends a plain update on, resolving once it is written (the runtime's next
    * message waits for it, as over v1: its update queue's batching and output budget rely on
-   * that pacing); undefined refuses anything else.
+   * that pacing) and rejecting if it was not (the v2 connection failed or closed: the writer of
+   * the update settles that, as it does a failed write over v1); undefined refuses anything else.
    */
   constructor(private readonly direct: (params: RawSessionUpdate) => Promise<void> | undefined) {
     const toRuntime = new TransformStream<Message, Message>();

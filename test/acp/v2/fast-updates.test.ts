@@ -1,5 +1,9 @@
 import * as V1 from "@agentclientprotocol/sdk/unstable";
+import type * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import { describe, expect, it } from "vitest";
+import type { SessionUpdateSink } from "../../../src/acp/agent/client-handle.js";
+import { serveV2 } from "../../../src/acp/agent/v2-bridge.js";
+import { silentLogger } from "../../../src/core/index.js";
 import { V1ToV2Updates, isPlainTextChunk, isPlainUpdate } from "../../../src/acp/v2/convert.js";
 import { QUEUED_CHUNK_METHOD, RuntimePipe, type RawSessionUpdate } from "../../../src/acp/v2/runtime-pipe.js";
 
@@ -160,5 +164,44 @@ describe("the v2 bridge's fast path for plain updates", () => {
     client.close();
     pipe.close();
     await expect(pipe.sessionUpdate({ sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: text("late") } })).rejects.toThrow(/closed/);
+  });
+});
+
+describe("the v2 bridge's plain sends", () => {
+  it("reach the runtime's writer as written, or rejected once the client's stream fails (its update queue then stops, as over v1)", async () => {
+    let fail = false;
+    const written: Array<{ id?: unknown; params?: { update?: { sessionUpdate?: string } } }> = [];
+    const answered = new Map<unknown, () => void>();
+    const toAgent = new TransformStream<V2.AnyMessage, V2.AnyMessage>();
+    const fromAgent = new WritableStream<V2.AnyMessage>({
+      write(message) {
+        if (fail) throw new Error("the client is gone");
+        written.push(message as (typeof written)[number]);
+        answered.get((message as { id?: unknown }).id)?.();
+      },
+    });
+    let sink!: SessionUpdateSink;
+    serveV2({ readable: toAgent.readable, writable: fromAgent }, (runtime, sessionUpdates) => {
+      sink = sessionUpdates;
+      const app = V1.agent()
+        .onRequest(V1.methods.agent.initialize, () => ({ protocolVersion: 1, agentCapabilities: {} }))
+        .onRequest(V1.methods.agent.session.new, () => ({ sessionId: "s" }))
+        .connect(runtime);
+      return { closed: app.closed.then(() => undefined), close: async () => app.close() };
+    }, silentLogger);
+    const input = toAgent.writable.getWriter();
+    const request = async (id: number, method: string, params: unknown): Promise<void> => {
+      const answer = new Promise<void>((resolve) => answered.set(id, resolve));
+      await input.write({ jsonrpc: "2.0", id, method, params } as V2.AnyMessage);
+      await answer;
+    };
+    await request(1, "initialize", { protocolVersion: 2, info: { name: "t", version: "1" }, capabilities: {} });
+    await request(2, "session/new", { cwd: "/tmp" });
+    const chunk = (t: string) => sink({ sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
+    await chunk("a");
+    expect(written.at(-1)?.params?.update?.sessionUpdate).toBe("agent_message_chunk");
+    fail = true;
+    await expect(chunk("b")).rejects.toThrow(/gone/);
+    await expect(chunk("c")).rejects.toThrow();
   });
 });
