@@ -56,13 +56,16 @@ type ReasoningBlock = { text: string; metadata?: ReasoningMetadata };
 
 /**
  * The silence bounds of one call (connect, then first byte, then idle between data): one timer,
- * re-armed lazily, so a chunk only records the time (no per-chunk timer churn).
+ * re-armed lazily, so a chunk only records the time (no per-chunk timer churn), and a later bound
+ * that ends after the timer reuses it (it checks when it fires and waits again for the rest).
  */
 class SilenceBounds {
   expired: BoundExpired | undefined;
   #bound: Bound;
   #limit: number;
   #last = performance.now();
+  /** When the timer fires. */
+  #due = 0;
   #timer: NodeJS.Timeout | undefined;
   readonly #onExpired: (expired: BoundExpired) => void;
 
@@ -70,13 +73,15 @@ class SilenceBounds {
     this.#bound = first;
     this.#limit = Math.max(1, ms);
     this.#onExpired = onExpired;
-    this.#timer = setTimeout(this.#check, this.#limit).unref();
+    this.#wait(this.#limit);
   }
 
   arm(next: Bound, ms: number): void {
     [this.#bound, this.#limit, this.#last] = [next, Math.max(1, ms), performance.now()];
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(this.#check, this.#limit).unref();
+    if (this.#last + this.#limit < this.#due) {
+      clearTimeout(this.#timer);
+      this.#wait(this.#limit);
+    }
   }
 
   /** Data arrived: the current bound starts over. */
@@ -88,10 +93,15 @@ class SilenceBounds {
     clearTimeout(this.#timer);
   }
 
+  #wait(ms: number): void {
+    this.#due = performance.now() + ms;
+    this.#timer = setTimeout(this.#check, ms).unref();
+  }
+
   readonly #check = (): void => {
     const silent = performance.now() - this.#last;
     if (silent < this.#limit) {
-      this.#timer = setTimeout(this.#check, this.#limit - silent).unref();
+      this.#wait(this.#limit - silent);
       return;
     }
     this.expired = new BoundExpired(this.#bound, this.#limit);

@@ -23,6 +23,8 @@ import { leanMarkerKey, type LeanFormat } from "./lean-formats.js";
 export interface LeanStats {
   plain: number;
   forwarded: number;
+  /** Markers sent after forwarded events (the provider's answer to them was awaited). */
+  markers: number;
 }
 
 interface Capture {
@@ -53,7 +55,7 @@ export class LeanStreams {
   #nextId = 0;
   readonly #fetch: Fetch;
   readonly #format: LeanFormat;
-  readonly stats: LeanStats = { plain: 0, forwarded: 0 };
+  readonly stats: LeanStats = { plain: 0, forwarded: 0, markers: 0 };
 
   constructor(format: LeanFormat, baseFetch: Fetch = globalThis.fetch) {
     this.#format = format;
@@ -63,12 +65,10 @@ export class LeanStreams {
   /** The `fetch` to give the provider: passes everything through unless a lean call is capturing. */
   readonly fetch: Fetch = async (input, init) => {
     let capture: Capture | undefined;
-    const headers = new Headers(init?.headers);
-    const id = headers.get(captureHeader);
-    if (id !== null) {
-      capture = this.#captures.get(id);
-      headers.delete(captureHeader);
-      init = { ...init, headers };
+    const id = takeCaptureHeader(init);
+    if (id !== undefined) {
+      capture = this.#captures.get(id.id);
+      init = { ...init, headers: id.headers };
     }
     const response = await this.#fetch(input, init);
     if (capture === undefined || !response.ok || response.body === null || !isEventStream(response)) return response;
@@ -115,6 +115,29 @@ export class LeanStreams {
   }
 }
 
+/**
+ * The call's capture id and the request's headers without it. The providers pass a plain
+ * object (provider-utils' `withUserAgentSuffix`, keys in lower case): copied without a
+ * `Headers` round trip; anything else goes through `Headers`.
+ */
+function takeCaptureHeader(init: RequestInit | undefined): { id: string; headers: NonNullable<RequestInit["headers"]> } | undefined {
+  const given = init?.headers;
+  if (given === undefined) return undefined;
+  if (typeof given === "object" && !Array.isArray(given) && !(given instanceof Headers)) {
+    const plain = given as Record<string, string>;
+    const id = plain[captureHeader];
+    if (id === undefined) return undefined;
+    const headers: Record<string, string> = {};
+    for (const key in plain) if (key !== captureHeader) headers[key] = plain[key]!;
+    return { id, headers };
+  }
+  const headers = new Headers(given);
+  const id = headers.get(captureHeader);
+  if (id === null) return undefined;
+  headers.delete(captureHeader);
+  return { id, headers };
+}
+
 function isEventStream(response: Response): boolean {
   return (response.headers.get("content-type") ?? "").toLowerCase().startsWith("text/event-stream");
 }
@@ -148,6 +171,8 @@ class LeanRead {
   #plain = false;
   /** The provider sent an error part: the read ends there. */
   #failed = false;
+  /** Events were forwarded after the last marker. */
+  #unmarked = false;
   #provider: ReadableStreamDefaultReader<Part> | undefined;
   #reading: Promise<boolean> | undefined;
 
@@ -197,6 +222,17 @@ class LeanRead {
           if (!this.#readPlain(data, parts)) await this.#handOver(data, parts);
         }
         if (parts.length > 0) yield parts;
+        if (this.#failed) break;
+        if (this.#unmarked) {
+          // Events went to the provider last, unmarked: at the body's end (usually there already),
+          // the provider's flush below gives their parts; otherwise they come now, with a marker.
+          const more = await Promise.race([this.#read(), nextTurn()]);
+          if (more === false) break;
+          const theirs: Part[] = [];
+          await this.#mark(theirs);
+          if (theirs.length > 0) yield theirs;
+          if (more === true) continue;
+        }
         if (this.#failed || !(await this.#read())) break;
       }
       if (this.#failed) return;
@@ -234,17 +270,58 @@ class LeanRead {
     return true;
   }
 
-  /** Any other event goes to the provider, in order: its parts are added to `parts`. */
+  /**
+   * Any other event goes to the provider, in order, with those after it that go there too: their
+   * parts are added to `parts`, after one marker for them all. When nothing is left to read yet,
+   * they go without a marker (`#unmarked`; at the body's end the provider's flush ends them).
+   */
   async #handOver(data: string, parts: Part[]): Promise<void> {
-    this.#forward(data);
+    let events = this.#encode(data);
+    /** The parts of the plain event that ended the run, or [] when one waits for the provider's answer. */
+    let after: Part[] | undefined;
+    for (let next = this.#sse.next(); next !== undefined; next = this.#sse.next()) {
+      if (next === "[DONE]") continue; // the provider skips it too
+      if (!this.#plain) {
+        // Plain reading may start once the provider has answered these.
+        this.#sse.putBack(next);
+        after = [];
+        break;
+      }
+      const own: Part[] = [];
+      if (this.#readPlain(next, own)) {
+        after = own;
+        break;
+      }
+      events += this.#encode(next);
+    }
+    this.#feed.enqueue(encoder.encode(events));
+    if (after === undefined) {
+      this.#unmarked = true;
+      return;
+    }
+    await this.#mark(parts);
+    if (!this.#failed) for (const part of after) parts.push(part);
+  }
+
+  /** Sends a marker after the events forwarded so far and adds their parts to `parts`. */
+  async #mark(parts: Part[]): Promise<void> {
+    this.#unmarked = false;
+    this.#stats.markers += 1;
+    this.#pending += 1;
+    this.#feed.enqueue(encoder.encode(encodeData(this.#format.marker)));
     await this.#drain(parts);
   }
 
   /** Hands one event to the provider, followed by a marker. */
   #forward(data: string): void {
-    this.#stats.forwarded += 1;
+    this.#stats.markers += 1;
     this.#pending += 1;
-    this.#feed.enqueue(encoder.encode(`${encodeData(data)}${encodeData(this.#format.marker)}`));
+    this.#feed.enqueue(encoder.encode(this.#encode(data) + encodeData(this.#format.marker)));
+  }
+
+  #encode(data: string): string {
+    this.#stats.forwarded += 1;
+    return encodeData(data);
   }
 
   /** Adds what the provider made of the forwarded events (up to the last marker's echo) to `parts`. */
@@ -326,6 +403,8 @@ export class SseData {
   #cr = -1;
   #data: string[] = [];
   #first = true;
+  /** An event put back (`putBack`): `next` returns it first. */
+  #back: string | undefined;
 
   /** Adds text read from the body. */
   append(text: string): void {
@@ -341,6 +420,11 @@ export class SseData {
 
   /** The next complete event's data, or undefined until more text is appended. */
   next(): string | undefined {
+    const back = this.#back;
+    if (back !== undefined) {
+      this.#back = undefined;
+      return back;
+    }
     const buffer = this.#buffer;
     for (;;) {
       const start = this.#start;
@@ -368,6 +452,11 @@ export class SseData {
         else if (buffer.charCodeAt(start + 4) === 58 /* : */) this.#data.push(buffer.slice(buffer.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end));
       }
     }
+  }
+
+  /** Makes `data` (the event `next` just returned) the next one again. */
+  putBack(data: string): void {
+    this.#back = data;
   }
 
   /** Appends `text` and returns every event it completes. */

@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
-import { Workspace, bin, serveEnv } from "../acp/agent/services-support.js";
+import { Workspace, serveEnv } from "../acp/agent/services-support.js";
 import { runCli, type CliRun } from "../support/cli.js";
+import { serveBehindBridge } from "../support/serve-bridge.js";
 
 // `agentkit-acp prompt --fs … --terminal …` driving our own serve: the CLI's real hosts are
 // offered by default and used by the agent; `off` runs everything in the agent.
@@ -15,10 +16,10 @@ afterEach(() => {
 
 type Run = CliRun;
 
-/** The CLI in-process driving a real serve (its launch and hosts are what is tested). */
-function runPrompt(ws: Workspace, steps: ScriptFileStep[], flags: string[]): Promise<Run> {
-  const agent = `"${process.execPath}" "${bin}" serve --model scripted:${ws.script(steps)} --approve auto-all`;
-  return runCli(["prompt", "--agent", agent, "--cwd", ws.cwd, ...flags, "go"], { cwd: ws.cwd, env: serveEnv(ws) });
+/** The CLI in-process driving serve (its hosts are what is tested): serve in-process behind the agent process it launches, a bridge. */
+async function runPrompt(ws: Workspace, steps: ScriptFileStep[], flags: string[]): Promise<Run> {
+  const agent = await serveBehindBridge(["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all"], { cwd: ws.cwd, env: serveEnv(ws) });
+  return runCli(["prompt", "--agent", agent.line, "--cwd", ws.cwd, ...flags, "go"], { cwd: ws.cwd, env: serveEnv(ws) });
 }
 
 function workspace(): Workspace {

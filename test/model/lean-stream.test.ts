@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { isPlainDeltaChunk } from "../../src/model/lean-formats.js";
-import { SseData } from "../../src/model/lean-stream.js";
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { isPlainDeltaChunk, openAICompatibleFormat } from "../../src/model/lean-formats.js";
+import { LeanStreams, SseData } from "../../src/model/lean-stream.js";
 import { expectSameEvents, expectSameParts, leanHarness } from "./lean-support.js";
 
 // Chat-completions SSE as real servers send it (OpenAI, vLLM/llama.cpp `reasoning_content`,
@@ -81,9 +83,9 @@ describe("lean chat-completions stream", () => {
   it("takes plain deltas itself and hands only the others to the provider", async () => {
     const lean = await run(true, bodies["two tool calls streamed in pieces"]!, 1 << 16);
     expect(lean.error).toBeUndefined();
-    expect(lean.stats).toEqual({ plain: 0, forwarded: 8 }); // text first: the provider takes the first event
+    expect(lean.stats).toMatchObject({ plain: 0, forwarded: 8 }); // text first: the provider takes the first event
     const text = await run(true, bodies["plain text, usage chunk, [DONE]"]!, 1 << 16);
-    expect(text.stats).toEqual({ plain: 2, forwarded: 3 });
+    expect(text.stats).toMatchObject({ plain: 2, forwarded: 3 });
     expect(text.events).toEqual([
       { type: "text_delta", text: "Hello" },
       { type: "text_delta", text: ", wörld 👋" },
@@ -102,8 +104,62 @@ describe("lean chat-completions stream", () => {
       const lean = await run(true, answer.body, 1 << 16, answer);
       expect(provider.error).toBeDefined();
       expect({ events: lean.events, error: lean.error }).toEqual({ events: provider.events, error: provider.error });
-      expect(lean.stats).toEqual({ plain: 0, forwarded: 0 });
+      expect(lean.stats).toEqual({ plain: 0, forwarded: 0, markers: 0 });
     }
+  });
+
+  it("ends the events after the last plain one with the body's end, or with a marker at once when the body goes on", async () => {
+    // The answer's body written by the test: what has arrived when is known exactly.
+    const answer = () => {
+      let body!: ReadableStreamDefaultController<Uint8Array>;
+      const stream = new ReadableStream<Uint8Array>({ start: (controller) => void (body = controller) });
+      const fetch = (async () => new Response(stream, { headers: { "content-type": "text/event-stream" } })) as typeof globalThis.fetch;
+      return { fetch, write: (text: string) => body.enqueue(new TextEncoder().encode(text)), end: () => body.close() };
+    };
+    const modelOf = (fetch: typeof globalThis.fetch) => createOpenAICompatible({ name: "m", baseURL: "http://127.0.0.1:9/v1", includeUsage: true, fetch }).chatModel("m");
+    const options = { prompt: [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }] };
+    const kept = (parts: LanguageModelV3StreamPart[]) => parts.filter((part) => !["raw", "text-start", "text-end"].includes(part.type));
+    const leanRead = async (fetch: typeof globalThis.fetch) => {
+      const lean = new LeanStreams(openAICompatibleFormat, fetch);
+      const model = modelOf(lean.fetch);
+      const batches = await lean.open((headers) => model.doStream({ ...options, headers, includeRawChunks: true }));
+      return { stats: lean.stats, batches: batches[Symbol.asyncIterator]() };
+    };
+    const first = [chunk({ role: "assistant", content: "" }), chunk({ content: "Hello" }), toolDelta(0, { id: "call_a", type: "function", function: { name: "read_file", arguments: "" } })].join("");
+    const rest = [toolDelta(0, { function: { arguments: '{"path":"a.txt"}' } }), chunk({}, "tool_calls"), usage(9, 4), done].join("");
+
+    const byProvider = answer();
+    byProvider.write(first + rest);
+    byProvider.end();
+    const expected: LanguageModelV3StreamPart[] = [];
+    for await (const part of (await modelOf(byProvider.fetch).doStream(options)).stream) expected.push(part);
+    expect(expected.map((part) => part.type)).toContain("tool-input-start");
+
+    // The whole body there at once: one marker (after the first event, for the provider's metadata).
+    const whole = answer();
+    whole.write(first + rest);
+    whole.end();
+    const wholeRead = await leanRead(whole.fetch);
+    const wholeParts: LanguageModelV3StreamPart[] = [];
+    for (let next = await wholeRead.batches.next(); !next.done; next = await wholeRead.batches.next()) wholeParts.push(...next.value);
+    expect(kept(wholeParts)).toEqual(kept(expected));
+    expect(wholeRead.stats).toEqual({ plain: 1, forwarded: 5, markers: 1 });
+
+    // The body goes on after a tool call's start: its part comes before any more data, with a marker.
+    const slow = answer();
+    slow.write(first);
+    const slowRead = await leanRead(slow.fetch);
+    const slowParts: LanguageModelV3StreamPart[] = [];
+    while (!slowParts.some((part) => part.type === "tool-input-start")) {
+      const next = await slowRead.batches.next();
+      if (next.done) throw new Error("the stream ended early");
+      slowParts.push(...next.value);
+    }
+    slow.write(rest);
+    slow.end();
+    for (let next = await slowRead.batches.next(); !next.done; next = await slowRead.batches.next()) slowParts.push(...next.value);
+    expect(kept(slowParts)).toEqual(kept(expected));
+    expect(slowRead.stats).toEqual({ plain: 1, forwarded: 5, markers: 2 });
   });
 
   it("recognises only chunks the provider's schema takes and its transform turns into deltas", () => {

@@ -5,7 +5,7 @@ import type { AcpClient, AcpSession } from "../../../src/acp/client/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { mcpFixtureStdioCommand, startMcpFixtureHttpServer, type McpFixtureHttpServer } from "../../../src/testing/index.js";
 import { connectServeInProcess } from "./serve-support.js";
-import { Workspace, eventually, pidAlive, pidsWithEnv, serveEnv, startServeClient } from "./services-support.js";
+import { Workspace, eventually, pidAlive, pidsWithEnv, serveEnv, startServeClient, startServeClientProcess } from "./services-support.js";
 
 // MCP servers handed to session/new by our client: stdio, Streamable HTTP and SSE, started per
 // session by serve, their tools namespaced and visible to that session only, stopped on close.
@@ -27,8 +27,9 @@ async function httpFixture(): Promise<McpFixtureHttpServer> {
   return server;
 }
 
-async function serve(ws: Workspace, steps: ScriptFileStep[], extraArgs: string[] = []): Promise<AcpClient> {
-  const client = await startServeClient(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all", ...extraArgs]);
+/** serve in-process behind a bridge process; `ownProcess`: a serve process (the test signals it). */
+async function serve(ws: Workspace, steps: ScriptFileStep[], extraArgs: string[] = [], ownProcess = false): Promise<AcpClient> {
+  const client = await (ownProcess ? startServeClientProcess : startServeClient)(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all", ...extraArgs]);
   cleanups.push(() => client.close());
   return client;
 }
@@ -130,7 +131,7 @@ describe("MCP servers from session/new (serve)", () => {
     await Promise.all((["eof", "sigterm"] as const).map(async (how) => {
       const ws = workspace();
       const web = await httpFixture();
-      const client = await serve(ws, [call("fixture__status", {}), echo]);
+      const client = await serve(ws, [call("fixture__status", {}), echo], [], true);
       const session = await client.newSession({ mcpServers: [stdio("fixture", { spawnChild: true }), { type: "http", name: "web", url: web.url, headers: [] }] });
       const status = await fixtureStatus(session);
       const pids = [status.pid, ...status.childPids];

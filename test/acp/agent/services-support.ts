@@ -5,6 +5,7 @@ import { AcpClient, type AcpAgentConfig, type ClientPermissionPolicy, type HostA
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { bin, cleanEnv } from "./serve-support.js";
 import { pidAlive } from "../../support/processes.js";
+import { serveBehindBridge } from "../../support/serve-bridge.js";
 export { pidAlive };
 
 export { bin, cleanEnv };
@@ -50,8 +51,23 @@ export function serveEnv(ws: Workspace, extra: Record<string, string> = {}): Rec
   return env;
 }
 
-/** Our AcpClient driving `agentkit-acp serve` with the given serve arguments. */
+/**
+ * Our AcpClient driving `agentkit-acp serve` with the given serve arguments, serve in-process
+ * behind a bridge process (`serveBehindBridge`: each agent process the client starts gets a
+ * fresh serve); `extra.env` reaches serve.
+ */
 export async function startServeClient(
+  ws: Workspace,
+  serveArgs: string[],
+  extra: Partial<AcpAgentConfig> = {},
+  policy?: ClientPermissionPolicy,
+): Promise<AcpClient> {
+  const agent = await serveBehindBridge(serveArgs, { cwd: ws.cwd, env: { ...serveEnv(ws), ...extra.env } });
+  return startServeClientProcess(ws, serveArgs, { ...extra, command: agent.command, args: agent.args }, policy);
+}
+
+/** `startServeClient` with serve a process of its own, for a test about the process (its pid, signals, a crash). */
+export async function startServeClientProcess(
   ws: Workspace,
   serveArgs: string[],
   extra: Partial<AcpAgentConfig> = {},
