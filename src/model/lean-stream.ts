@@ -226,7 +226,7 @@ class LeanRead {
         if (this.#unmarked) {
           // Events went to the provider last, unmarked: at the body's end (usually there already),
           // the provider's flush below gives their parts; otherwise they come now, with a marker.
-          const more = await Promise.race([this.#read(), nextTurn()]);
+          const more = await this.#readWithinTurn();
           if (more === false) break;
           const theirs: Part[] = [];
           await this.#mark(theirs);
@@ -350,6 +350,24 @@ class LeanRead {
   /** Reads the next network read's events; false at the body's end. One read at a time (feedUntil may leave one going). */
   #read(): Promise<boolean> {
     return (this.#reading ??= this.#readOnce());
+  }
+
+  /** `#read()`'s answer if it comes within this turn of the event loop, else undefined (the read goes on). */
+  #readWithinTurn(): Promise<boolean | undefined> {
+    return new Promise((resolve, reject) => {
+      // A plain immediate, cleared when the read wins (the usual case): cheaper than racing a timer promise.
+      const turn = setImmediate(() => resolve(undefined));
+      this.#read().then(
+        (more) => {
+          clearImmediate(turn);
+          resolve(more);
+        },
+        (error: unknown) => {
+          clearImmediate(turn);
+          reject(error as Error);
+        },
+      );
+    });
   }
 
   async #readOnce(): Promise<boolean> {
