@@ -18,6 +18,8 @@ const setupFiles = ["test/support/per-file-setup.ts"];
 delete process.env.NODE_EXTRA_CA_CERTS;
 // AGENTKIT_TEST_PROC_LOG=FILE (measurement only): every node process the run starts logs its test
 // file, arguments and CPU (test/support/proc-log.mjs; summary: test/support/proc-log-summary.mjs).
+// A process that cannot read the preload (a sandboxed one) does not start: test/core/sandbox-bridge
+// fails under it.
 if (process.env.AGENTKIT_TEST_PROC_LOG) {
   const preload = new URL("test/support/proc-log.mjs", import.meta.url).pathname;
   process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --import ${preload}`.trim();

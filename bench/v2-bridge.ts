@@ -6,14 +6,16 @@
  * than bench/stream.ts `protocols` on a shared machine; it measures only what the bridge adds.
  * `extra` also sends a commands and a title update each turn (what a session's first turn has).
  *
- * Run: npx tsx bench/v2-bridge.ts [turns=80] [extra]
- * BENCH_BASELINE=DIR adds another built checkout's bridge (DIR/dist) as one more row.
+ * Run: npm run build && npx tsx bench/v2-bridge.ts [turns=80] [extra]
+ * Both rows run the built code (dist/: tsx's transpile of src/ runs a few per cent slower here,
+ * which moved the ratio by up to 0.08); BENCH_BASELINE=DIR adds another built checkout's bridge
+ * (DIR/dist) as one more row.
  */
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import * as V1 from "@agentclientprotocol/sdk/unstable";
 import type * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
-import { serveV2 } from "../src/acp/agent/v2-bridge.js";
-import { guardedNdJsonStream } from "../src/acp/agent/line-guard.js";
+import type { serveV2 } from "../src/acp/agent/v2-bridge.js";
+import type { guardedNdJsonStream } from "../src/acp/agent/line-guard.js";
 import type { ByteSink } from "../src/acp/agent/batched-output.js";
 import type { SessionUpdateSink } from "../src/acp/agent/client-handle.js";
 import type { AcpServedConnection } from "../src/acp/agent/protocol.js";
@@ -24,6 +26,13 @@ const CHUNKS = 2000;
 const turns = Number(process.argv[2] ?? "80");
 const extra = process.argv[3] === "extra";
 type Bridge = { serveV2: typeof serveV2; guardedNdJsonStream: typeof guardedNdJsonStream };
+
+/** A built checkout's bridge and line guard. */
+async function built(dir: string): Promise<Bridge> {
+  const [bridge, guard] = (await Promise.all([import(`${dir}/dist/acp/agent/v2-bridge.js`), import(`${dir}/dist/acp/agent/line-guard.js`)])) as [Bridge, Bridge];
+  return { serveV2: bridge.serveV2, guardedNdJsonStream: guard.guardedNdJsonStream };
+}
+const own = await built(new URL("..", import.meta.url).pathname);
 
 function tinyAgent(updates?: SessionUpdateSink): V1.AgentApp {
   let sessions = 0;
@@ -65,7 +74,7 @@ async function serve(bridge: Bridge | undefined): Promise<() => Promise<unknown>
   };
   let push!: (line: string) => void;
   const input = new ReadableStream<Uint8Array>({ start: (c) => void (push = (line) => c.enqueue(new TextEncoder().encode(`${line}\n`))) });
-  if (!bridge) tinyAgent().connect(guardedNdJsonStream(sink, input));
+  if (!bridge) tinyAgent().connect(own.guardedNdJsonStream(sink, input));
   else {
     const serveV1 = (runtime: V1.Stream, updates: SessionUpdateSink): AcpServedConnection => {
       const c = tinyAgent(updates).connect(runtime);
@@ -92,13 +101,9 @@ async function serve(bridge: Bridge | undefined): Promise<() => Promise<unknown>
 
 const rows: Array<{ name: string; bridge: Bridge | undefined }> = [
   { name: "v1", bridge: undefined },
-  { name: "v2", bridge: { serveV2, guardedNdJsonStream } },
+  { name: "v2", bridge: own },
 ];
-if (process.env.BENCH_BASELINE) {
-  const dir = process.env.BENCH_BASELINE;
-  const [bridge, guard] = (await Promise.all([import(`${dir}/dist/acp/agent/v2-bridge.js`), import(`${dir}/dist/acp/agent/line-guard.js`)])) as [Bridge, Bridge];
-  rows.push({ name: "v2 (baseline)", bridge: { serveV2: bridge.serveV2, guardedNdJsonStream: guard.guardedNdJsonStream } });
-}
+if (process.env.BENCH_BASELINE) rows.push({ name: "v2 (baseline)", bridge: await built(process.env.BENCH_BASELINE) });
 const runs = await Promise.all(rows.map((row) => serve(row.bridge)));
 for (let i = 0; i < 10; i++) for (const run of runs) await run(); // warm-up
 const samples = rows.map(() => [] as number[]);

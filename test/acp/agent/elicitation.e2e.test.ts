@@ -4,7 +4,8 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient } from "../../../src/acp/client/index.js";
 import { terminalForm } from "../../../src/cli/prompt-form.js";
-import { InProcessServe, bin, writeScript } from "./serve-support.js";
+import { InProcessServe, writeScript } from "./serve-support.js";
+import { serveBehindBridge } from "../../support/serve-bridge.js";
 import { tempDir } from "./support.js";
 import { runCli } from "../../support/cli.js";
 import { agentFixture } from "../../support/fixture-agents.js";
@@ -75,9 +76,11 @@ describe("elicitation: the ask_user tool ↔ clients", () => {
   it("our AcpClient's elicitation callback; prompt without a terminal declines, saying why", async () => {
     const { dir, serveArgs } = scriptDir();
     const seen: acp.CreateElicitationRequest[] = [];
+    // serve in-process behind a bridge process (one fresh serve per agent process started).
+    const agent = await serveBehindBridge(serveArgs, { cwd: dir });
     const client = await AcpClient.start({
-      command: process.execPath,
-      args: [bin, "serve", ...serveArgs],
+      command: agent.command,
+      args: agent.args,
       cwd: dir,
       stderr: "ignore",
       elicitation: async (request) => {
@@ -91,7 +94,7 @@ describe("elicitation: the ask_user tool ↔ clients", () => {
     expect(seen.map((r) => r.message)).toEqual(["Which colour and how many?"]);
     expect(result.text).toContain("The user declined to answer (not now)");
 
-    const cli = await runCli(["prompt", "--agent", `"${process.execPath}" "${bin}" serve ${serveArgs.map((a) => `"${a}"`).join(" ")}`, "--cwd", dir, "go"], { cwd: dir });
+    const cli = await runCli(["prompt", "--agent", agent.line, "--cwd", dir, "go"], { cwd: dir });
     expect(cli.code).toBe(0);
     expect(cli.stdout).toContain("declined to answer (agentkit-acp prompt runs without a terminal to ask on, so questions are declined)");
   }, 60_000);

@@ -1,7 +1,8 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { InProcessServe, bin } from "./serve-support.js";
+import { InProcessServe } from "./serve-support.js";
+import { serveBehindBridge } from "../../support/serve-bridge.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { runCli, type CliRun } from "../../support/cli.js";
 
@@ -68,8 +69,9 @@ describe("providers/list, set, disable (serve)", () => {
     const routed = await mock("routed");
     const ws = new Workspace("agentkit-providers-");
     cleanups.push(() => ws.cleanup());
-    const agentLine = `"${process.execPath}" "${bin}" serve --model anthropic:claude-sonnet-4-5 --base-url ${configured.baseUrl}`;
     const env = { ANTHROPIC_API_KEY: "sk-test" };
+    // serve in-process behind the agent process prompt starts (a bridge; a fresh serve per run).
+    const agentLine = (await serveBehindBridge(["--model", "anthropic:claude-sonnet-4-5", "--base-url", configured.baseUrl], { cwd: ws.cwd, env: serveEnv(ws, env) })).line;
     const ok = await runPrompt(["--agent", agentLine, "--provider", `main=${routed.baseUrl}`, "hi"], ws, env);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain("routed");
@@ -82,7 +84,8 @@ describe("providers/list, set, disable (serve)", () => {
     const unknown = await runPrompt(["--agent", agentLine, "--provider", "nope=http://127.0.0.1:9", "hi"], ws, env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no provider "nope" (it has: main)');
-    const demo = await runPrompt(["--agent", `"${process.execPath}" "${bin}" serve --model demo`, "--provider", "main=http://127.0.0.1:9", "hi"], ws, {});
+    const demoLine = (await serveBehindBridge(["--model", "demo"], { cwd: ws.cwd, env: serveEnv(ws) })).line;
+    const demo = await runPrompt(["--agent", demoLine, "--provider", "main=http://127.0.0.1:9", "hi"], ws, {});
     expect(demo.code).toBe(1); // the agent lacks the capability: an error, as for --add-dir
     expect(demo.stderr).toContain("providers");
   });

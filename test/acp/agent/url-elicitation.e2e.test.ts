@@ -3,7 +3,8 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, type AcpUrlElicitation } from "../../../src/acp/client/index.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { InProcessServe, bin } from "./serve-support.js";
+import { InProcessServe } from "./serve-support.js";
+import { serveBehindBridge } from "../../support/serve-bridge.js";
 import { typeKey } from "./key-page-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { tempDir } from "./support.js";
@@ -152,9 +153,10 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
     const seen: AcpUrlElicitation[] = [];
     let submit = true;
     let asked: () => void = () => undefined;
+    const agent = await serveBehindBridge(serveArgs, { cwd: ws.cwd, env: serveEnv(ws) }); // serve in-process behind a bridge process
     const client = await AcpClient.start({
-      command: process.execPath,
-      args: [bin, "serve", ...serveArgs],
+      command: agent.command,
+      args: agent.args,
       cwd: ws.cwd,
       env: serveEnv(ws),
       inheritEnv: false,

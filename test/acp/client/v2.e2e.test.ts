@@ -2,11 +2,11 @@ import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ClientPermissionPolicy, ProtocolVersionError, type AcpSessionEvent } from "../../../src/acp/client/index.js";
-import { repoRoot, startAgent as start, tempDir } from "./helpers.js";
+import { startAgent as start, tempDir } from "./helpers.js";
 import { runCli as runCliInProcess, runCliProcess, type CliRun } from "../../support/cli.js";
 import { agentFixture } from "../../support/fixture-agents.js";
+import { serveBehindBridge } from "../../support/serve-bridge.js";
 
-const bin = join(repoRoot, "bin/agentkit-acp.js");
 const v2Fixture = agentFixture("v2-agent.mjs");
 
 /** A temp dir (removed by helpers.ts after the file). */
@@ -17,11 +17,16 @@ function workspace(): string {
 /** `prompt` in-process (argument handling, output, exit codes); Ctrl-C needs the real process. */
 const runCli = (args: string[], cwd: string): Promise<CliRun> => runCliInProcess(args, { cwd });
 
-/** `stepFrom: "transcript"`: a later serve on the same session plays the step after its stored turns. */
-function serveLine(dir: string, steps: unknown[], protocol?: string, stepFrom?: "transcript"): string {
+/**
+ * The agent command line of serve, run in-process behind a bridge process (a fresh serve for
+ * each agent process started). `stepFrom: "transcript"`: a later serve on the same session plays
+ * the step after its stored turns.
+ */
+async function serveLine(dir: string, steps: unknown[], protocol?: string, stepFrom?: "transcript"): Promise<string> {
   const script = join(dir, "script.json");
   writeFileSync(script, JSON.stringify({ steps, ...(stepFrom ? { stepFrom } : {}) }));
-  return `"${process.execPath}" "${bin}" serve --model "scripted:${script}" --state-dir "${join(dir, ".state")}"${protocol ? ` --protocol ${protocol}` : ""}`;
+  const args = ["--model", `scripted:${script}`, "--state-dir", join(dir, ".state"), ...(protocol ? ["--protocol", protocol] : [])];
+  return (await serveBehindBridge(args, { cwd: dir })).line;
 }
 
 // What v1 and v2 must do alike (session methods, providers and auth, elicitation, MCP over ACP, prompt's session flags) is
@@ -76,7 +81,7 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
 
   it("prompt --protocol v2 ↔ serve --protocol auto: a full turn (stream, tool call, permission, diff) then Ctrl-C cancels a turn (exit 3)", async () => {
     const dir = workspace();
-    const agent = serveLine(dir, [
+    const agent = await serveLine(dir, [
       { toolCall: { name: "write_file", input: { path: "out.txt", content: "over v2\n" }, callId: "c1" }, text: "Writing." },
       { text: "Done over v2.", chunks: 2 },
       { hang: true, text: "thinking forever" },
@@ -106,7 +111,7 @@ describe("our client over ACP v2 (AcpClient protocol: v2, prompt --protocol v2)"
 
   it("asked for v2, a v1-only agent (serve without --protocol): start-up fails with ProtocolVersionError; prompt exits 1 saying so; a bad --protocol is exit 2", async () => {
     const dir = workspace();
-    const agent = serveLine(dir, [{ text: "v1 only" }]);
+    const agent = await serveLine(dir, [{ text: "v1 only" }]);
     const error = await start({ shellLine: agent, cwd: dir, protocol: "v2" }).then(
       () => undefined,
       (e: unknown) => e,
