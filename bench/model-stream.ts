@@ -6,6 +6,8 @@
  * benchmarks: it reads this process's own CPU time.
  *
  * Run: npx tsx bench/model-stream.ts [N=20000] [rounds=5]
+ * BENCH_BASELINE=DIR adds the lean adapters of another checkout's src (e.g. main, node_modules linked) as rows
+ * (before/after in one process); a short reply with many rounds (e.g. `5 2000`) measures the fixed cost per call.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -78,7 +80,22 @@ function adapterRun(spec: string, leanStream: boolean): () => Promise<number> {
   };
 }
 
+/** BENCH_BASELINE=DIR: that checkout's createModelAdapter (its own src/model), for before/after rows. */
+const baseline = process.env.BENCH_BASELINE;
+const baselineAdapter = baseline ? ((await import(`${baseline}/src/model/index.ts`)) as { createModelAdapter: typeof createModelAdapter }).createModelAdapter : undefined;
+function baselineRun(spec: string): () => Promise<number> {
+  const adapter = baselineAdapter!({ spec, baseUrl, env: { OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" } });
+  return async () => {
+    let deltas = 0;
+    for await (const event of adapter.stream(request, new AbortController().signal)) if (event.type === "text_delta") deltas += 1;
+    return deltas;
+  };
+}
+const baselineRows: Record<string, () => Promise<number>> = baselineAdapter
+  ? { "openai-compatible, lean (baseline)": baselineRun("openai-compatible:mock"), "openai, lean (baseline)": baselineRun("openai:mock"), "anthropic, lean (baseline)": baselineRun("anthropic:claude-mock") }
+  : {};
 const all: Record<string, () => Promise<number>> = {
+  ...baselineRows,
   "fetch + SSE (bare)": bare(false),
   "openai-compatible, lean": adapterRun("openai-compatible:mock", true),
   "openai-compatible, provider": adapterRun("openai-compatible:mock", false),

@@ -1,5 +1,4 @@
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { setImmediate as nextTurn } from "node:timers/promises";
 import { leanMarkerKey, type LeanFormat } from "./lean-formats.js";
 
 /**
@@ -201,7 +200,7 @@ class LeanRead {
       }
       if (data === "[DONE]") continue;
       this.#forward(data);
-      await Promise.race([done, nextTurn()]);
+      await withinTurn(done);
     }
   }
 
@@ -226,7 +225,7 @@ class LeanRead {
         if (this.#unmarked) {
           // Events went to the provider last, unmarked: at the body's end (usually there already),
           // the provider's flush below gives their parts; otherwise they come now, with a marker.
-          const more = await Promise.race([this.#read(), nextTurn()]);
+          const more = await withinTurn(this.#read());
           if (more === false) break;
           const theirs: Part[] = [];
           await this.#mark(theirs);
@@ -374,6 +373,27 @@ class LeanRead {
       // closed already
     }
   }
+}
+
+/**
+ * `settles`'s outcome if it settles within this turn of the event loop, else undefined (it goes
+ * on). A plain immediate, cleared when `settles` wins (the usual case): a raced timer promise
+ * would still run its immediate.
+ */
+function withinTurn<T>(settles: Promise<T>): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    const turn = setImmediate(() => resolve(undefined));
+    settles.then(
+      (value) => {
+        clearImmediate(turn);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearImmediate(turn);
+        reject(error as Error);
+      },
+    );
+  });
 }
 
 /** SSE `data:` lines of one event as the provider's parser reads them (one line per `data:` field). */
