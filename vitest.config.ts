@@ -32,11 +32,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Bounded parallelism keeps process-heavy tests deterministic on a busy 2-core machine. Three
-    // workers, not two: the e2e files mostly wait on the processes they start (measured here:
-    // test/acp/client used ~0.7 of the 2 cores with 2 workers; 3 workers cut its wall time 13 %
-    // at the same CPU). Lower it with --maxWorkers=2 on a slower machine.
-    maxWorkers: 3,
+    // Bounded parallelism keeps process-heavy tests deterministic on a busy 2-core machine. Four
+    // workers, not two: many e2e files mostly wait (lease expiries, start-up bounds, the processes
+    // they start). The whole suite side by side under the bench lock: 4 workers 120 s (load
+    // 3.4 → 4.8), 3 workers 131 s (load 0.1 → 3.0), the same ~166 CPU-seconds. Lower it with
+    // --maxWorkers=2 on a slower machine.
+    maxWorkers: 4,
     projects: [
       { test: { name: "unit", include: ["test/**/*.test.ts"], exclude: e2e, setupFiles, testTimeout: 30_000, hookTimeout: 30_000, pool: "forks", isolate: false } },
       { test: { name: "e2e", include: e2e, setupFiles, testTimeout: 30_000, hookTimeout: 30_000, pool: "forks", isolate: false } },
