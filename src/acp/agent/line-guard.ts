@@ -3,6 +3,7 @@ import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import type { ByteSink } from "./batched-output.js";
 import { UnansweredRequests } from "./input-drain.js";
+import { observedWritable, type WritableObserver } from "./observed-writable.js";
 import { silentLogger } from "../../core/index.js";
 
 /** Default bound on one incoming JSON-RPC line (the SDK's own default). */
@@ -95,8 +96,14 @@ export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint
     }),
   );
   // Lines reaching the SDK are within the limit; its own check (plus the newline) never fires.
-  return ndJsonStream(guardedOutput, guardedInput, { maxMessageBytes: limit + 2 });
+  const stream = ndJsonStream(guardedOutput, guardedInput, { maxMessageBytes: limit + 2 });
+  // The connection takes and releases a writer of the message stream for every message it sends
+  // (a writer with ready/closed promises, and two "released" TypeErrors with stacks: ~7 KB of
+  // garbage per session/update). One held writer instead, as the HTTP/WebSocket tap does.
+  return { readable: stream.readable, writable: observedWritable(stream.writable, unobserved) };
 }
+
+const unobserved: WritableObserver<unknown> = { written: () => undefined, ended: () => undefined };
 
 function tooLarge(id: string | number | null, bytes: number, limit: number): object {
   return {
