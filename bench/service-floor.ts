@@ -23,6 +23,7 @@
  * serve unbundled); its CPU figures are then perf's, not the agent's. BENCH_BASELINE_ARGS: `serve` arguments of
  * the baseline rows (default BENCH_SERVE_ARGS; e.g. BENCH_BASELINE=. BENCH_SERVE_ARGS=--no-persist
  * BENCH_BASELINE_ARGS=" " puts one build with and without a flag side by side).
+ * BENCH_NODE_ARGS: node flags for every agent (e.g. `--single-threaded-gc`).
  * BENCH_FLOOR_NO_HISTORY=1 adds the floor that sends only the latest prompt (the floor before 2026-12-03) as a row.
  */
 import { spawn } from "node:child_process";
@@ -52,6 +53,8 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "bench-token";
 /** BENCH_SERVE_ARGS: more `serve` arguments (space-separated), e.g. `--no-persist` to see the store's share. */
 const extraServeArgs = (process.env.BENCH_SERVE_ARGS ?? "").split(" ").filter(Boolean);
+/** BENCH_NODE_ARGS: node flags for every agent, floors included (e.g. `--single-threaded-gc`: how much of the gap is V8's background GC). */
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
 /** BENCH_BASELINE_ARGS: the same for the baseline rows (default: BENCH_SERVE_ARGS). */
 const baselineArgs = (process.env.BENCH_BASELINE_ARGS ?? process.env.BENCH_SERVE_ARGS ?? "").split(" ").filter(Boolean);
 type Transport = "http" | "ws";
@@ -85,7 +88,7 @@ let perfRuns = 0;
 function startAgent(name: AgentName): Promise<Listening> {
   /** The checkout whose serve this is (undefined: a floor). */
   const checkout = name === "serve" ? root : baselines[agentNames.indexOf(name) - 1 - floorNoHistory.length];
-  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const profile = [...nodeArgs, ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])];
   const args =
     checkout === undefined
       ? [...profile, join(root, "bench/bare-http-agent.mjs"), model.baseUrl, "openai", ...(name === "floor" ? [] : ["--no-history"])]
