@@ -20,7 +20,7 @@ import { Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
-import { median, startMockModel } from "./support.js";
+import { median, peakRssMb, startMockModel } from "./support.js";
 
 delete process.env.NODE_EXTRA_CA_CERTS; // as bench/agents.ts: each start would pay for it
 const runs = Number(process.argv[2] ?? "4");
@@ -104,6 +104,7 @@ async function runAgent(command: string[], logPath: string, survivors: string | 
       await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
     }
     await mark();
+    peaks[logPath] = peakRssMb(child.pid ?? 0);
   } finally {
     client.close();
     stdin.end();
@@ -134,6 +135,9 @@ function survivorSites(file: string, top: number): string[] {
 }
 
 const samples: Record<string, Gc[]> = {};
+/** Each agent process's peak RSS (MB) after its prompts, by log path. */
+const peaks: Record<string, number> = {};
+const peakSamples: Record<string, number[]> = {};
 const profiles: Record<string, string> = {};
 try {
   for (let run = 0; run < runs; run++) {
@@ -142,6 +146,7 @@ try {
       const survivors = process.env.SURVIVORS && run === runs - 1 ? join(work, `survivors-${tag}`) : undefined;
       const gcs = await runAgent(command, join(work, `${tag}.log`), survivors);
       if (run > 0) gcs.forEach((gc, i) => (samples[`${name} p${i + 1}`] ??= []).push(gc));
+      if (run > 0) (peakSamples[name] ??= []).push(peaks[join(work, `${tag}.log`)] ?? 0);
       if (survivors) {
         const file = readdirSync(work).find((entry) => entry.startsWith(`survivors-${tag}-`));
         if (file !== undefined) profiles[name] = join(work, file);
@@ -154,6 +159,7 @@ try {
   for (const [name, list] of Object.entries(samples)) {
     console.log(`| ${name} | ${keys.map(([key, , unit]) => (median(list.map((gc) => gc[key])) / unit).toFixed(unit === 1 && key !== "young" && key !== "full" ? 1 : 0)).join(" | ")} |`);
   }
+  console.log(`\npeak RSS after the prompts, MB: ${Object.entries(peakSamples).map(([name, list]) => `${name} ${median(list).toFixed(0)}`).join(", ")}`);
   for (const [name, file] of Object.entries(profiles)) console.log(`\n${name}, p1, allocated and alive after its first scavenge:\n${survivorSites(file, 15).join("\n")}`);
 } finally {
   await model.close();
