@@ -20,10 +20,9 @@ import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
-import { cpuMs, median, startMockModel } from "./support.js";
+import { clientOn, cpuMs, median, startMockModel } from "./support.js";
 
 delete process.env.NODE_EXTRA_CA_CERTS; // as bench/agents.ts: each start would pay for it
 const runs = Number(process.argv[2] ?? "7");
@@ -38,12 +37,7 @@ const baseEnv = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), ANTHR
 async function serve(p: string, env: NodeJS.ProcessEnv, prompts: number, idleMs = 0): Promise<number[]> {
   const args = [join(root, "bin/agentkit-acp.js"), "serve", "--model", specOf(p), "--base-url", model.baseUrl, "--log-level", "warn"];
   const child = spawn(process.execPath, args, { env, stdio: ["pipe", "pipe", "inherit"] });
-  child.stdin.on("error", () => undefined);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const client = acp
-    .client({ name: "bench" })
-    .onNotification(acp.methods.client.session.update, () => undefined)
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+  const { client, exited } = clientOn(child);
   try {
     await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd: work, mcpServers: [] });

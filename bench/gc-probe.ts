@@ -20,7 +20,7 @@ import { Readable, Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
-import { median, peakRssMb, startMockModel } from "./support.js";
+import { median, peakRssMb, providerAgents, startMockModel } from "./support.js";
 
 delete process.env.NODE_EXTRA_CA_CERTS; // as bench/agents.ts: each start would pay for it
 const runs = Number(process.argv[2] ?? "4");
@@ -31,13 +31,7 @@ const model = await startMockModel(Number(process.env.DELTAS ?? "2000"));
 const work = mkdtempSync(join(tmpdir(), "agentkit-gcprobe-"));
 const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" };
 const provider = process.env.PROVIDER ?? "openai-compatible";
-const spec = provider === "anthropic" ? "anthropic:claude-mock" : `${provider}:mock`;
-const serveArgs = ["serve", "--model", spec, "--base-url", model.baseUrl, "--log-level", "warn"];
-const agents: Record<string, string[]> = {
-  floor: [join(root, "bench/bare-openai.mjs"), model.baseUrl, provider === "anthropic" ? "anthropic" : "openai"],
-  serve: [join(root, "bin/agentkit-acp.js"), ...serveArgs],
-};
-if (process.env.BENCH_BASELINE) agents["serve (baseline)"] = [join(process.env.BENCH_BASELINE, "bin/agentkit-acp.js"), ...serveArgs];
+const agents = providerAgents(root, model.baseUrl, provider);
 
 type Gc = { young: number; pause: number; background: number; survived: number; promoted: number; full: number; fullPause: number; marking: number };
 const keys: Array<[keyof Gc, string, number]> = [

@@ -1,8 +1,9 @@
 /** What the benchmarks read off a process, how they summarise runs (Linux: /proc), and the mock model they share. */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { anthropicChunks, openAIChunks } from "../src/testing/mock-provider-formats.js";
@@ -141,4 +142,30 @@ export async function startStdioAgent(options: { label: string; command: string[
       await exited;
     },
   };
+}
+
+/**
+ * `serve` for one provider of the loopback mock and its floor (bench/bare-openai.mjs speaking the
+ * same wire format), plus BENCH_BASELINE's serve when set: node arguments by row name.
+ */
+export function providerAgents(root: string, baseUrl: string, provider: string): Record<string, string[]> {
+  const spec = provider === "anthropic" ? "anthropic:claude-mock" : `${provider}:mock`;
+  const serveArgs = ["serve", "--model", spec, "--base-url", baseUrl, "--log-level", "warn"];
+  const agents: Record<string, string[]> = {
+    floor: [join(root, "bench/bare-openai.mjs"), baseUrl, provider === "anthropic" ? "anthropic" : "openai"],
+    serve: [join(root, "bin/agentkit-acp.js"), ...serveArgs],
+  };
+  if (process.env.BENCH_BASELINE) agents["serve (baseline)"] = [join(process.env.BENCH_BASELINE, "bin/agentkit-acp.js"), ...serveArgs];
+  return agents;
+}
+
+/** An official SDK client on a spawned agent's stdin and `output` (its stdout unless said), ignoring updates; `exited` settles when it ends. */
+export function clientOn(child: ChildProcess, output: Readable = child.stdout!) {
+  child.stdin!.on("error", () => undefined);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const client = acp
+    .client({ name: "bench" })
+    .onNotification(acp.methods.client.session.update, () => undefined)
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(output) as ReadableStream<Uint8Array>));
+  return { client, exited };
 }

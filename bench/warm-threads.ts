@@ -15,10 +15,9 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
-import { median, startMockModel } from "./support.js";
+import { clientOn, median, providerAgents, startMockModel } from "./support.js";
 
 delete process.env.NODE_EXTRA_CA_CERTS; // as bench/agents.ts: each start would pay for it
 const runs = Number(process.argv[2] ?? "5");
@@ -29,13 +28,7 @@ const model = await startMockModel(2000);
 const work = mkdtempSync(join(tmpdir(), "agentkit-threads-"));
 const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" };
 const provider = process.env.PROVIDER ?? "openai-compatible";
-const spec = provider === "anthropic" ? "anthropic:claude-mock" : `${provider}:mock`;
-const serveArgs = ["serve", "--model", spec, "--base-url", model.baseUrl, "--log-level", "warn"];
-const agents: Record<string, string[]> = {
-  floor: [join(root, "bench/bare-openai.mjs"), model.baseUrl, provider === "anthropic" ? "anthropic" : "openai"],
-  serve: [join(root, "bin/agentkit-acp.js"), ...serveArgs],
-};
-if (process.env.BENCH_BASELINE) agents["serve (baseline)"] = [join(process.env.BENCH_BASELINE, "bin/agentkit-acp.js"), ...serveArgs];
+const agents = providerAgents(root, model.baseUrl, provider);
 
 /** CPU ms per thread: "main", and V8's workers summed under "workers". */
 function threadCpu(pid: number): { main: number; workers: number } {
@@ -57,12 +50,7 @@ try {
   for (let run = 0; run < runs; run++) {
     for (const [name, command] of Object.entries(agents)) {
       const child = spawn(process.execPath, [...flags, ...command], { env, stdio: ["pipe", "pipe", "inherit"] });
-      child.stdin.on("error", () => undefined);
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      const client = acp
-        .client({ name: "bench" })
-        .onNotification(acp.methods.client.session.update, () => undefined)
-        .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+      const { client, exited } = clientOn(child);
       try {
         await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
         const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd: work, mcpServers: [] });
