@@ -16,11 +16,11 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
+import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
-import { median, peakRssMb, providerAgents, startMockModel } from "./support.js";
+import { clientOn, median, peakRssMb, providerAgents, startMockModel } from "./support.js";
 
 delete process.env.NODE_EXTRA_CA_CERTS; // as bench/agents.ts: each start would pay for it
 const runs = Number(process.argv[2] ?? "4");
@@ -78,17 +78,17 @@ async function runAgent(command: string[], logPath: string, survivors: string | 
   const childEnv = survivors ? { ...env, GC_PROBE_SURVIVORS: survivors } : env;
   const child = spawn(process.execPath, ["--import", preload, "--trace-gc", "--trace-gc-nvp", ...flags, ...command], { env: childEnv, stdio: ["pipe", logFd, "inherit", "pipe"] });
   closeSync(logFd);
-  const stdin = child.stdio[0] as Writable;
-  stdin.on("error", () => undefined);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const client = acp
-    .client({ name: "bench" })
-    .onNotification(acp.methods.client.session.update, () => undefined)
-    .connect(acp.ndJsonStream(Writable.toWeb(stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdio[3] as Readable) as ReadableStream<Uint8Array>));
-  // A signal is delivered asynchronously: the pause lets the agent write its mark before the prompt.
+  const { client, exited } = clientOn(child, child.stdio[3] as Readable);
+  // A signal is delivered asynchronously: the prompt waits until the agent has written its mark (bounded).
+  let marks = 0;
   const mark = async (): Promise<void> => {
+    marks += 1;
     child.kill("SIGUSR2");
-    await sleep(100);
+    const written = (): number => readFileSync(logPath, "utf8").split("\n").filter((line) => line === "MARK").length;
+    for (const started = Date.now(); written() < marks; ) {
+      if (Date.now() - started > 5_000) throw new Error(`the agent wrote no mark ${marks} within 5 s`);
+      await sleep(2);
+    }
   };
   try {
     await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
@@ -101,7 +101,7 @@ async function runAgent(command: string[], logPath: string, survivors: string | 
     peaks[logPath] = peakRssMb(child.pid ?? 0);
   } finally {
     client.close();
-    stdin.end();
+    child.stdin?.end();
     await exited;
   }
   return promptsOf(readFileSync(logPath, "utf8"));

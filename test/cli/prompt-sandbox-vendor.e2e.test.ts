@@ -83,6 +83,7 @@ describe.runIf(npmTests)("prompt --sandbox drives codex-acp (preset codex) throu
     expect(run.code, run.stderr).toBe(0);
     // The model asked for the write and Codex ran it in ~/.codex (writable for its state): only the protection stopped it.
     expect(mock.log.slice(requests).some((line) => line.includes("tool"))).toBe(true);
+    expect(run.stdout).toContain(config);
     expect(run.stdout).toContain("end_turn");
     expect(readFileSync(config, "utf8")).toBe(before);
   });

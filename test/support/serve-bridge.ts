@@ -36,7 +36,7 @@ afterEachTest(async () => {
  * agent as a process (AcpClient, `prompt --agent`): the agent command is a small node bridge
  * between its stdio and a unix socket, and each connection, that is each agent process the
  * client starts, gets a fresh in-process serve, as it would get a fresh serve process. A bridge
- * costs ~0.05 s of CPU, a serve process ~0.3 s. `env` is serve's environment (its model keys);
+ * costs ~0.04 s of CPU, a serve process ~0.3 s. `env` is serve's environment (its model keys);
  * the bridge's own does not reach it. For tests of what serve says over ACP; what is about
  * serve's process (signals, exit codes, the orphan watchdog) spawns the bin.
  */
