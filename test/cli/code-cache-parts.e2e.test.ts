@@ -37,7 +37,7 @@ async function servedOnce(spec: string, cacheDir: string, options: { nodeArgs?: 
   const { nodeArgs = [], prompts = 1 } = options;
   const mock = spec.startsWith("anthropic:") ? anthropic : openai;
   const env = cleanEnv({ AGENTKIT_STATE_DIR: join(work.path, "state"), NODE_COMPILE_CACHE: cacheDir, NODE_DEBUG: "agentkit-code-cache", ANTHROPIC_API_KEY: "test" });
-  const { proc, agent, connection } = connectServe(["--model", spec, "--base-url", mock.baseUrl], { cwd: work.path, env, nodeArgs });
+  const { proc, agent, connection } = connectServe(["--model", spec, "--base-url", mock.baseUrl], { cwd: work.path, env, process: true, nodeArgs });
   try {
     await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: work.path, mcpServers: [] });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ListeningServe, connectOver } from "./http-support.js";
-import { cleanEnv, connectServeInProcess, writeScript } from "./serve-support.js";
+import { cleanEnv, connectServe, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
 import { runCli } from "../../support/cli.js";
 import { requireWorkspaceRoot } from "../../../src/cli/serve-listen.js";
@@ -141,7 +141,7 @@ describe("serve on stdio: a failing remote MCP server's body is never echoed; /p
     const internal = await internalServer();
     cleanups.push(() => closeServer(internal.server));
     const script = writeScript(dir.path, [{ toolCall: { name: "read_file", input: { path: "environ" } } }, { echo: "last_tool_result" }]);
-    const { proc, client, connection, agent } = connectServeInProcess(["--model", `scripted:${script}`, "--no-persist", "--approve", "auto-all"], {
+    const { proc, client, connection, agent } = connectServe(["--model", `scripted:${script}`, "--no-persist", "--approve", "auto-all"], {
       cwd: dir.path,
       env: cleanEnv({ AGENTKIT_ACP_TOKEN: "stdio-secret-token" }),
     });

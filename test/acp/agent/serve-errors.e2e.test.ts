@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RawRpc, ServeProcess, bin, cleanEnv, writeScript } from "./serve-support.js";
+import { RawRpc, bin, cleanEnv, openServe, writeScript, type ServeProcess } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { runCli } from "../../support/cli.js";
 
@@ -11,7 +11,7 @@ describe("agentkit-acp serve: bad input over stdio gets the right JSON-RPC error
 
   beforeAll(() => {
     const scriptPath = writeScript(dir.path, [{ text: "fine" }]);
-    proc = new ServeProcess(["--model", `scripted:${scriptPath}`], { cwd: dir.path });
+    proc = openServe(["--model", `scripted:${scriptPath}`], { cwd: dir.path, process: true });
     rpc = new RawRpc(proc);
   });
   afterAll(async () => {

@@ -4,11 +4,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SESSION_ACTIVE_ELSEWHERE, SESSION_LEASE_LOST } from "../../../../src/acp/agent/index.js";
 import { silentLogger } from "../../../../src/core/index.js";
 import { openPostgresStore } from "../../../../src/store/postgres/index.js";
-import { bin, cleanEnv } from "../serve-support.js";
+import { bin, cleanEnv, serveBehindBridge } from "../serve-support.js";
 import { createTestDatabase, postgresOrSkip } from "../../../support/postgres.js";
 import { runCli } from "../../../support/cli.js";
 import { startTcpProxy } from "../../../support/tcp-proxy.js";
-import { cleanUp, label, onCleanup, startServe, startServeProcess, textOf, workspace, writeScriptFile } from "./support.js";
+import { cleanUp, label, onCleanup, startServe, textOf, workspace, writeScriptFile } from "./support.js";
 
 afterEach(cleanUp);
 const pg = await postgresOrSkip("serve --store postgres://… tests");
@@ -81,7 +81,7 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
     // A 5 s lease (default 10 s; the default's length is tested in test/store/session-leases.test.ts).
     const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "5000"];
-    const a = await startServeProcess(args, ws);
+    const a = await startServe(args, ws, { process: true });
     expect(a.proc.stderr).toMatch(/kept in PostgreSQL at postgres:\/\/postgres@/);
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
@@ -129,13 +129,13 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
     // 8 s: longer than prompt and its serve take to start on a busy machine, so the lease is still held then.
     const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "8000"];
-    const a = await startServeProcess(args, ws);
+    const a = await startServe(args, ws, { process: true });
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
     a.proc.kill(); // SIGKILL: its lease stays until it expires
     await a.proc.exited;
-    const agent = [process.execPath, bin, "serve", ...args].map((a) => `"${a}"`).join(" ");
-    const r = await runCli(["prompt", "--agent", agent, "--cwd", ws, "--session", sessionId, "still there?"], { cwd: ws, env: cleanEnv() });
+    const agent = await serveBehindBridge(args, { cwd: ws, env: cleanEnv() });
+    const r = await runCli(["prompt", "--agent", agent.line, "--cwd", ws, "--session", sessionId, "still there?"], { cwd: ws, env: cleanEnv() });
     expect(r.stderr).toContain(`(session ${sessionId} is still leased by another instance until `);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("user: hello there\nassistant: first answer\nuser: still there?");
@@ -146,7 +146,7 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     onCleanup(() => db.drop());
     const { root, ws } = workspace();
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
-    const a = await startServeProcess(["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "3000"], ws);
+    const a = await startServe(["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "3000"], ws, { process: true });
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
 
