@@ -5,7 +5,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { WebSocket } from "ws";
 import { afterEach, describe, expect, it } from "vitest";
-import { ListeningServe, TOKEN, connectOver, exitWithin } from "./http-support.js";
+import { startListening, TOKEN, connectOver, exitWithin } from "./http-support.js";
 import { bin, cleanEnv, writeScript } from "./serve-support.js";
 import { deferred, select, tempDir, textOf } from "./support.js";
 import { runCli } from "../../support/cli.js";
@@ -21,8 +21,9 @@ function workspace(): string {
   return dir.path;
 }
 
-function listen(args: string[], cwd: string, env?: NodeJS.ProcessEnv): ListeningServe {
-  const proc = new ListeningServe(args, { cwd, ...(env ? { env } : {}) });
+/** `startListening`, ended after the test; `{ process: true }` where the test signals it. */
+function listen<O extends { process?: true } = Record<never, never>>(args: string[], cwd: string, env?: NodeJS.ProcessEnv, where?: O) {
+  const proc = startListening(args, { cwd, ...(env ? { env } : {}), ...where } as { cwd: string } & O);
   cleanups.push(() => proc.kill());
   return proc;
 }
@@ -179,7 +180,7 @@ describe("serve --listen: limits and draining", () => {
   it("SIGTERM drains: no new connections or sessions, the running turn finishes, then exit 0", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ toolCall: { name: "write_file", input: { path: "d.txt", content: "drained\n" }, callId: "call_d" } }, { text: "Finished after the drain began." }]);
-    const proc = listen(["--model", `scripted:${script}`], dir);
+    const proc = listen(["--model", `scripted:${script}`], dir, undefined, { process: true });
     const url = await proc.url;
     const { agent, client, connection } = connectOver("http", url);
     cleanups.push(() => connection.close());
@@ -204,7 +205,7 @@ describe("serve --listen: limits and draining", () => {
   it("a turn still running at --drain-timeout is cancelled (stopReason cancelled) and serve exits 0", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ hang: true, text: "working" }]);
-    const proc = listen(["--model", `scripted:${script}`, "--drain-timeout", "300"], dir);
+    const proc = listen(["--model", `scripted:${script}`, "--drain-timeout", "300"], dir, undefined, { process: true });
     const { agent, client, connection } = connectOver("ws", await proc.url);
     cleanups.push(() => connection.close());
     await agent.request(acp.methods.agent.initialize, init);

@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy } from "../../../src/acp/client/index.js";
-import { ListeningServe, TOKEN } from "./http-support.js";
+import { startListening, TOKEN } from "./http-support.js";
 import { connectServe, openServe, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { info, V2Client } from "./v2-support.js";
@@ -186,7 +186,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("serve --listen --protocol auto: our v2 client over WebSocket and over Streamable HTTP, and a v1 client, each run a turn with a permission", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ toolCall: { name: "write_file", input: { path: "x.txt", content: "x" } }, text: "wrote" }, { text: "ok" }], "script.json");
-    const proc = new ListeningServe(["--model", `scripted:${script}`, "--protocol", "auto", "--state-dir", join(dir, ".state")], { cwd: dir });
+    const proc = startListening(["--model", `scripted:${script}`, "--protocol", "auto", "--state-dir", join(dir, ".state")], { cwd: dir });
     cleanups.push(() => proc.kill());
     const http = await proc.url;
     const ws = http.replace(/^http/, "ws");
@@ -211,7 +211,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("serve --listen --protocol auto: /metrics counts a v2 turn as running until its idle state_update (the answer only acknowledges it)", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ hang: true, text: "working" }], "script.json");
-    const proc = new ListeningServe(["--model", `scripted:${script}`, "--protocol", "auto", "--no-persist"], { cwd: dir });
+    const proc = startListening(["--model", `scripted:${script}`, "--protocol", "auto", "--no-persist"], { cwd: dir });
     cleanups.push(() => proc.kill());
     const url = (await proc.url).replace(/^http/, "ws");
     const metric = async (name: string): Promise<number> => {
