@@ -6,7 +6,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { startListening, connectOver, exitWithin } from "./http-support.js";
+import { startListening, connectOver } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { deferred, tempDir } from "./support.js";
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
@@ -39,7 +39,7 @@ function workspace(): string {
 /** The --workspace-root of an instance in `dir` (a real path: serve compares real paths). */
 const workspaceRoot = (dir: string): string => join(realpathSync(dir), "ws");
 
-/** `startListening`, ended after the test; `{ process: true }` where the test signals it or reads its exit code. */
+/** `startListening`, ended after the test; `{ process: true }` where the test signals it. */
 function listen<O extends { process?: true } = Record<never, never>>(args: string[], cwd: string, where?: O) {
   const proc = startListening(args, { cwd, env: cleanEnv(), ...where } as { cwd: string; env: NodeJS.ProcessEnv } & O);
   cleanups.push(() => proc.kill());
@@ -104,15 +104,13 @@ describe("serve --listen: JWT bearer tokens", () => {
     const jwks = join(dir, "jwks.json");
     writeFileSync(jwks, JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: "AAAA", y: "AAAA", kid: "broken" }] }));
     // With --workspace-root, so that the unusable key is the only reason to stop.
-    const badJwks = listen(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", ISS, "--jwt-audience", AUD, "--workspace-root", workspaceRoot(dir)], dir, { process: true });
-    badJwks.url.catch(() => undefined); // it never listens
-    expect((await exitWithin(badJwks)).code).toBe(2);
+    const badJwks = listen(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", ISS, "--jwt-audience", AUD, "--workspace-root", workspaceRoot(dir)], dir);
+    expect((await badJwks.exited).code).toBe(2);
     expect(badJwks.stderr).toContain('kid "broken"');
 
     const file = tokenFile(dir, `alice ${ALICE}\nbob\n`);
-    const badFile = listen(["--model", "demo", "--no-persist", "--token-file", file, "--workspace-root", workspaceRoot(dir)], dir, { process: true });
-    badFile.url.catch(() => undefined);
-    expect((await exitWithin(badFile)).code).toBe(2);
+    const badFile = listen(["--model", "demo", "--no-persist", "--token-file", file, "--workspace-root", workspaceRoot(dir)], dir);
+    expect((await badFile.exited).code).toBe(2);
     expect(badFile.stderr).toContain("line 2");
     expect(badFile.stderr).not.toContain(ALICE);
   });

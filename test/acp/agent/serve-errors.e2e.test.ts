@@ -98,13 +98,13 @@ describe("agentkit-acp serve command line", () => {
     expect(r.stderr).toContain(message);
   });
 
-  // Model specs are resolved when serving starts, so these run the bin.
+  // Model specs are resolved when serving starts (in-process too).
   it.each([
     [["--model", "nosuchprovider:x"], "unknown provider 'nosuchprovider'"],
     [["--model", "scripted:/nonexistent/script.json"], "cannot read the scripted model file"],
-  ])("%j → a message on stderr, exit 2, stdout untouched", (args, message) => {
-    const r = run(args);
-    expect(r.status).toBe(2);
+  ])("%j → a message on stderr, exit 2, stdout untouched", async (args, message) => {
+    const r = await check(args);
+    expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain(message);
   });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SESSION_ACTIVE_ELSEWHERE, SESSION_LEASE_LOST } from "../../../../src/acp/agent/index.js";
 import { silentLogger } from "../../../../src/core/index.js";
 import { openPostgresStore } from "../../../../src/store/postgres/index.js";
-import { bin, cleanEnv, serveBehindBridge } from "../serve-support.js";
+import { cleanEnv, serveBehindBridge } from "../serve-support.js";
 import { createTestDatabase, postgresOrSkip } from "../../../support/postgres.js";
 import { runCli } from "../../../support/cli.js";
 import { startTcpProxy } from "../../../support/tcp-proxy.js";
@@ -13,8 +13,7 @@ import { cleanUp, label, onCleanup, startServe, textOf, workspace, writeScriptFi
 afterEach(cleanUp);
 const pg = await postgresOrSkip("serve --store postgres://… tests");
 
-const run = (args: string[], env = cleanEnv()) => spawnSync(process.execPath, [bin, "serve", ...args], { encoding: "utf8", env, input: "", timeout: 30_000 });
-// Flag checks need no process of their own (in-process: exit code and output are the point).
+// Checks of flags and configuration need no process of their own (in-process: exit code and output are the point).
 const check = (args: string[], env = cleanEnv()) => runCli(["serve", ...args], { cwd: process.cwd(), env });
 
 describe("serve --store: bad store configuration exits 2 saying what to fix", () => {
@@ -43,8 +42,8 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
   it("an unreachable database: exit 2 naming host and port, password not shown, stdout clean", async () => {
     const closed = await startTcpProxy("127.0.0.1", 1);
     await closed.cut();
-    const r = run(["--model", "demo", "--store", `postgres://agent:s3cret@127.0.0.1:${closed.port}/agents`]);
-    expect(r.status).toBe(2);
+    const r = await check(["--model", "demo", "--store", `postgres://agent:s3cret@127.0.0.1:${closed.port}/agents`]);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`cannot use the session store: nothing accepts connections at 127\\.0\\.0\\.1:${closed.port}/agents: start PostgreSQL there or fix the host/port`));
     expect(r.stderr).not.toContain("s3cret");
     expect(r.stdout).toBe("");
@@ -64,11 +63,11 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
     expect(JSON.parse(r.stdout)).toEqual([false, true]);
   });
 
-  it.runIf(pg.url)("a database that does not exist: exit 2 saying to create it", () => {
+  it.runIf(pg.url)("a database that does not exist: exit 2 saying to create it", async () => {
     const url = new URL(pg.url!);
     url.pathname = "/agentkit_missing_db";
-    const r = run(["--model", "demo", "--store", url.toString()]);
-    expect(r.status).toBe(2);
+    const r = await check(["--model", "demo", "--store", url.toString()]);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/database "agentkit_missing_db" does not exist.*create it \(createdb\)/);
   });
 });
