@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CommandSandbox, parseNetAllow } from "../src/core/index.js";
 import { LocalCommandRunner } from "../src/tools/index.js";
-import { childrenCpuMs } from "./support.js";
+import { proc } from "../src/core/process/proc.js";
 
 const runs = Number(process.argv[2] ?? 40);
 const command = process.argv[3] ?? "true";
@@ -55,7 +55,7 @@ const ownCpuMs = () => {
   return (usage.user + usage.system) / 1000;
 };
 /** CPU so far, ms: the cgroup's total, else this process's plus its reaped children's. */
-const cpuNow = group ? () => Number(readFileSync(join(group, "cpuacct.usage"), "utf8")) / 1e6 : () => ownCpuMs() + childrenCpuMs();
+const cpuNow = group ? () => Number(readFileSync(join(group, "cpuacct.usage"), "utf8")) / 1e6 : () => ownCpuMs() + (proc.reapedChildrenCpuMs() ?? 0);
 
 async function time(runner: LocalCommandRunner, side?: Side): Promise<number> {
   const cpuBefore = cpuNow();

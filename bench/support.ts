@@ -21,13 +21,6 @@ export function cpuMs(pid: number): number {
   return ns / 1e6;
 }
 
-/** CPU time of this process's reaped children so far (cutime + cstime), in ms (10 ms clock ticks). */
-export function childrenCpuMs(): number {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[13]) + Number(fields[14])) * 10;
-}
-
 function statusKb(pid: number, field: "VmHWM" | "VmRSS"): number {
   const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return match ? Number(match[1]) : NaN;

@@ -39,7 +39,7 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
   const source = readFileSync(file, "latin1");
   const cache = cacheLocation(bundleDir, name, env);
   // The cache is trusted for this source only (see readCache): keyed by the source's own hash.
-  const key = cache === undefined ? undefined : createHash("sha256").update(source, "latin1").digest();
+  const key = cache === undefined ? undefined : cacheKey(source);
   const cached = cache === undefined || key === undefined ? undefined : readCache(join(cache.dir, cache.file), key);
   // The bundle is a CommonJS module's wrapper function (build-bin.mjs). The concatenation makes
   // V8 copy the source into its heap: readFileSync returns a text this large as an external
@@ -61,7 +61,7 @@ export function loadBundle(bundleDir: string, name: string, env: NodeJS.ProcessE
 }
 
 /** What a cache file says about its code: the optional parts it covers (codeCacheUses) and how many times it was written. */
-interface CacheMeta {
+export interface CacheMeta {
   parts: string[];
   writes: number;
 }
@@ -224,14 +224,9 @@ function readCache(path: string, key: Buffer): { data: Buffer; meta: CacheMeta }
       debug("not using %s: not a file of this user's that only it can write", path);
       return undefined;
     }
-    const sealed = readFileSync(fd);
-    const body = sealed.subarray(SEAL.length + 32);
-    if (!sealed.subarray(0, SEAL.length).equals(SEAL) || !timingSafeEqual(sealed.subarray(SEAL.length, SEAL.length + 32), seal(key, body).subarray(SEAL.length))) {
-      debug("not using %s: not sealed for this bundle", path);
-      return undefined;
-    }
-    const metaEnd = 4 + body.readUInt32BE(0);
-    return { data: body.subarray(metaEnd), meta: parseMeta(body.subarray(4, metaEnd).toString("utf8")) };
+    const cache = openCacheFile(key, readFileSync(fd));
+    if (cache === undefined) debug("not using %s: not sealed for this bundle", path);
+    return cache;
   } catch {
     return undefined;
   } finally {
@@ -246,12 +241,34 @@ function parseMeta(text: string): CacheMeta {
 }
 
 /**
- * The cache file: a format tag, an HMAC keyed by the bundle's SHA-256 of all that follows, then
- * the meta's length (4 bytes) and JSON, then V8's data.
+ * The cache file: a format tag, an HMAC keyed by the bundle's SHA-256 (`cacheKey`) of all that
+ * follows, then the meta's length (4 bytes) and JSON, then V8's data. Exported for the tests'
+ * `sealCache` (test/support/code-cache.ts).
  */
 const SEAL = Buffer.from("akcache2");
 function seal(key: Buffer, body: Buffer): Buffer {
   return Buffer.concat([SEAL, createHmac("sha256", key).update(body).digest()]);
+}
+
+export function cacheKey(source: string): Buffer {
+  return createHash("sha256").update(source, "latin1").digest();
+}
+
+/** The file's two pieces, its seal and the body it seals (written one after the other: no copy of V8's data). */
+export function cacheFile(key: Buffer, meta: CacheMeta, data: Buffer): [Buffer, Buffer] {
+  const metaBytes = Buffer.from(JSON.stringify(meta));
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(metaBytes.length);
+  const body = Buffer.concat([length, metaBytes, data]);
+  return [seal(key, body), body];
+}
+
+/** What a cache file holds, if it is sealed for `key` (throws on a file too short to be one). */
+export function openCacheFile(key: Buffer, file: Buffer): { data: Buffer; meta: CacheMeta } | undefined {
+  const body = file.subarray(SEAL.length + 32);
+  if (!file.subarray(0, SEAL.length).equals(SEAL) || !timingSafeEqual(file.subarray(SEAL.length, SEAL.length + 32), seal(key, body).subarray(SEAL.length))) return undefined;
+  const metaEnd = 4 + body.readUInt32BE(0);
+  return { data: body.subarray(metaEnd), meta: parseMeta(body.subarray(4, metaEnd).toString("utf8")) };
 }
 
 /** The code compiled by now, written whole or not at all (rename); older builds' caches of this command go. True when written. */
@@ -261,14 +278,11 @@ function writeCache({ location: { dir, file, private: own }, name, script, key }
     if (ownedByUs(dir) !== true) return false; // not made, or made by someone else meanwhile
     accessSync(dir, constants.W_OK); // before the costly part
     const data = script.createCachedData();
-    const metaBytes = Buffer.from(JSON.stringify(meta));
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(metaBytes.length);
-    const body = Buffer.concat([length, metaBytes, data]);
+    const [sealPart, body] = cacheFile(key, meta, data);
     const partial = join(dir, `${file}.${process.pid}`);
     const fd = openSync(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
     try {
-      writeSync(fd, seal(key, body));
+      writeSync(fd, sealPart);
       writeSync(fd, body);
     } finally {
       closeSync(fd);

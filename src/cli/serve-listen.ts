@@ -120,12 +120,19 @@ export interface ListenContext {
   /** Releases the store's leases and connections once serving stopped. */
   close: () => Promise<void>;
   logger: Logger;
+  /** The command's stderr (an address that cannot be used is said there). */
+  stderr: NodeJS.WritableStream;
+  /**
+   * Set when the command does not own the process (in-process, tests): no signal handlers and no
+   * exit timer; serving stops at once, running turns cancelled, when this input ends.
+   */
+  input?: NodeJS.ReadableStream;
 }
 
 /**
  * Serves until SIGTERM/SIGINT, which drain: no new connections or sessions, running turns get
- * `--drain-timeout` to finish, then the rest is cancelled. A second signal stops at once.
- * Returns the exit code (2 when the address cannot be used).
+ * `--drain-timeout` to finish, then the rest is cancelled. A second signal stops at once (as the
+ * end of `input` does in-process). Returns the exit code (2 when the address cannot be used).
  */
 export async function serveListening(context: ListenContext): Promise<number> {
   const { logger, address, options } = context;
@@ -148,11 +155,20 @@ export async function serveListening(context: ListenContext): Promise<number> {
   } catch (error) {
     await context.close().catch(() => undefined);
     if (!(error instanceof ListenError)) throw error;
-    process.stderr.write(`agentkit-acp serve: ${error.message}\n`);
+    context.stderr.write(`agentkit-acp serve: ${error.message}\n`);
     return 2;
   }
   logger.info(`listening on ${service.url} (HTTP and WebSocket; /healthz, /readyz, /metrics)`);
   const stopped = new Promise<void>((resolve) => {
+    const input = context.input;
+    if (input) {
+      input.once("end", () => {
+        logger.info("input ended: cancelling running turns and exiting");
+        void service.close().finally(resolve);
+      });
+      input.resume();
+      return;
+    }
     let signals = 0;
     const stop = (signal: string): void => {
       signals += 1;
@@ -181,7 +197,7 @@ export async function serveListening(context: ListenContext): Promise<number> {
   });
   await stopped;
   logger.info("stopped serving; exiting");
-  setTimeout(() => process.exit(0), 2_000).unref();
+  if (!context.input) setTimeout(() => process.exit(0), 2_000).unref();
   // Leases go back at once rather than expiring (another instance can take the sessions now).
   await context.close().catch((error: unknown) => logger.warn("closing the store failed", { error: errorMessage(error) }));
   return 0;

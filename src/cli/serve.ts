@@ -12,7 +12,8 @@ import { processIo, type CliIo } from "./io.js";
  * `agentkit-acp serve`: options are checked before the agent's modules load, so mistakes fail fast.
  * Everything uses `io`; only a serve that owns the process (the bin) installs signal handlers,
  * reroutes `console`, starts the orphan watchdog and exits a stuck process. In-process (tests)
- * it serves ACP on `io.stdin`/`io.stdout` and resolves when stdin ends; `--listen` needs the process.
+ * it serves ACP on `io.stdin`/`io.stdout`, or with `--listen` over HTTP/WebSocket, and resolves
+ * when stdin ends.
  */
 export async function runServe(argv: string[], io: CliIo = processIo()): Promise<number> {
   let options: ServeOptions;
@@ -25,10 +26,6 @@ export async function runServe(argv: string[], io: CliIo = processIo()): Promise
   if (options.help) {
     io.stdout.write(serveHelp);
     return 0;
-  }
-  if (!io.ownsProcess && options.listen !== undefined) {
-    io.stderr.write("agentkit-acp serve: --listen needs a process of its own; run the agentkit-acp bin\n");
-    return 2;
   }
   return serveWith(options, io);
 }
@@ -110,7 +107,8 @@ async function serveWith(options: ServeOptions, io: CliIo): Promise<number> {
   const { runtime, state } = served;
   logger.info(state.description);
   if (listening && options.listen && metrics && identities) {
-    const code = await listening.serveListening({ runtime, address: options.listen, identities, options, metrics, logger, ready: () => state.ready(), close: () => state.close() });
+    const own = io.ownsProcess ? {} : { input: io.stdin }; // in-process: until stdin ends
+    const code = await listening.serveListening({ runtime, address: options.listen, identities, options, metrics, logger, ready: () => state.ready(), close: () => state.close(), stderr: io.stderr, ...own });
     await tracing?.shutdown(); // bounded: a collector that is down does not hold the exit
     return code;
   }

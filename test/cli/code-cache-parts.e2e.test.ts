@@ -1,5 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +6,7 @@ import { startMockAnthropic, startMockOpenAI, type MockProviderServer } from "..
 import { cleanEnv, connectServe } from "../acp/agent/serve-support.js";
 import { tempDir } from "../acp/agent/support.js";
 import { afterEachTest } from "../support/after-each.js";
+import { sealCache } from "../support/code-cache.js";
 import { until } from "../support/until.js";
 
 /**
@@ -37,7 +37,7 @@ async function servedOnce(spec: string, cacheDir: string, options: { nodeArgs?: 
   const { nodeArgs = [], prompts = 1 } = options;
   const mock = spec.startsWith("anthropic:") ? anthropic : openai;
   const env = cleanEnv({ AGENTKIT_STATE_DIR: join(work.path, "state"), NODE_COMPILE_CACHE: cacheDir, NODE_DEBUG: "agentkit-code-cache", ANTHROPIC_API_KEY: "test" });
-  const { proc, agent, connection } = connectServe(["--model", spec, "--base-url", mock.baseUrl], { cwd: work.path, env, nodeArgs });
+  const { proc, agent, connection } = connectServe(["--model", spec, "--base-url", mock.baseUrl], { cwd: work.path, env, process: true, nodeArgs });
   try {
     await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: work.path, mcpServers: [] });
@@ -81,7 +81,7 @@ describe("the code cache follows the providers a user runs", () => {
 
     // However the parts came and went, a cache is rewritten a bounded number of times.
     const [file] = readdirSync(dir).filter((name) => name.startsWith("agentkit-acp-serve-"));
-    reseal(join(dir, file!), { parts: [], writes: 8 });
+    sealCache(join(dir, file!), { parts: [], writes: 8 });
     const capped = await servedOnce("anthropic:claude-test", dir);
     expect(capped).toMatch(/serve: cache used \(\d+ bytes; no parts\)/);
     expect(capped).toContain("cache not written: written 8 times already");
@@ -97,17 +97,3 @@ describe("the code cache follows the providers a user runs", () => {
     expect(readdirSync(dir).filter((name) => name.startsWith("agentkit-acp-"))).toEqual([]);
   });
 });
-
-/** Rewrites a cache file's meta, sealed as the loader does (format in src/cli/bundles.ts). */
-function reseal(path: string, meta: { parts: string[]; writes: number }): void {
-  const source = readFileSync(new URL("../../dist/bin/serve.cjs", import.meta.url), "latin1");
-  const key = createHash("sha256").update(source, "latin1").digest();
-  const sealed = readFileSync(path);
-  const body = sealed.subarray(8 + 32);
-  const data = body.subarray(4 + body.readUInt32BE(0));
-  const metaBytes = Buffer.from(JSON.stringify(meta));
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(metaBytes.length);
-  const newBody = Buffer.concat([length, metaBytes, data]);
-  writeFileSync(path, Buffer.concat([Buffer.from("akcache2"), createHmac("sha256", key).update(newBody).digest(), newBody]), { mode: 0o600 });
-}

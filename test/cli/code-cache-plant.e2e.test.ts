@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { afterEachTest } from "../support/after-each.js";
+import { sealCache } from "../support/code-cache.js";
 
 /**
  * V8 runs what a code cache holds, and checks only that it was made for a source of the same
@@ -19,23 +20,21 @@ const bin = new URL("../../bin/agentkit-acp.js", import.meta.url).pathname;
 const bundle = new URL("../../dist/bin/serve.cjs", import.meta.url).pathname;
 const PLANTED = "PLANTED CODE RAN";
 
-/** Writes the planted cache to `out`, raw or sealed for the bundle (see the loader's readCache). */
+/**
+ * Writes the planted cache to `out`: V8's data made by a plain node process, as the bin is one
+ * (V8 takes data made under its own flags only), raw or sealed for the bundle (`sealCache`).
+ */
 function plant(out: string, sealed: boolean): void {
   const script = `
-    const vm = require("node:vm"), fs = require("node:fs"), crypto = require("node:crypto");
-    const [bundle, out, sealed] = process.argv.slice(1);
+    const vm = require("node:vm"), fs = require("node:fs");
+    const [bundle, out] = process.argv.slice(1);
     const source = fs.readFileSync(bundle, "latin1");
     const head = 'process.stderr.write("${PLANTED}" + String.fromCharCode(10)); process.exit(42); /*';
     const evil = head + " ".repeat(source.length + 1 - head.length - 2) + "*/"; // the loader compiles source + "\\n"
-    const data = new vm.Script(evil).createCachedData();
-    const key = crypto.createHash("sha256").update(source, "latin1").digest();
-    const meta = Buffer.from(JSON.stringify({ parts: [], writes: 1 })), length = Buffer.alloc(4);
-    length.writeUInt32BE(meta.length);
-    const body = Buffer.concat([length, meta, data]);
-    const seal = Buffer.concat([Buffer.from("akcache2"), crypto.createHmac("sha256", key).update(body).digest()]);
-    fs.writeFileSync(out, sealed === "1" ? Buffer.concat([seal, body]) : data);`;
-  const r = spawnSync(process.execPath, ["-e", script, bundle, out, sealed ? "1" : "0"], { encoding: "utf8" });
+    fs.writeFileSync(out, new vm.Script(evil).createCachedData());`;
+  const r = spawnSync(process.execPath, ["-e", script, bundle, out], { encoding: "utf8" });
   expect(r.status, r.stderr).toBe(0);
+  if (sealed) sealCache(out, { parts: [], writes: 1 }, readFileSync(out));
 }
 
 const cacheFile = (): string => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptFileStep } from "../../src/testing/scripted-script.js";
 import { Workspace, serveEnv } from "../acp/agent/services-support.js";
 import { runCli, type CliRun } from "../support/cli.js";
-import { serveBehindBridge } from "../support/serve-bridge.js";
+import { serveBehindBridge } from "../acp/agent/serve-support.js";
 
 // `agentkit-acp prompt --fs … --terminal …` driving our own serve: the CLI's real hosts are
 // offered by default and used by the agent; `off` runs everything in the agent.

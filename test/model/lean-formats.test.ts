@@ -99,11 +99,13 @@ describe("lean Anthropic Messages stream", () => {
 
   it("reads text and thinking deltas itself and hands the rest to the provider", async () => {
     const [lean] = await expectSameEvents(harness, anthropicBodies["plain text with pings"]!);
-    // message_start, block start, then 3 text deltas and 2 pings by hand; stop, delta, stop forwarded.
-    expect(lean!.stats).toMatchObject({ plain: 5, forwarded: 5 });
+    // message_start and block start forwarded one by one (a marker each), then 3 text deltas and
+    // 2 pings by hand; stop, delta, stop forwarded in one run that the body's end closes.
+    expect(lean!.stats).toEqual({ plain: 5, forwarded: 5, markers: 2 });
     expect(lean!.events.map((e) => (e.type === "text_delta" ? e.text : e.type))).toEqual(["Hello", ", wörld 👋", "!", "finish"]);
     const [thinking] = await expectSameEvents(harness, anthropicBodies["thinking with a signature, then text; usage with cache tokens"]!);
-    expect(thinking!.stats).toMatchObject({ plain: 4, forwarded: 8 });
+    // As above, and the signature, its block's stop and the next block's start in one marked run.
+    expect(thinking!.stats).toEqual({ plain: 4, forwarded: 8, markers: 3 });
   });
 
   it("recognises only text and thinking deltas and pings", () => {
@@ -187,8 +189,9 @@ describe("lean OpenAI Chat Completions stream", () => {
 
   it("reads text deltas itself once the provider has returned its stream", async () => {
     const [lean] = await expectSameEvents(harness, openAIBodies["plain text, usage chunk, [DONE]"]!);
-    // The provider reads up to its first output ("Hello"); ", wörld 👋" by hand; finish and usage forwarded.
-    expect(lean!.stats).toMatchObject({ plain: 1, forwarded: 4 });
+    // The provider reads up to its first output ("Hello"), a marker each; ", wörld 👋" by hand;
+    // finish and usage forwarded in one run that the body's end closes.
+    expect(lean!.stats).toEqual({ plain: 1, forwarded: 4, markers: 2 });
   });
 
   it("recognises only text deltas the provider's schema takes", () => {

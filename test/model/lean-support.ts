@@ -7,12 +7,15 @@ import { AiSdkModelAdapter } from "../../src/model/ai-sdk-adapter.js";
 import { capabilitiesFor } from "../../src/model/capabilities.js";
 import { parseModelSpec } from "../../src/model/model-id.js";
 import { createProviderModel } from "../../src/model/providers.js";
+import type { LeanStats } from "../../src/model/lean-stream.js";
 import { defaultModelTimeouts, type ModelEvent } from "../../src/model/types.js";
 import { readFileTool, user } from "./helpers.js";
 
 // The differential harness of the lean stream path (src/model/lean-stream.ts): one loopback
 // server answers every request with the scripted body, written in slices of a given size (to
-// split events, CRLFs and UTF-8 sequences); a run reads it with the lean path on or off.
+// split events, CRLFs and UTF-8 sequences); a run reads it with the lean path on or off. The
+// server is in the test's own process and writes the whole body, and its end, in one turn: when
+// the lean path reads, the body's end is there, so its stats, markers included, are exact.
 
 export interface Answer {
   status: number;
@@ -23,7 +26,7 @@ export const sseAnswer: Answer = { status: 200, contentType: "text/event-stream;
 /** Slice sizes a body is written in: whole, 7 bytes, 1 byte. */
 export const slices = [1 << 16, 7, 1];
 
-export type Outcome = { events: ModelEvent[]; error?: { kind: unknown; message: string }; stats?: { plain: number; forwarded: number } };
+export type Outcome = { events: ModelEvent[]; error?: { kind: unknown; message: string }; stats?: LeanStats };
 
 /** Starts the server for the calling test file (vitest hooks) and returns the runners. */
 export function leanHarness(specText: string) {

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { InProcessServe, writeScript } from "../acp/agent/serve-support.js";
+import { openServe, writeScript } from "../acp/agent/serve-support.js";
 import { tempDir, textOf } from "../acp/agent/support.js";
 
 // Issue 14 case 2: a client that never answers fs/terminal requests cannot hold a turn; a
@@ -26,7 +26,7 @@ function never<T>(signal: AbortSignal, cancelled: string[], what: string): Promi
 function start(steps: Parameters<typeof writeScript>[1], extra: string[], build: (app: acp.ClientApp, cancelled: string[]) => acp.ClientApp) {
   const dir = tempDir("agentkit-robust-waits-");
   writeFileSync(join(dir.path, "notes.txt"), "hello");
-  const proc = new InProcessServe(["--model", `scripted:${writeScript(dir.path, steps)}`, "--no-persist", ...extra], { cwd: dir.path });
+  const proc = openServe(["--model", `scripted:${writeScript(dir.path, steps)}`, "--no-persist", ...extra], { cwd: dir.path });
   const cancelled: string[] = [];
   const updates: acp.SessionNotification[] = [];
   const app = build(

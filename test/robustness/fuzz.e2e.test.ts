@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ServeProcess, writeScript } from "../acp/agent/serve-support.js";
+import { openServe, writeScript, type ServeProcess } from "../acp/agent/serve-support.js";
 import { tempDir } from "../acp/agent/support.js";
 
 // A seeded fuzz run against a real `serve`: malformed JSON, wrong shapes, hostile paths,
@@ -25,7 +25,7 @@ describe("robustness: seeded fuzzing of serve's wire", () => {
   const dir = tempDir("agentkit-robust-fuzz-");
   let proc: ServeProcess;
   beforeAll(() => {
-    proc = new ServeProcess(["--model", `scripted:${writeScript(dir.path, [{ text: "ok" }])}`, "--no-persist", "--max-message-bytes", String(LIMIT)], { cwd: dir.path });
+    proc = openServe(["--model", `scripted:${writeScript(dir.path, [{ text: "ok" }])}`, "--no-persist", "--max-message-bytes", String(LIMIT)], { cwd: dir.path, process: true });
   });
   afterAll(async () => {
     await proc.end();

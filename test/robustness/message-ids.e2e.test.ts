@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, describe, expect, it } from "vitest";
-import { InProcessServe, cleanEnv, writeScript } from "../acp/agent/serve-support.js";
+import { openServe, cleanEnv, writeScript } from "../acp/agent/serve-support.js";
 import { RecordingClient, tempDir } from "../acp/agent/support.js";
 import { repoRoot } from "../acp/client/helpers.js";
 import { agentFixture } from "../support/fixture-agents.js";
@@ -25,7 +25,7 @@ describe("robustness: message ids and SDK error lines", () => {
     dirs.push(state);
     const script = writeScript(dir.path, [{ text: "one" }, { text: "two" }]);
     const args = ["--model", `scripted:${script}`, "--state-dir", state];
-    const first = new InProcessServe(args, { cwd: dir.path, env: cleanEnv() });
+    const first = openServe(args, { cwd: dir.path, env: cleanEnv() });
     const c1 = new RecordingClient().connect(first.stream());
     await c1.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await c1.agent.request(acp.methods.agent.session.new, { cwd: dir.path, mcpServers: [] });
@@ -34,7 +34,7 @@ describe("robustness: message ids and SDK error lines", () => {
     await first.end();
 
     const loadIds = async (): Promise<Array<{ text: string; messageId: unknown }>> => {
-      const proc = new InProcessServe(args, { cwd: dir.path, env: cleanEnv() });
+      const proc = openServe(args, { cwd: dir.path, env: cleanEnv() });
       const client = new RecordingClient();
       const connection = client.connect(proc.stream());
       try {

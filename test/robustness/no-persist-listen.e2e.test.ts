@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy } from "../../src/acp/client/index.js";
-import { ListeningServe, TOKEN } from "../acp/agent/http-support.js";
+import { startListening, TOKEN } from "../acp/agent/http-support.js";
 import { tempDir } from "../acp/agent/support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -17,7 +17,7 @@ describe("serve --listen --no-persist: sessions leave memory with their clients"
   it("sessions closed by session/close or by their connection's end are forgotten; an open one stays listed", async () => {
     const dir = tempDir("agentkit-no-persist-");
     cleanups.push(() => dir.remove());
-    const proc = new ListeningServe(["--model", "demo", "--no-persist"], { cwd: dir.path });
+    const proc = startListening(["--model", "demo", "--no-persist"], { cwd: dir.path });
     cleanups.push(() => proc.kill());
     const http = await proc.url;
     const start = (transport: "http" | "ws"): Promise<AcpClient> =>

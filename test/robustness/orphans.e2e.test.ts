@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServeProcess, writeScript } from "../acp/agent/serve-support.js";
+import { openServe, writeScript } from "../acp/agent/serve-support.js";
 import { tempDir } from "../acp/agent/support.js";
 
 // Issue 14 case 8: serve killed with SIGKILL leaves no shell tool command behind (bound 10 s).
@@ -41,7 +41,7 @@ describe("robustness: no orphans after serve is SIGKILLed", () => {
   it("the shell tool's command and its background child end within 10 s of serve's SIGKILL", async () => {
     const dir = tempDir("agentkit-robust-orphans-");
     const command = "sleep 600 & echo $! > bg.pid; echo $$ > fg.pid; wait";
-    const proc = new ServeProcess(["--model", `scripted:${writeScript(dir.path, [{ toolCall: { name: "shell", input: { command } } }, { text: "done" }])}`, "--no-persist", "--approve", "auto-all"], { cwd: dir.path });
+    const proc = openServe(["--model", `scripted:${writeScript(dir.path, [{ toolCall: { name: "shell", input: { command } } }, { text: "done" }])}`, "--no-persist", "--approve", "auto-all"], { cwd: dir.path, process: true });
     const pids: number[] = [];
     cleanups.push(() => {
       proc.kill();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recoverId } from "../../src/acp/agent/line-guard.js";
-import { RawRpc, ServeProcess, writeScript } from "../acp/agent/serve-support.js";
+import { RawRpc, openServe, writeScript, type ServeProcess } from "../acp/agent/serve-support.js";
 import { tempDir } from "../acp/agent/support.js";
 
 const LIMIT = 64 * 1024;
@@ -13,7 +13,7 @@ describe("robustness: hostile wire input to a real `serve` (issue 14 cases 3, 4,
 
   beforeAll(() => {
     const script = writeScript(dir.path, [{ text: "still here" }, { text: "again" }]);
-    proc = new ServeProcess(["--model", `scripted:${script}`, "--max-message-bytes", String(LIMIT)], { cwd: dir.path });
+    proc = openServe(["--model", `scripted:${script}`, "--max-message-bytes", String(LIMIT)], { cwd: dir.path, process: true });
     rpc = new RawRpc(proc);
   });
   afterAll(async () => {

@@ -99,6 +99,8 @@ export interface LiveCli {
   readonly stdout: PassThrough;
   /** stderr so far. */
   stderr(): string;
+  /** Calls `listener` with stderr so far after each chunk written to it. */
+  onStderr(listener: (stderr: string) => void): void;
   /** The exit code, once the command returned. */
   readonly exited: Promise<number>;
 }
@@ -113,11 +115,15 @@ export function startCli(args: string[], options: Omit<CliRunOptions, "input" | 
   const stdout = new PassThrough();
   const stderrStream = new PassThrough();
   let err = "";
-  stderrStream.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const listeners: Array<(stderr: string) => void> = [];
+  stderrStream.on("data", (chunk: Buffer) => {
+    err += chunk.toString();
+    for (const listener of listeners) listener(err);
+  });
   const exited = main(args, { stdout, stderr: stderrStream, stdin, env: { ...(options.env ?? process.env), NO_COLOR: "1" }, cwd: options.cwd, ownsProcess: false }).finally(async () => {
     stdout.end();
     stderrStream.end();
     await once(stderrStream, "end"); // read to its end: stderr() is complete once the command returned
   });
-  return { stdin, stdout, stderr: () => err, exited };
+  return { stdin, stdout, stderr: () => err, onStderr: (listener) => void listeners.push(listener), exited };
 }

@@ -1,5 +1,6 @@
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { afterAll, expect } from "vitest";
+import { proc } from "../../src/core/process/proc.js";
 import { registerAfterEachHooks } from "./after-each.js";
 import { removeFileTempDirs } from "./temp.js";
 
@@ -17,10 +18,8 @@ const cpuLog = process.env.AGENTKIT_TEST_CPU_LOG;
 if (process.env.AGENTKIT_TEST_PROC_LOG) process.env.AGENTKIT_TEST_FILE = expect.getState().testPath ?? "";
 if (cpuLog) {
   const cpu = (): number => {
-    const stat = readFileSync("/proc/self/stat", "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const { user, system } = process.cpuUsage();
-    return (user + system) / 1000 + (Number(fields[13]) + Number(fields[14])) * 10;
+    return (user + system) / 1000 + (proc.reapedChildrenCpuMs() ?? 0);
   };
   const startCpu = cpu();
   const startWall = performance.now();

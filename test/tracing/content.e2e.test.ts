@@ -34,7 +34,7 @@ describe("captured content is redacted", () => {
       OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
       AGENTKIT_STATE_DIR: join(dir, "state"),
     });
-    const served = connectServe(["--model", `scripted:${script}`, "--log-level", "warn", "--approve", "auto-all"], { cwd: dir, env });
+    const served = connectServe(["--model", `scripted:${script}`, "--log-level", "warn", "--approve", "auto-all"], { cwd: dir, env, process: true });
     try {
       await served.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
       const { sessionId } = await served.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });

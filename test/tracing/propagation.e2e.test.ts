@@ -69,14 +69,14 @@ describe("trace context over ACP", () => {
     const prompt = async (agent: acp.ClientContext, sessionId: string, meta: Record<string, unknown>) =>
       (await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }], _meta: meta })).stopReason;
 
-    const honour = connectServe(["--model", `scripted:${script}`, "--log-level", "warn"], { cwd: dir, env });
+    const honour = connectServe(["--model", `scripted:${script}`, "--log-level", "warn"], { cwd: dir, env, process: true });
     await honour.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await honour.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
     expect(await prompt(honour.agent, sessionId, { traceparent, tracestate: "vendor=x" })).toBe("end_turn");
     expect(await prompt(honour.agent, sessionId, { traceparent: "00-not-a-trace-id-01" })).toBe("end_turn");
     await honour.proc.end();
 
-    const ignore = connectServe(["--model", `scripted:${script}`, "--log-level", "warn", "--trace-context", "ignore"], { cwd: dir, env: { ...env, OTEL_SERVICE_NAME: "ignoring" } });
+    const ignore = connectServe(["--model", `scripted:${script}`, "--log-level", "warn", "--trace-context", "ignore"], { cwd: dir, env: { ...env, OTEL_SERVICE_NAME: "ignoring" }, process: true });
     await ignore.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const second = await ignore.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
     expect(await prompt(ignore.agent, second.sessionId, { traceparent })).toBe("end_turn");
@@ -102,7 +102,7 @@ describe("trace context over ACP", () => {
     const dir = tempDir();
     const script = writeScript(dir, [{ text: "one" }, { text: "two" }]);
     const env = cleanEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: "10", OTEL_EXPORTER_OTLP_TIMEOUT: "300", AGENTKIT_STATE_DIR: join(dir, "state") });
-    const served = connectServe(["--model", `scripted:${script}`, "--log-level", "warn"], { cwd: dir, env });
+    const served = connectServe(["--model", `scripted:${script}`, "--log-level", "warn"], { cwd: dir, env, process: true });
     await served.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await served.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
     for (const text of ["a", "b"]) {
@@ -128,7 +128,7 @@ describe("trace context over ACP", () => {
       OTEL_EXPORTER_OTLP_TIMEOUT: "1000",
       AGENTKIT_STATE_DIR: join(dir, "state"),
     });
-    const served = connectServe(["--model", `scripted:${writeScript(dir, [{ text: "ok" }])}`, "--log-level", "warn"], { cwd: dir, env });
+    const served = connectServe(["--model", `scripted:${writeScript(dir, [{ text: "ok" }])}`, "--log-level", "warn"], { cwd: dir, env, process: true });
     await served.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await served.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
     // 60 turns make 180+ spans (session/prompt, invoke_agent, chat each); one export at a time hangs for 1 s.

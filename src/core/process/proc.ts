@@ -20,6 +20,8 @@ export interface ProcReader {
   groupsWithEnv(entry: string): number[] | undefined;
   /** `pid`'s command line, arguments joined by spaces. */
   commandLine(pid: number): string | undefined;
+  /** CPU time (user + system) of this process's children it has reaped so far, in ms (clock ticks of 10 ms); for measurement. */
+  reapedChildrenCpuMs(): number | undefined;
   /** The soft RLIMIT_NOFILE of this process; undefined also when unlimited. */
   openFileLimit(): number | undefined;
   /** Where this process's open descriptor `fd` really points. */
@@ -39,7 +41,11 @@ function statFields(stat: string): string[] {
 }
 const STATE = 0;
 const PGRP = 2;
+const CHILDREN_USER = 13;
+const CHILDREN_SYSTEM = 14;
 const START_TIME = 19;
+/** USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture Node runs on. */
+const MS_PER_TICK = 10;
 
 /** A reader of `root` (default /proc) on `platform` (default the running one). */
 export function procReader(options: ProcReaderOptions = {}): ProcReader {
@@ -99,6 +105,10 @@ export function procReader(options: ProcReaderOptions = {}): ProcReader {
     },
     commandLine(pid) {
       return read(pid, "cmdline")?.split("\0").filter(Boolean).join(" ");
+    },
+    reapedChildrenCpuMs() {
+      const stat = fields("self");
+      return stat === undefined ? undefined : (Number(stat[CHILDREN_USER]) + Number(stat[CHILDREN_SYSTEM])) * MS_PER_TICK;
     },
     openFileLimit() {
       const line = /^Max open files\s+(\d+)/m.exec(read("self", "limits") ?? "");

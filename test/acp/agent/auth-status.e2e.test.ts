@@ -1,7 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { InProcessServe } from "./serve-support.js";
+import { openServe } from "./serve-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 
 // logout and the unstable auth/status + auth/status_update, against serve's env-api-key method.
@@ -23,7 +23,7 @@ describe("logout, auth/status and auth/status_update (serve)", () => {
   it("official SDK client (/unstable): status authenticated → logout → update + prompts -32000 → authenticate → update + prompts work", async () => {
     const mock = await mockProvider(2);
     const ws = new Workspace("agentkit-authstatus-");
-    const proc = new InProcessServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", mock.baseUrl], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
+    const proc = openServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", mock.baseUrl], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
     const updates: acp.AuthStatusUpdateNotification[] = [];
     let changed: () => void = () => undefined;
     const connection = acp
@@ -68,7 +68,7 @@ describe("logout, auth/status and auth/status_update (serve)", () => {
 
   it("the demo model: auth/status not_required, logout not advertised (-32601)", async () => {
     const ws = new Workspace("agentkit-authstatus-");
-    const proc = new InProcessServe(["--model", "demo"], { cwd: ws.cwd, env: serveEnv(ws) });
+    const proc = openServe(["--model", "demo"], { cwd: ws.cwd, env: serveEnv(ws) });
     const connection = acp.client({ name: "sdk-auth-client" }).connect(proc.stream() as acp.Stream);
     cleanups.push(
       () => ws.cleanup(),

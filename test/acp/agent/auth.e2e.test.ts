@@ -1,7 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { connectServeInProcess } from "./serve-support.js";
+import { connectServe } from "./serve-support.js";
 import { Workspace, serveEnv, startServeClient } from "./services-support.js";
 
 // `authenticate` and the -32000 gate: serve advertises "API key from the environment" for a
@@ -14,7 +14,7 @@ afterEach(async () => {
 
 function start(args: string[], env: Record<string, string> = {}) {
   const ws = new Workspace("agentkit-auth-");
-  const served = connectServeInProcess(args, { cwd: ws.cwd, env: serveEnv(ws, env) });
+  const served = connectServe(args, { cwd: ws.cwd, env: serveEnv(ws, env) });
   cleanups.push(
     () => ws.cleanup(),
     async () => {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectServeInProcess, gone, hanging, startedPid, writeScript } from "./serve-support.js";
+import { connectServe, gone, hanging, startedPid, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -18,7 +18,7 @@ function serve(dir: string) {
 describe("$/cancel_request cancels slow session requests cleanly", () => {
   it("official SDK client → serve: a session/new stuck starting an MCP server, and a session/load likewise, answer -32800 and leave nothing behind", async () => {
     const dir = tempDir("agentkit-cancel-req-");
-    const env = connectServeInProcess(serve(dir.path), { cwd: dir.path });
+    const env = connectServe(serve(dir.path), { cwd: dir.path });
     cleanups.push(
       () => dir.remove(),
       async () => {

@@ -6,7 +6,7 @@ import { script } from "../../../src/testing/index.js";
 import { InMemorySessionStore } from "../../../src/store/index.js";
 import { AcpHeadlessRuntime } from "../../../src/acp/agent/index.js";
 import { initialize, startInMemory } from "./fixtures.js";
-import { connectServeInProcess, writeScript } from "./serve-support.js";
+import { connectServe, writeScript } from "./serve-support.js";
 import { advertised, tempDir, textOf } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -135,7 +135,7 @@ describe("initialize advertises exactly what is implemented, and each advertised
     writeFileSync(join(extra, "NOTE.md"), "note in extra dir\n");
     const scriptPath = writeScript(dir.path, [{ echo: "last_user_message" }, { toolCall: { name: "read_file", input: { path: join(extra, "NOTE.md") } } }, { echo: "last_tool_result" }]);
     const state = join(dir.path, "state");
-    const env = connectServeInProcess(["--model", `scripted:${scriptPath}`, "--state-dir", state], { cwd: dir.path });
+    const env = connectServe(["--model", `scripted:${scriptPath}`, "--state-dir", state], { cwd: dir.path });
     cleanups.push(
       () => dir.remove(),
       async () => {

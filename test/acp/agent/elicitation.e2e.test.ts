@@ -4,8 +4,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient } from "../../../src/acp/client/index.js";
 import { terminalForm } from "../../../src/cli/prompt-form.js";
-import { InProcessServe, writeScript } from "./serve-support.js";
-import { serveBehindBridge } from "../../support/serve-bridge.js";
+import { openServe, serveBehindBridge, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { runCli } from "../../support/cli.js";
 import { agentFixture } from "../../support/fixture-agents.js";
@@ -34,7 +33,7 @@ function scriptDir() {
 describe("elicitation: the ask_user tool ↔ clients", () => {
   it("official SDK client with elicitation.form: the form arrives scoped to the tool call, the answers reach the model, no permission question", async () => {
     const { dir, serveArgs } = scriptDir();
-    const proc = new InProcessServe(serveArgs, { cwd: dir });
+    const proc = openServe(serveArgs, { cwd: dir });
     const requests: acp.CreateElicitationRequest[] = [];
     const permissions: unknown[] = [];
     const updates: acp.SessionUpdate[] = [];

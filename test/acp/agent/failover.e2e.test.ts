@@ -7,7 +7,7 @@ import type { AcpSessionEvent, ClientLifecycleEvent } from "../../../src/acp/cli
 import { AcpClient, ClientPermissionPolicy, TurnInterruptedError } from "../../../src/acp/client/index.js";
 import { startNginx } from "../../support/nginx.js";
 import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
-import { ListeningServe, TOKEN, connectOver } from "./http-support.js";
+import { startListening, type ListeningProcess, TOKEN, connectOver } from "./http-support.js";
 import { cleanEnv, writeScript } from "./serve-support.js";
 import { deferred, tempDir, textOf } from "./support.js";
 
@@ -43,13 +43,14 @@ function sharedScript(dir: string): string {
 }
 
 // A 5 s lease (default 10 s): a dead instance's sessions come free sooner; the default's length is tested in test/store.
-function instance(script: string, storeUrl: string, cwd: string): ListeningServe {
-  const proc = new ListeningServe(["--model", `scripted:${script}`, "--store", storeUrl, "--lease-ttl", "5000", "--approve", "ask"], { cwd, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }) });
+function instance(script: string, storeUrl: string, cwd: string): ListeningProcess {
+  // A process: the tests kill -9 an instance.
+  const proc = startListening(["--model", `scripted:${script}`, "--store", storeUrl, "--lease-ttl", "5000", "--approve", "ask"], { cwd, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }), process: true });
   cleanups.push(() => proc.kill());
   return proc;
 }
 
-async function openSessions(proc: ListeningServe): Promise<number> {
+async function openSessions(proc: ListeningProcess): Promise<number> {
   const text = await (await fetch(`${await proc.base()}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
   const line = text.split("\n").find((l) => l.startsWith("agentkit_acp_open_sessions "));
   return Number(line?.split(" ")[1] ?? "NaN");
@@ -146,7 +147,7 @@ describe.skipIf(!pg.url)("failover: two serve --listen instances sharing Postgre
     const { sessionId } = await creator.agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
     await creator.agent.request(acp.methods.agent.session.close, { sessionId });
 
-    const race = async (proc: ListeningServe, who: string, transport: "http" | "ws"): Promise<string> => {
+    const race = async (proc: ListeningProcess, who: string, transport: "http" | "ws"): Promise<string> => {
       const c = connectOver(transport, await proc.url);
       cleanups.push(() => c.connection.close());
       await c.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });

@@ -3,8 +3,8 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ListeningServe, connectOver } from "./http-support.js";
-import { cleanEnv, connectServeInProcess, writeScript } from "./serve-support.js";
+import { startListening, type ListeningServe, connectOver } from "./http-support.js";
+import { cleanEnv, connectServe, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
 import { runCli } from "../../support/cli.js";
 import { requireWorkspaceRoot } from "../../../src/cli/serve-listen.js";
@@ -59,7 +59,7 @@ describe.each(["http", "ws"] as const)("serve --listen over %s: a client stays i
     root = join(dir.path, "workspaces");
     mkdirSync(outside());
     const script = writeScript(dir.path, [{ toolCall: { name: "write_file", input: { path: "pwned.txt", content: "x" } } }, { echo: "last_tool_result" }]);
-    proc = new ListeningServe(["--model", `scripted:${script}`, "--no-persist", "--workspace-root", root, "--approve", "deny", "--mode", "read-only"], { cwd: dir.path });
+    proc = startListening(["--model", `scripted:${script}`, "--no-persist", "--workspace-root", root, "--approve", "deny", "--mode", "read-only"], { cwd: dir.path });
     await proc.url;
   }, 30_000);
   afterAll(async () => {
@@ -141,7 +141,7 @@ describe("serve on stdio: a failing remote MCP server's body is never echoed; /p
     const internal = await internalServer();
     cleanups.push(() => closeServer(internal.server));
     const script = writeScript(dir.path, [{ toolCall: { name: "read_file", input: { path: "environ" } } }, { echo: "last_tool_result" }]);
-    const { proc, client, connection, agent } = connectServeInProcess(["--model", `scripted:${script}`, "--no-persist", "--approve", "auto-all"], {
+    const { proc, client, connection, agent } = connectServe(["--model", `scripted:${script}`, "--no-persist", "--approve", "auto-all"], {
       cwd: dir.path,
       env: cleanEnv({ AGENTKIT_ACP_TOKEN: "stdio-secret-token" }),
     });

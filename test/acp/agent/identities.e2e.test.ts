@@ -6,7 +6,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { ListeningServe, connectOver, exitWithin } from "./http-support.js";
+import { startListening, connectOver } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { deferred, tempDir } from "./support.js";
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
@@ -39,8 +39,9 @@ function workspace(): string {
 /** The --workspace-root of an instance in `dir` (a real path: serve compares real paths). */
 const workspaceRoot = (dir: string): string => join(realpathSync(dir), "ws");
 
-function listen(args: string[], cwd: string): ListeningServe {
-  const proc = new ListeningServe(args, { cwd, env: cleanEnv() });
+/** `startListening`, ended after the test; `{ process: true }` where the test signals it. */
+function listen<O extends { process?: true } = Record<never, never>>(args: string[], cwd: string, where?: O) {
+  const proc = startListening(args, { cwd, env: cleanEnv(), ...where } as { cwd: string; env: NodeJS.ProcessEnv } & O);
   cleanups.push(() => proc.kill());
   return proc;
 }
@@ -104,14 +105,12 @@ describe("serve --listen: JWT bearer tokens", () => {
     writeFileSync(jwks, JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: "AAAA", y: "AAAA", kid: "broken" }] }));
     // With --workspace-root, so that the unusable key is the only reason to stop.
     const badJwks = listen(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", ISS, "--jwt-audience", AUD, "--workspace-root", workspaceRoot(dir)], dir);
-    badJwks.url.catch(() => undefined); // it never listens
-    expect((await exitWithin(badJwks)).code).toBe(2);
+    expect((await badJwks.exited).code).toBe(2);
     expect(badJwks.stderr).toContain('kid "broken"');
 
     const file = tokenFile(dir, `alice ${ALICE}\nbob\n`);
     const badFile = listen(["--model", "demo", "--no-persist", "--token-file", file, "--workspace-root", workspaceRoot(dir)], dir);
-    badFile.url.catch(() => undefined);
-    expect((await exitWithin(badFile)).code).toBe(2);
+    expect((await badFile.exited).code).toBe(2);
     expect(badFile.stderr).toContain("line 2");
     expect(badFile.stderr).not.toContain(ALICE);
   });
@@ -133,7 +132,7 @@ describe("serve --listen: token rotation (SIGHUP)", () => {
     const file = tokenFile(dir, `alice ${ALICE}\n`);
     // --workspace-root: without it the reload below (which adds bob) would be refused.
     const ws = workspaceRoot(dir);
-    const proc = new ListeningServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", mock.baseUrl, "--no-persist", "--token-file", file, "--workspace-root", ws], { cwd: dir, env: cleanEnv({ ANTHROPIC_API_KEY: "sk-test" }) });
+    const proc = startListening(["--model", "anthropic:claude-sonnet-4-5", "--base-url", mock.baseUrl, "--no-persist", "--token-file", file, "--workspace-root", ws], { cwd: dir, env: cleanEnv({ ANTHROPIC_API_KEY: "sk-test" }), process: true }); // SIGHUPed
     cleanups.push(() => proc.kill());
     const url = await proc.url;
     const alice = connectOver("http", url, ALICE);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
 import { until } from "../../support/until.js";
-import { ListeningServe, TOKEN, connectOver } from "./http-support.js";
+import { startListening, type ListeningProcess, TOKEN, connectOver } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { tempDir } from "./support.js";
 
@@ -21,10 +21,10 @@ const init = { protocolVersion: 1, clientCapabilities: {} };
 /** Each line of writes.log: who wrote it (the instance's WHO) and when (ns since the epoch). */
 const write = 'echo "$WHO $(date +%s%N)" >> writes.log; sleep 0.05';
 
-function instance(script: string, storeUrl: string, cwd: string, who: string): ListeningServe {
+function instance(script: string, storeUrl: string, cwd: string, who: string): ListeningProcess {
   // WHO reaches the shell tool only when named: children get a minimal environment.
   const args = ["--model", `scripted:${script}`, "--store", storeUrl, "--lease-ttl", String(TTL_MS), "--approve", "auto-all", "--child-env", "WHO"];
-  const proc = new ListeningServe(args, { cwd, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN, WHO: who }) });
+  const proc = startListening(args, { cwd, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN, WHO: who }), process: true }); // SIGSTOPped
   cleanups.push(async () => {
     proc.signal("SIGCONT");
     await proc.kill();

@@ -3,7 +3,7 @@ import { fromMcpServer } from "@agentclientprotocol/sdk/experimental/mcp-server"
 import { McpServer } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod/v4";
-import { InProcessServe, cleanEnv } from "./serve-support.js";
+import { openServe, cleanEnv } from "./serve-support.js";
 import { Workspace } from "./services-support.js";
 
 // serve against the official SDK's client side of MCP over ACP: a raw SDK client that serves an
@@ -18,7 +18,7 @@ afterEach(async () => {
 function rawClient(steps: unknown[]) {
   const ws = new Workspace("agentkit-mcp-acp-raw-");
   cleanups.push(() => ws.cleanup());
-  const proc = new InProcessServe(["--model", `scripted:${ws.script(steps as never)}`, "--approve", "auto-all", "--state-dir", ws.stateDir], { cwd: ws.cwd, env: cleanEnv() });
+  const proc = openServe(["--model", `scripted:${ws.script(steps as never)}`, "--approve", "auto-all", "--state-dir", ws.stateDir], { cwd: ws.cwd, env: cleanEnv() });
   const updates: acp.SessionNotification[] = [];
   const provider = new acp.McpOverAcpProvider();
   const app = acp

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AcpClient, AcpSession } from "../../../src/acp/client/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { mcpFixtureStdioCommand, startMcpFixtureHttpServer, type McpFixtureHttpServer } from "../../../src/testing/index.js";
-import { connectServeInProcess } from "./serve-support.js";
-import { Workspace, eventually, pidAlive, pidsWithEnv, serveEnv, startServeClient, startServeClientProcess } from "./services-support.js";
+import { connectServe } from "./serve-support.js";
+import { Workspace, eventually, pidAlive, pidsWithEnv, serveEnv, startServeClient } from "./services-support.js";
 
 // MCP servers handed to session/new by our client: stdio, Streamable HTTP and SSE, started per
 // session by serve, their tools namespaced and visible to that session only, stopped on close.
@@ -27,9 +27,9 @@ async function httpFixture(): Promise<McpFixtureHttpServer> {
   return server;
 }
 
-/** serve in-process behind a bridge process; `ownProcess`: a serve process (the test signals it). */
-async function serve(ws: Workspace, steps: ScriptFileStep[], extraArgs: string[] = [], ownProcess = false): Promise<AcpClient> {
-  const client = await (ownProcess ? startServeClientProcess : startServeClient)(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all", ...extraArgs]);
+/** `startServeClient` with a script; `{ process: true }` where the test signals serve. */
+async function serve(ws: Workspace, steps: ScriptFileStep[], extraArgs: string[] = [], where: { process?: true } = {}): Promise<AcpClient> {
+  const client = await startServeClient(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all", ...extraArgs], where);
   cleanups.push(() => client.close());
   return client;
 }
@@ -131,7 +131,7 @@ describe("MCP servers from session/new (serve)", () => {
     await Promise.all((["eof", "sigterm"] as const).map(async (how) => {
       const ws = workspace();
       const web = await httpFixture();
-      const client = await serve(ws, [call("fixture__status", {}), echo], [], true);
+      const client = await serve(ws, [call("fixture__status", {}), echo], [], { process: true });
       const session = await client.newSession({ mcpServers: [stdio("fixture", { spawnChild: true }), { type: "http", name: "web", url: web.url, headers: [] }] });
       const status = await fixtureStatus(session);
       const pids = [status.pid, ...status.childPids];
@@ -171,7 +171,7 @@ describe("MCP servers from session/new (serve)", () => {
 
   it("a client that advertises session.notices gets a warning notice after session/new", async () => {
     const ws = workspace();
-    const { proc, client, connection, agent } = connectServeInProcess(["--model", `scripted:${ws.script([{ text: "hello" }])}`, "--mcp-startup-timeout", "5000"], {
+    const { proc, client, connection, agent } = connectServe(["--model", `scripted:${ws.script([{ text: "hello" }])}`, "--mcp-startup-timeout", "5000"], {
       cwd: ws.cwd,
       env: serveEnv(ws),
     });
@@ -198,7 +198,7 @@ describe("MCP servers from session/new (serve)", () => {
   it("duplicate names and invalid entries are refused with -32602 before anything starts", async () => {
     const ws = workspace();
     const marker = randomUUID();
-    const { proc, connection, agent } = connectServeInProcess(["--model", `scripted:${ws.script([{ text: "x" }])}`], { cwd: ws.cwd, env: serveEnv(ws) });
+    const { proc, connection, agent } = connectServe(["--model", `scripted:${ws.script([{ text: "x" }])}`], { cwd: ws.cwd, env: serveEnv(ws) });
     cleanups.push(async () => {
       connection.close();
       await proc.end();

@@ -3,7 +3,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { ListeningServe, TOKEN, connectOver } from "./http-support.js";
+import { startListening, TOKEN, connectOver } from "./http-support.js";
 import { writeScript } from "./serve-support.js";
 import { RecordingClient, tempDir } from "./support.js";
 
@@ -42,7 +42,7 @@ describe("serve --listen: output held for a client is bounded", () => {
     const dir = tempDir("agentkit-budget-");
     cleanups.push(() => dir.remove());
     const script = writeScript(dir.path, [{ text: "ready" }, BIG_TURN]);
-    const proc = new ListeningServe(["--model", `scripted:${script}`], { cwd: dir.path });
+    const proc = startListening(["--model", `scripted:${script}`], { cwd: dir.path, process: true }); // its pid's memory is read
     cleanups.push(() => proc.kill());
     const url = await proc.url;
     const pid = proc.child.pid!;

@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
 import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
-import { ListeningServe, connectOver } from "./http-support.js";
+import { startListening, type ListeningServe, connectOver } from "./http-support.js";
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { select, tempDir } from "./support.js";
@@ -73,7 +73,7 @@ describe("serve --listen with a token file: two principals", () => {
   let proc: ListeningServe;
   let url: string;
   beforeAll(async () => {
-    proc = new ListeningServe(["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--state-dir", join(dir.path, "state"), "--approve", "ask"], { cwd: dir.path, env: cleanEnv() });
+    proc = startListening(["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--state-dir", join(dir.path, "state"), "--approve", "ask"], { cwd: dir.path, env: cleanEnv() });
     url = await proc.url;
   });
   afterAll(async () => {
@@ -172,7 +172,7 @@ describe("serve --listen with a token file: provider routes and logout are per p
       const operator = await startMockAnthropic({ whenEmpty: { text: "from the operator's provider" } });
       const evil = await startMockAnthropic({ whenEmpty: { text: "from bob's server" } });
       const ws = join(realpathSync(dir.path), "ws");
-      const proc = new ListeningServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", operator.baseUrl, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--no-persist"], {
+      const proc = startListening(["--model", "anthropic:claude-sonnet-4-5", "--base-url", operator.baseUrl, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--no-persist"], {
         cwd: dir.path,
         env: cleanEnv({ ANTHROPIC_API_KEY: "sk-server-secret" }),
       });
@@ -216,7 +216,7 @@ describe.skipIf(!pg.url)("two serve --listen instances sharing PostgreSQL: owner
     // One workspace root for both instances (same machine): alice's cwd means the same on A and B.
     const ws = join(realpathSync(dir.path), "ws");
     const args = ["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokenFile(dir.path), "--workspace-root", ws, "--store", db.url, "--approve", "ask"];
-    const [a, b] = [new ListeningServe(args, { cwd: dir.path, env: cleanEnv() }), new ListeningServe(args, { cwd: dir.path, env: cleanEnv() })];
+    const [a, b] = [startListening(args, { cwd: dir.path, env: cleanEnv() }), startListening(args, { cwd: dir.path, env: cleanEnv() })];
     cleanups.push(() => a.kill(), () => b.kill());
     const alice = connectOver("http", await a.url, ALICE);
     const bob = connectOver("ws", await b.url, BOB);

@@ -1,8 +1,7 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { InProcessServe } from "./serve-support.js";
-import { serveBehindBridge } from "../../support/serve-bridge.js";
+import { openServe, serveBehindBridge } from "./serve-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { runCli, type CliRun } from "../../support/cli.js";
 
@@ -29,7 +28,7 @@ describe("providers/list, set, disable (serve)", () => {
     const first = await mock("from first");
     const second = await mock("from second");
     const ws = new Workspace("agentkit-providers-");
-    const proc = new InProcessServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
+    const proc = openServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
     const connection = acp.client({ name: "sdk-providers" }).connect(proc.stream() as acp.Stream);
     cleanups.push(
       () => ws.cleanup(),

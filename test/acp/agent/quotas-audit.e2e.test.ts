@@ -5,7 +5,7 @@ import { SignJWT, exportJWK, generateKeyPair } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../support/cli.js";
 import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
-import { ListeningServe, connectOver, exitWithin } from "./http-support.js";
+import { startListening, connectOver, exitWithin } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { deferred, select, tempDir } from "./support.js";
 
@@ -69,7 +69,7 @@ describe.skipIf(!pg.url)("quotas across two serve --listen instances on PostgreS
     );
     chmodSync(tokens, 0o600);
     const args = ["--model", `scripted:${toolScript(dir.path)}`, "--token-file", tokens, "--workspace-root", ws, "--store", db.url, "--approve", "ask", "--mode", "ask", "--quota", "sessions=5"];
-    const [a, b] = [new ListeningServe(args, { cwd: dir.path, env: cleanEnv() }), new ListeningServe(args, { cwd: dir.path, env: cleanEnv() })];
+    const [a, b] = [startListening(args, { cwd: dir.path, env: cleanEnv(), process: true }), startListening(args, { cwd: dir.path, env: cleanEnv(), process: true })]; // SIGTERMed
     cleanups.push(() => a.kill(), () => b.kill());
     const [urlA, urlB] = [await a.url, await b.url];
     const connect = (who: Who, on: "A" | "B") => {
@@ -185,7 +185,7 @@ describe("the agentkit_quota JWT claim", () => {
     writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(key.publicKey)), kid: "k1", alg: "ES256" }] }));
     const sign = (claims: Record<string, unknown>) => new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "k1" }).setIssuer("https://issuer.test").setAudience("agentkit").setExpirationTime("5m").sign(key.privateKey);
     const ws = join(realpathSync(dir.path), "ws");
-    const proc = new ListeningServe(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", "https://issuer.test", "--jwt-audience", "agentkit", "--workspace-root", ws, "--quota", "sessions=2"], { cwd: dir.path, env: cleanEnv() });
+    const proc = startListening(["--model", "demo", "--no-persist", "--jwks", jwks, "--jwt-issuer", "https://issuer.test", "--jwt-audience", "agentkit", "--workspace-root", ws, "--quota", "sessions=2"], { cwd: dir.path, env: cleanEnv() });
     cleanups.push(() => proc.kill());
     const url = await proc.url;
     const opens = async (token: string, who: string, n: number): Promise<string[]> => {

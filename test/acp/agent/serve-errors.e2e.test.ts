@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RawRpc, ServeProcess, bin, cleanEnv, writeScript } from "./serve-support.js";
+import { RawRpc, bin, cleanEnv, openServe, writeScript, type ServeProcess } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { runCli } from "../../support/cli.js";
 
@@ -11,7 +11,7 @@ describe("agentkit-acp serve: bad input over stdio gets the right JSON-RPC error
 
   beforeAll(() => {
     const scriptPath = writeScript(dir.path, [{ text: "fine" }]);
-    proc = new ServeProcess(["--model", `scripted:${scriptPath}`], { cwd: dir.path });
+    proc = openServe(["--model", `scripted:${scriptPath}`], { cwd: dir.path, process: true });
     rpc = new RawRpc(proc);
   });
   afterAll(async () => {
@@ -98,13 +98,13 @@ describe("agentkit-acp serve command line", () => {
     expect(r.stderr).toContain(message);
   });
 
-  // Model specs are resolved when serving starts, so these run the bin.
+  // Model specs are resolved when serving starts (in-process too).
   it.each([
     [["--model", "nosuchprovider:x"], "unknown provider 'nosuchprovider'"],
     [["--model", "scripted:/nonexistent/script.json"], "cannot read the scripted model file"],
-  ])("%j → a message on stderr, exit 2, stdout untouched", (args, message) => {
-    const r = run(args);
-    expect(r.status).toBe(2);
+  ])("%j → a message on stderr, exit 2, stdout untouched", async (args, message) => {
+    const r = await check(args);
+    expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain(message);
   });

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { WebSocket } from "ws";
 import { afterEach, describe, expect, it } from "vitest";
-import { ListeningServe, TOKEN, connectOver, exitWithin } from "./http-support.js";
-import { bin, cleanEnv, writeScript } from "./serve-support.js";
+import { startListening, TOKEN, connectOver, exitWithin } from "./http-support.js";
+import { cleanEnv, writeScript } from "./serve-support.js";
 import { deferred, select, tempDir, textOf } from "./support.js";
 import { runCli } from "../../support/cli.js";
 
@@ -21,8 +21,9 @@ function workspace(): string {
   return dir.path;
 }
 
-function listen(args: string[], cwd: string, env?: NodeJS.ProcessEnv): ListeningServe {
-  const proc = new ListeningServe(args, { cwd, ...(env ? { env } : {}) });
+/** `startListening`, ended after the test; `{ process: true }` where the test signals it. */
+function listen<O extends { process?: true } = Record<never, never>>(args: string[], cwd: string, env?: NodeJS.ProcessEnv, where?: O) {
+  const proc = startListening(args, { cwd, ...(env ? { env } : {}), ...where } as { cwd: string } & O);
   cleanups.push(() => proc.kill());
   return proc;
 }
@@ -88,10 +89,8 @@ describe("serve --listen: auth, health, readiness", () => {
 
   it("bad --listen values, a port in use and a missing token exit 2 naming what to fix", async () => {
     const dir = workspace();
-    const run = (args: string[], env = cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN })) =>
-      spawnSync(process.execPath, [bin, "serve", "--model", "demo", ...args], { cwd: dir, env, encoding: "utf8", timeout: 20_000 });
-    // Checks of the flags alone run in-process; the port and the token are found when serving starts (the bin).
-    const check = (args: string[]) => runCli(["serve", "--model", "demo", ...args], { cwd: dir, env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }) });
+    // In-process: the flags, the port and the token are checked by the same code as in the bin.
+    const check = (args: string[], env = cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN })) => runCli(["serve", "--model", "demo", ...args], { cwd: dir, env });
     for (const [value, said] of [["nonsense", "not an address"], ["127.0.0.1:70000", "the port must be 0–65535"], ["[::1]", "not an address"], ["host:", "not an address"]] as const) {
       const r = await check(["--listen", value]);
       expect(r.code).toBe(2);
@@ -101,17 +100,17 @@ describe("serve --listen: auth, health, readiness", () => {
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
     const port = (blocker.address() as { port: number }).port;
-    const inUse = run(["--listen", `127.0.0.1:${port}`]);
-    expect(inUse.status).toBe(2);
+    const inUse = await check(["--listen", `127.0.0.1:${port}`]);
+    expect(inUse.code).toBe(2);
     expect(inUse.stderr).toContain(`--listen 127.0.0.1:${port}: the port is already in use`);
 
-    const noToken = run(["--listen", "127.0.0.1:0"], cleanEnv());
-    expect(noToken.status).toBe(2);
+    const noToken = await check(["--listen", "127.0.0.1:0"], cleanEnv());
+    expect(noToken.code).toBe(2);
     expect(noToken.stderr).toContain("--listen needs a bearer token: set AGENTKIT_ACP_TOKEN or pass --token-file FILE");
     const emptyFile = join(dir, "empty-token");
     spawnSync("touch", [emptyFile]);
-    const empty = run(["--listen", "127.0.0.1:0", "--token-file", emptyFile], cleanEnv());
-    expect(empty.status).toBe(2);
+    const empty = await check(["--listen", "127.0.0.1:0", "--token-file", emptyFile], cleanEnv());
+    expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("is empty");
     const stray = await check(["--token-file", emptyFile]);
     expect(stray.code).toBe(2);
@@ -179,7 +178,7 @@ describe("serve --listen: limits and draining", () => {
   it("SIGTERM drains: no new connections or sessions, the running turn finishes, then exit 0", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ toolCall: { name: "write_file", input: { path: "d.txt", content: "drained\n" }, callId: "call_d" } }, { text: "Finished after the drain began." }]);
-    const proc = listen(["--model", `scripted:${script}`], dir);
+    const proc = listen(["--model", `scripted:${script}`], dir, undefined, { process: true });
     const url = await proc.url;
     const { agent, client, connection } = connectOver("http", url);
     cleanups.push(() => connection.close());
@@ -204,7 +203,7 @@ describe("serve --listen: limits and draining", () => {
   it("a turn still running at --drain-timeout is cancelled (stopReason cancelled) and serve exits 0", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ hang: true, text: "working" }]);
-    const proc = listen(["--model", `scripted:${script}`, "--drain-timeout", "300"], dir);
+    const proc = listen(["--model", `scripted:${script}`, "--drain-timeout", "300"], dir, undefined, { process: true });
     const { agent, client, connection } = connectOver("ws", await proc.url);
     cleanups.push(() => connection.close());
     await agent.request(acp.methods.agent.initialize, init);

@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../support/cli.js";
-import { ListeningServe, TOKEN, connectOver, exitWithin } from "./http-support.js";
+import { startListening, type ListeningProcess, TOKEN, connectOver, exitWithin } from "./http-support.js";
 import { cleanEnv, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
 
@@ -43,7 +43,7 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
   const state = tempDir("agentkit-net-state-");
   const registry = createHttpServer((req, res) => res.end(`registry-ok ${req.url ?? ""}\n`));
   const other = createHttpServer((_req, res) => res.end("other-reached\n"));
-  let serve: ListeningServe;
+  let serve: ListeningProcess;
   let outputs: Map<string, string>;
   let final = "";
   let initMeta: unknown;
@@ -68,10 +68,11 @@ describe("serve --sandbox --sandbox-net allow=…", () => {
     ]);
     // The allow-list names serve's own port too: it must stay refused.
     const allow = `allow=127.0.0.1:${registryPort},127.0.0.1:${servePort}`;
-    serve = new ListeningServe(["--model", `scripted:${script}`, "--state-dir", state.path, "--log-level", "info", "--sandbox", "--sandbox-limit", "processes=24", "--sandbox-net", allow], {
+    serve = startListening(["--model", `scripted:${script}`, "--state-dir", state.path, "--log-level", "info", "--sandbox", "--sandbox-limit", "processes=24", "--sandbox-net", allow], {
       cwd: workspace.path,
       listen: `127.0.0.1:${servePort}`,
       env: cleanEnv({ AGENTKIT_ACP_TOKEN: TOKEN }),
+      process: true, // sandboxing, and SIGTERM
     });
     const { agent, client, connection } = connectOver("ws", await serve.url);
     const init = await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "net-test", version: "1" } });

@@ -228,7 +228,7 @@ describe.each([
     steps.push({ text: "matrix done" });
     const scriptPath = writeScript(scriptDir, steps);
 
-    const served = connectServe(["--model", `scripted:${scriptPath}`, "--no-persist", "--log-level", "warn", ...args], { cwd: workspace, env });
+    const served = connectServe(["--model", `scripted:${scriptPath}`, "--no-persist", "--log-level", "warn", ...args], { cwd: workspace, env, process: true });
     close = async () => {
       served.connection.close();
       await served.proc.end();

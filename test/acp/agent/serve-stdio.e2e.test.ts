@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServeProcess, connectServe, connectServeInProcess, writeScript } from "./serve-support.js";
+import { connectServe, openServe, writeScript, type ServeProcess } from "./serve-support.js";
 import { deferred, select, tempDir, textOf, waitForAbort } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -16,14 +16,9 @@ function workspace() {
   return dir.path;
 }
 
-/** serve in-process (what it says over ACP; the framing is the same code on in-memory pipes). */
-function serve(args: string[], cwd: string) {
-  return ended(connectServeInProcess(args, { cwd }));
-}
-
-/** serve as a process of its own: for what is about the process (exit code, signals, stdout purity of the bin). */
-function serveProcess(args: string[], cwd: string) {
-  return ended(connectServe(args, { cwd }));
+/** serve with the SDK client, ended after the test; `{ process: true }` for what is about the process (exit code, signals, stdout purity of the bin). */
+function serve<O extends { process?: true } = Record<never, never>>(args: string[], cwd: string, where?: O) {
+  return ended(connectServe(args, { cwd, ...where } as { cwd: string } & O));
 }
 
 function ended<T extends { connection: { close(): void }; proc: { end(): Promise<unknown> } }>(env: T): T {
@@ -52,7 +47,7 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
       { toolCall: { name: "write_file", input: { path: "out.txt", content: "from serve\n" }, callId: "call_1" }, reasoning: "Plan: write out.txt.", text: "Writing." },
       { text: "All done.", chunks: 3 },
     ]);
-    const { agent, client, proc, connection } = serveProcess(["--model", `scripted:${scriptPath}`], dir);
+    const { agent, client, proc, connection } = serve(["--model", `scripted:${scriptPath}`], dir, { process: true });
     const initResponse = await init(agent);
     expect(initResponse).toMatchObject({ protocolVersion: 1, agentInfo: { name: "agentkit-acp" } });
     const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
@@ -153,7 +148,7 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
     it(`${when}: the prompt answers cancelled and the process exits 0`, async () => {
       const dir = workspace();
       const scriptPath = writeScript(dir, [{ hang: true, text: "long job" }]);
-      const { agent, client, proc } = serveProcess(["--model", `scripted:${scriptPath}`], dir);
+      const { agent, client, proc } = serve(["--model", `scripted:${scriptPath}`], dir, { process: true });
       await init(agent);
       const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: dir, mcpServers: [] });
       const pending = agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
@@ -168,7 +163,7 @@ describe("agentkit-acp serve over stdio, driven by the official SDK client", () 
   it("requests written before stdin closes are all answered (`printf … | serve`), over v1 and v2", async () => {
     const dir = workspace();
     const piped = async (protocol: string, lines: object[]): Promise<Array<{ id?: unknown; result?: unknown }>> => {
-      const proc = new ServeProcess(["--model", "demo", "--no-persist", "--protocol", protocol], { cwd: dir });
+      const proc = openServe(["--model", "demo", "--no-persist", "--protocol", protocol], { cwd: dir, process: true });
       cleanups.push(() => proc.kill());
       proc.child.stdin!.end(lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
       expect(await proc.exited).toEqual({ code: 0, signal: null });

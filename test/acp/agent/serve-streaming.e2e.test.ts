@@ -2,7 +2,7 @@ import { createServer, type Socket } from "node:net";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAI, type MockProviderServer, type MockReply } from "../../../src/testing/index.js";
-import { cleanEnv, connectServeInProcess } from "./serve-support.js";
+import { cleanEnv, connectServe } from "./serve-support.js";
 import { tempDir } from "./support.js";
 
 // serve with a real provider (openai-compatible) against loopback mock servers: update
@@ -22,7 +22,7 @@ async function mockModel(responses: MockReply[]): Promise<MockProviderServer> {
 function serve(baseUrl: string, extra: string[]) {
   const dir = tempDir("agentkit-serve-streaming-");
   cleanups.push(() => dir.remove());
-  const env = connectServeInProcess(["--model", "openai-compatible:mock", "--base-url", baseUrl, "--approve", "auto-all", ...extra], {
+  const env = connectServe(["--model", "openai-compatible:mock", "--base-url", baseUrl, "--approve", "auto-all", ...extra], {
     cwd: dir.path,
     env: cleanEnv({ AGENTKIT_STATE_DIR: `${dir.path}/state` }),
   });

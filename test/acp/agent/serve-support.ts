@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { Readable, Writable } from "node:stream";
@@ -8,7 +9,9 @@ import type { ClientConnection } from "@agentclientprotocol/sdk";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { RecordingClient } from "./support.js";
 import { exitOrKill, killGroup, startTimeOf } from "../../support/processes.js";
+import { afterEachTest } from "../../support/after-each.js";
 import { startCli, type LiveCli } from "../../support/cli.js";
+import { tempDir } from "../../support/temp.js";
 
 export const bin = new URL("../../../bin/agentkit-acp.js", import.meta.url).pathname;
 
@@ -25,8 +28,8 @@ export function writeScript(dir: string, steps: ScriptFileStep[], name = "script
   return path;
 }
 
-/** A spawned `agentkit-acp serve`: raw stdout kept (to check it stays pure JSON-RPC), stderr kept. */
-export class ServeProcess {
+/** A spawned `agentkit-acp serve` (`openServe` with `process: true`): raw stdout kept (to check it stays pure JSON-RPC), stderr kept. */
+class ServeProcess {
   readonly child: ChildProcess;
   stdout = "";
   stderr = "";
@@ -86,22 +89,12 @@ export class ServeProcess {
   }
 }
 
-/** Spawns serve and connects the official SDK client to it. */
-export function connectServe(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] } = {}) {
-  const proc = new ServeProcess(args, options);
-  const client = new RecordingClient();
-  const connection: ClientConnection = client.connect(proc.stream());
-  return { proc, client, connection, agent: connection.agent };
-}
-
 /**
- * `agentkit-acp serve ARGS` run inside the test process (the CLI's own serve code: its flags,
- * store, models and runtime) on in-memory stdio, for tests of what serve says over ACP: no node
- * start-up (~0.3 s of CPU each). The commands and MCP servers it starts are real processes.
- * Process behaviour (exit codes of the bin, signals, the orphan watchdog, stdout purity of the
- * real process) is tested with `ServeProcess`.
+ * `agentkit-acp serve ARGS` run inside the test process (`openServe`'s default: the CLI's own
+ * serve code, its flags, store, models and runtime) on in-memory stdio. The commands and MCP
+ * servers it starts are real processes.
  */
-export class InProcessServe {
+class InProcessServe {
   readonly #cli: LiveCli;
   stdout = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -152,12 +145,113 @@ export class InProcessServe {
   }
 }
 
-/** `connectServe`, with serve in-process (`InProcessServe`). */
-export function connectServeInProcess(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const proc = new InProcessServe(args, options);
+export type { InProcessServe, ServeProcess };
+
+/** Either serve; what the tests read and drive is the same on both. */
+export type Serve = ServeProcess | InProcessServe;
+
+/**
+ * Where serve runs. By default in this test process: a test of what serve says over ACP (the
+ * framing is the same code on in-memory pipes) costs no node start-up, ~0.3 s of CPU each.
+ * `process: true`: a process of its own in its own group, for a test about the process (exit
+ * codes of the bin, signals, kill -9, the orphan watchdog, stdout purity of the real process, the
+ * code cache); `nodeArgs` (node's own flags) only then. `env` defaults to `cleanEnv()`.
+ */
+export interface ServeOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  process?: boolean;
+  nodeArgs?: string[];
+}
+
+/** The serve `openServe` gives for options `O`: a process for `process: true`, in-process when absent or false. */
+export type ServeOf<O extends ServeOptions> = O extends { process: true } ? ServeProcess : O extends ServeOptions & { process?: false } ? InProcessServe : Serve;
+
+/** `agentkit-acp serve ARGS` with its stdio open to the test (see `ServeOptions` for where it runs). */
+export function openServe<O extends ServeOptions = Record<never, never>>(args: string[], options: O = {} as O): ServeOf<O> {
+  if (options.process === true) return new ServeProcess(args, options) as ServeOf<O>;
+  if (options.nodeArgs !== undefined) throw new Error("nodeArgs need serve in a process of its own (process: true)");
+  return new InProcessServe(args, options) as ServeOf<O>;
+}
+
+/** `openServe` with the official SDK client connected to it. */
+export function connectServe<O extends ServeOptions = Record<never, never>>(args: string[], options: O = {} as O) {
+  const proc = openServe(args, options);
   const client = new RecordingClient();
   const connection: ClientConnection = client.connect(proc.stream());
   return { proc, client, connection, agent: connection.agent };
+}
+
+const bridgeScript = new URL("../../fixtures/socket-bridge.mjs", import.meta.url).pathname;
+
+/** An in-process serve reached through a bridge process (`serveBehindBridge`). */
+export interface BridgedServe {
+  /** The agent's command and arguments (the bridge), e.g. for `AcpAgentConfig`. */
+  command: string;
+  args: string[];
+  /** The same as one shell-quoted line (`prompt --agent`, `shellLine`). */
+  line: string;
+  /** How many serves the bridge's connections started (one per agent process). */
+  starts(): number;
+  /** stderr of every serve started so far. */
+  stderr(): string;
+}
+
+const bridges = new Set<{ server: Server; sockets: Set<Socket>; serves: Set<InProcessServe> }>();
+
+// After each test (its own afterEach hooks have closed its clients): no listener, connection or
+// serve is left; a serve that does not return fails the test (`end()` is bounded).
+afterEachTest(async () => {
+  const ends: Array<Promise<unknown>> = [];
+  for (const bridge of [...bridges]) {
+    bridges.delete(bridge);
+    bridge.server.close();
+    for (const socket of bridge.sockets) socket.destroy(); // nothing more reaches serve's stdin
+    for (const serve of bridge.serves) ends.push(serve.end());
+  }
+  const failed = (await Promise.allSettled(ends)).find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+});
+
+/**
+ * `agentkit-acp serve ARGS` in this test process (`openServe`) for a client that starts its
+ * agent as a process (AcpClient, `prompt --agent`): the agent command is a small node bridge
+ * between its stdio and a unix socket, and each connection, that is each agent process the
+ * client starts, gets a fresh in-process serve, as it would get a fresh serve process. A bridge
+ * costs ~0.04 s of CPU, a serve process ~0.3 s. `env` is serve's environment (default: this
+ * process's); the bridge's own does not reach it. A test about serve's process (signals, exit
+ * codes, a crash) gives the client the bin itself (`[bin, "serve", ...ARGS]`).
+ */
+export async function serveBehindBridge(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<BridgedServe> {
+  const socketPath = join(tempDir("agentkit-bridge-"), "serve.sock");
+  const bridge = { server: createServer({ allowHalfOpen: true }), sockets: new Set<Socket>(), serves: new Set<InProcessServe>() };
+  let starts = 0;
+  let stderr = "";
+  bridge.server.on("connection", (socket) => {
+    starts++;
+    const serve = openServe(args, { cwd: options.cwd, env: options.env ?? process.env });
+    bridge.sockets.add(socket);
+    bridge.serves.add(serve);
+    const { stdin, stdout } = serve.pipes();
+    socket.pipe(stdin); // the client's EOF ends serve's stdin
+    stdout.pipe(socket); // serve's return ends the socket, and so the bridge
+    socket.on("error", () => stdin.end()); // the bridge was killed
+    socket.on("close", () => bridge.sockets.delete(socket));
+    void serve.exited.finally(() => {
+      stderr += serve.stderr;
+      bridge.serves.delete(serve);
+    });
+  });
+  bridges.add(bridge);
+  await new Promise<void>((resolve, reject) => bridge.server.once("error", reject).listen(socketPath, resolve));
+  const bridgeArgs = [bridgeScript, socketPath];
+  return {
+    command: process.execPath,
+    args: bridgeArgs,
+    line: [process.execPath, ...bridgeArgs].map((a) => `"${a}"`).join(" "),
+    starts: () => starts,
+    stderr: () => stderr + [...bridge.serves].map((s) => s.stderr).join(""),
+  };
 }
 
 /** Every complete line of `stdout`, parsed: each must be one JSON-RPC 2.0 message (text after the last newline is one still arriving). */
@@ -171,10 +265,10 @@ function parsedLines(stdout: string): unknown[] {
 
 /** Raw line-level JSON-RPC against serve, for malformed input the SDK client cannot send. */
 export class RawRpc {
-  readonly #proc: ServeProcess | InProcessServe;
+  readonly #proc: Serve;
   #seen = 0;
 
-  constructor(proc: ServeProcess | InProcessServe) {
+  constructor(proc: Serve) {
     this.#proc = proc;
   }
 

@@ -7,7 +7,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod/v4";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { gone, hanging, InProcessServe, startedPid, writeScript } from "./serve-support.js";
+import { gone, hanging, openServe, startedPid, writeScript } from "./serve-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { advertised, tempDir } from "./support.js";
 import { info, V2Client } from "./v2-support.js";
@@ -27,7 +27,7 @@ describe("serve --protocol v2: elicitation with the official SDK's v2 client", (
       { toolCall: { name: "ask_user", callId: "ask1", input: { question: "Which colour?", fields: [{ name: "color", type: "choice", options: ["red", "blue"] }] } } },
       { echo: "last_user_message" },
     ]);
-    const client = new V2Client(new InProcessServe(["--model", `scripted:${script}`, "--protocol", "v2", "--no-persist"], { cwd: dir }));
+    const client = new V2Client(openServe(["--model", `scripted:${script}`, "--protocol", "v2", "--no-persist"], { cwd: dir }));
     cleanups.push(
       () => tmp.remove(),
       async () => {
@@ -61,7 +61,7 @@ describe("serve --protocol v2: the unstable session methods with the official SD
     dir = tempDir("agentkit-serve-v2u-");
     // The model answers with the transcript it was sent: a fork's history shows in its answer.
     writeFileSync(join(dir.path, "script.json"), JSON.stringify({ steps: [{ echo: "transcript" }], onExhausted: "repeat-last" }));
-    client = new V2Client(new InProcessServe(["--model", `scripted:${join(dir.path, "script.json")}`, "--protocol", "v2", "--state-dir", join(dir.path, ".state")], { cwd: dir.path }));
+    client = new V2Client(openServe(["--model", `scripted:${join(dir.path, "script.json")}`, "--protocol", "v2", "--state-dir", join(dir.path, ".state")], { cwd: dir.path }));
     caps = (await client.agent.request(V2.methods.agent.initialize, { protocolVersion: 2, info, capabilities: {} })).capabilities ?? {};
   });
   afterAll(async () => {
@@ -202,7 +202,7 @@ describe("serve --protocol v2 with a keyed provider: providers/* and auth/status
     const first = await startMockAnthropic({ responses: [{ text: "from first" }] });
     const second = await startMockAnthropic({ responses: [{ text: "from second" }] });
     const ws = new Workspace("agentkit-serve-v2p-");
-    const proc = new InProcessServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl, "--protocol", "v2"], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
+    const proc = openServe(["--model", "anthropic:claude-sonnet-4-5", "--base-url", first.baseUrl, "--protocol", "v2"], { cwd: ws.cwd, env: serveEnv(ws, { ANTHROPIC_API_KEY: "sk-test" }) });
     const statusUpdates: V2.AuthStatusUpdateNotification[] = [];
     const idles: string[] = [];
     const waiters = new Set<() => void>();

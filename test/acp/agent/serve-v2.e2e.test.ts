@@ -4,8 +4,8 @@ import * as acp from "@agentclientprotocol/sdk";
 import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy } from "../../../src/acp/client/index.js";
-import { ListeningServe, TOKEN } from "./http-support.js";
-import { connectServeInProcess, InProcessServe, ServeProcess, writeScript } from "./serve-support.js";
+import { startListening, TOKEN } from "./http-support.js";
+import { connectServe, openServe, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { info, V2Client } from "./v2-support.js";
 
@@ -20,9 +20,9 @@ function workspace(): string {
   return dir.path;
 }
 
-/** serve in-process (`InProcessServe`), or a process of its own for a test about its exit. */
-function serveV2(args: string[], cwd: string, ownProcess = false): V2Client {
-  const proc = ownProcess ? new ServeProcess(args, { cwd }) : new InProcessServe(args, { cwd });
+/** serve (`openServe`: in-process, or `{ process: true }` for a test about its exit) with the SDK's v2 client, ended after the test. */
+function serveV2(args: string[], cwd: string, where: { process?: true } = {}): V2Client {
+  const proc = openServe(args, { cwd, ...where });
   const client = new V2Client(proc);
   cleanups.push(async () => {
     client.connection.close();
@@ -105,7 +105,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("stdin closed during a running turn: the turn ends idle/cancelled on stdout before serve exits 0 (as over v1)", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ hang: true, text: "long job" }]);
-    const client = serveV2(["--model", `scripted:${script}`, "--protocol", "v2"], dir, true);
+    const client = serveV2(["--model", `scripted:${script}`, "--protocol", "v2"], dir, { process: true });
     await client.agent.request(V2.methods.agent.initialize, { protocolVersion: 2, info });
     const { sessionId } = await client.agent.request(V2.methods.agent.session.new, { cwd: dir });
     await client.agent.request(V2.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "go" }] });
@@ -154,7 +154,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
 
   it("serve --protocol v2 refuses a v1 client's initialize with -32022 naming the supported version", async () => {
     const dir = workspace();
-    const { agent, proc, connection } = connectServeInProcess(["--model", "demo", "--protocol", "v2"], { cwd: dir });
+    const { agent, proc, connection } = connectServe(["--model", "demo", "--protocol", "v2"], { cwd: dir });
     cleanups.push(async () => {
       connection.close();
       await proc.end();
@@ -170,7 +170,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("serve --protocol auto leaves v1 clients on v1 (full v1 turn, v1 shapes)", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ text: "hello v1" }]);
-    const { agent, client, proc, connection } = connectServeInProcess(["--model", `scripted:${script}`, "--protocol", "auto"], { cwd: dir });
+    const { agent, client, proc, connection } = connectServe(["--model", `scripted:${script}`, "--protocol", "auto"], { cwd: dir });
     cleanups.push(async () => {
       connection.close();
       await proc.end();
@@ -186,7 +186,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("serve --listen --protocol auto: our v2 client over WebSocket and over Streamable HTTP, and a v1 client, each run a turn with a permission", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ toolCall: { name: "write_file", input: { path: "x.txt", content: "x" } }, text: "wrote" }, { text: "ok" }], "script.json");
-    const proc = new ListeningServe(["--model", `scripted:${script}`, "--protocol", "auto", "--state-dir", join(dir, ".state")], { cwd: dir });
+    const proc = startListening(["--model", `scripted:${script}`, "--protocol", "auto", "--state-dir", join(dir, ".state")], { cwd: dir });
     cleanups.push(() => proc.kill());
     const http = await proc.url;
     const ws = http.replace(/^http/, "ws");
@@ -211,7 +211,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
   it("serve --listen --protocol auto: /metrics counts a v2 turn as running until its idle state_update (the answer only acknowledges it)", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ hang: true, text: "working" }], "script.json");
-    const proc = new ListeningServe(["--model", `scripted:${script}`, "--protocol", "auto", "--no-persist"], { cwd: dir });
+    const proc = startListening(["--model", `scripted:${script}`, "--protocol", "auto", "--no-persist"], { cwd: dir });
     cleanups.push(() => proc.kill());
     const url = (await proc.url).replace(/^http/, "ws");
     const metric = async (name: string): Promise<number> => {

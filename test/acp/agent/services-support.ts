@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AcpClient, type AcpAgentConfig, type ClientPermissionPolicy, type HostAuditEvent } from "../../../src/acp/client/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
-import { bin, cleanEnv } from "./serve-support.js";
+import { bin, cleanEnv, serveBehindBridge } from "./serve-support.js";
 import { pidAlive } from "../../support/processes.js";
-import { serveBehindBridge } from "../../support/serve-bridge.js";
 export { pidAlive };
 
 export { bin, cleanEnv };
@@ -52,39 +51,20 @@ export function serveEnv(ws: Workspace, extra: Record<string, string> = {}): Rec
 }
 
 /**
- * Our AcpClient driving `agentkit-acp serve` with the given serve arguments, serve in-process
- * behind a bridge process (`serveBehindBridge`: each agent process the client starts gets a
- * fresh serve); `extra.env` reaches serve.
+ * Our AcpClient driving `agentkit-acp serve` with the given serve arguments (`extra.env` reaches
+ * serve). serve runs in-process behind a bridge process (`serveBehindBridge`: each agent process
+ * the client starts gets a fresh serve); `process: true` gives the client the bin itself, for a
+ * test about serve's process (its pid, signals, a crash).
  */
 export async function startServeClient(
   ws: Workspace,
   serveArgs: string[],
-  extra: Partial<AcpAgentConfig> = {},
+  { process: own = false, ...extra }: Partial<AcpAgentConfig> & { process?: boolean } = {},
   policy?: ClientPermissionPolicy,
 ): Promise<AcpClient> {
-  const agent = await serveBehindBridge(serveArgs, { cwd: ws.cwd, env: { ...serveEnv(ws), ...extra.env } });
-  return startServeClientProcess(ws, serveArgs, { ...extra, command: agent.command, args: agent.args }, policy);
-}
-
-/** `startServeClient` with serve a process of its own, for a test about the process (its pid, signals, a crash). */
-export async function startServeClientProcess(
-  ws: Workspace,
-  serveArgs: string[],
-  extra: Partial<AcpAgentConfig> = {},
-  policy?: ClientPermissionPolicy,
-): Promise<AcpClient> {
-  return AcpClient.start(
-    {
-      command: process.execPath,
-      args: [bin, "serve", ...serveArgs],
-      cwd: ws.cwd,
-      env: serveEnv(ws),
-      inheritEnv: false,
-      stderr: "ignore",
-      ...extra,
-    },
-    policy,
-  );
+  const env = { ...serveEnv(ws), ...extra.env };
+  const agent = own ? { command: process.execPath, args: [bin, "serve", ...serveArgs] } : await serveBehindBridge(serveArgs, { cwd: ws.cwd, env });
+  return AcpClient.start({ cwd: ws.cwd, inheritEnv: false, stderr: "ignore", ...extra, env, command: agent.command, args: agent.args }, policy);
 }
 
 /** Collects host audit events (the hosts' `onRequest`). */

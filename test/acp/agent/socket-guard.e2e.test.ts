@@ -2,7 +2,7 @@ import { connect, type Socket } from "node:net";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { CONNECTIONS_CHECK_MS, HEADERS_TIMEOUT_MS } from "../../../src/acp/agent/socket-guard.js";
-import { ListeningServe, connectOver } from "./http-support.js";
+import { startListening, connectOver } from "./http-support.js";
 import { tempDir } from "./support.js";
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
@@ -62,7 +62,7 @@ describe("serve --listen: raw sockets are bounded", () => {
     async () => {
       const dir = tempDir("agentkit-sockets-");
       cleanups.push(() => dir.remove());
-      const proc = new ListeningServe(["--model", "demo"], { cwd: dir.path, prefix: ["prlimit", "--nofile=256:256"] });
+      const proc = startListening(["--model", "demo"], { cwd: dir.path, process: true, prefix: ["prlimit", "--nofile=256:256"] });
       cleanups.push(() => proc.kill());
       const url = await proc.url;
       const port = Number(new URL(url).port);

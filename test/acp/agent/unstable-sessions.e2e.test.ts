@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
-import { InProcessServe } from "./serve-support.js";
+import { openServe, type InProcessServe } from "./serve-support.js";
 import { tempDir } from "./support.js";
 
 /** The official SDK client from its `/unstable` entrypoint, recording updates. */
@@ -31,7 +31,7 @@ function startServe(extra: string[] = []) {
   // Every turn answers with the transcript the model was sent: a fork's first answer shows its inherited history.
   writeFileSync(scriptPath, JSON.stringify({ steps: [{ echo: "transcript" }], onExhausted: "repeat-last" }));
   const state = join(dir.path, "state");
-  const proc = new InProcessServe(["--model", `scripted:${scriptPath}`, "--state-dir", state, ...extra], { cwd: dir.path });
+  const proc = openServe(["--model", `scripted:${scriptPath}`, "--state-dir", state, ...extra], { cwd: dir.path });
   const client = sdkClient(proc);
   cleanups.push(
     () => dir.remove(),

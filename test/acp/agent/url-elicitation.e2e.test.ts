@@ -3,8 +3,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, type AcpUrlElicitation } from "../../../src/acp/client/index.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { InProcessServe } from "./serve-support.js";
-import { serveBehindBridge } from "../../support/serve-bridge.js";
+import { openServe, serveBehindBridge } from "./serve-support.js";
 import { typeKey } from "./key-page-support.js";
 import { Workspace, serveEnv } from "./services-support.js";
 import { tempDir } from "./support.js";
@@ -33,7 +32,7 @@ async function setup(replies: number) {
 describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
   it("official SDK client: elicitation/create (url, session-scoped) → the human pastes the key on the page → complete → the prompt runs with it; logout forgets it", async () => {
     const { mock, ws, serveArgs } = await setup(1);
-    const proc = new InProcessServe(serveArgs, { cwd: ws.cwd, env: serveEnv(ws) });
+    const proc = openServe(serveArgs, { cwd: ws.cwd, env: serveEnv(ws) });
     const requests: acp.CreateElicitationRequest[] = [];
     const completes: string[] = [];
     let completeSeen: () => void = () => undefined;
@@ -109,7 +108,7 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
       [serveArgs, {}],
       [[...serveArgs, "--key-page-timeout", "0"], { elicitation: { url: {} } }],
     ] as const) {
-      const proc = new InProcessServe([...args], { cwd: ws.cwd, env: serveEnv(ws) });
+      const proc = openServe([...args], { cwd: ws.cwd, env: serveEnv(ws) });
       // A client that would answer: the refusal must come from serve not asking, not from this answer.
       let asked = 0;
       const connection = acp
@@ -129,7 +128,7 @@ describe("URL elicitation of a missing model key (serve ↔ clients)", () => {
       expect(asked).toBe(0);
     }
     // A client that advertises elicitation.url but answers the request with an error: -32000 saying so.
-    const proc = new InProcessServe([...serveArgs], { cwd: ws.cwd, env: serveEnv(ws) });
+    const proc = openServe([...serveArgs], { cwd: ws.cwd, env: serveEnv(ws) });
     const connection = acp
       .client({ name: "sdk-url-error" })
       .onRequest(acp.methods.client.elicitation.create, () => {

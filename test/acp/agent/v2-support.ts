@@ -1,6 +1,6 @@
 import { Readable, Writable } from "node:stream";
 import * as V2 from "@agentclientprotocol/sdk/experimental/v2/unstable";
-import type { InProcessServe, ServeProcess } from "./serve-support.js";
+import type { Serve } from "./serve-support.js";
 
 export const info = { name: "v2-test", version: "1" };
 
@@ -19,7 +19,7 @@ export class V2Client {
   readonly #waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
   readonly connection: V2.ClientConnection;
 
-  constructor(readonly proc: ServeProcess | InProcessServe) {
+  constructor(readonly proc: Serve) {
     const app = V2.client({ name: "v2-test" })
       .onNotification(V2.methods.client.session.update, ({ params }) => {
         this.updates.push(params);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod/v4";
 import { AcpClient, CapabilityError, type AcpInProcessMcpServer, type ClientLifecycleEvent } from "../../../src/acp/client/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
-import { Workspace, startServeClient, startServeClientProcess } from "../agent/services-support.js";
+import { Workspace, startServeClient } from "../agent/services-support.js";
 import { fixtureConfig, repoRoot } from "./helpers.js";
 import { agentFixture } from "../../support/fixture-agents.js";
 
@@ -128,7 +128,7 @@ describe("MCP over ACP: our client's in-process MCP server ↔ agentkit-acp serv
     const ws = new Workspace("agentkit-mcp-acp-recover-");
     cleanups.push(() => ws.cleanup());
     const steps = [call("calc__add", { a: 1, b: 2 }), echo];
-    const recovering = await startServeClientProcess(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all"], { recovery: { enabled: true, maxRestarts: 1 } });
+    const recovering = await startServeClient(ws, ["--model", `scripted:${ws.script(steps)}`, "--approve", "auto-all"], { process: true, recovery: { enabled: true, maxRestarts: 1 } });
     cleanups.push(() => recovering.close());
     const recovered = new Promise<ClientLifecycleEvent>((resolve) => recovering.onLifecycle((event) => event.type !== "agent_exited" && resolve(event)));
     const calc = calculator();

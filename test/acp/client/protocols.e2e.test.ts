@@ -5,9 +5,8 @@ import { McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 import { ClientPermissionPolicy, type AcpAgentConfig, type AcpClient, type AcpSession } from "../../../src/acp/client/index.js";
 import { startMockAnthropic } from "../../../src/testing/index.js";
-import { gone, hanging, startedPid } from "../agent/serve-support.js";
+import { gone, hanging, serveBehindBridge, startedPid, type BridgedServe } from "../agent/serve-support.js";
 import { runCli as runCliInProcess, type CliRun } from "../../support/cli.js";
-import { serveBehindBridge, type BridgedServe } from "../../support/serve-bridge.js";
 import { expectSignOutAndIn, repoRoot, startAgent, tempDir } from "./helpers.js";
 
 // v1/v2 parity: one suite, run once per protocol. Our AcpClient speaks v1; with `protocol: "v2"`

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AcpSessionEvent, ClientLifecycleEvent } from "../../../src/acp/client/index.js";
 import { AcpClient, AgentConnectionError, ClientPermissionPolicy, TurnInterruptedError } from "../../../src/acp/client/index.js";
-import { ListeningServe, TOKEN } from "../agent/http-support.js";
+import { startListening, type ListeningServe, TOKEN } from "../agent/http-support.js";
 import { cleanEnv, writeScript } from "../agent/serve-support.js";
 import { tempDir } from "../agent/support.js";
 import { runCli } from "../../support/cli.js";
@@ -17,8 +17,9 @@ function workspace(): string {
   return dir.path;
 }
 
-function listen(args: string[], cwd: string, listenAt?: string): ListeningServe {
-  const proc = new ListeningServe(args, { cwd, ...(listenAt ? { listen: listenAt } : {}) });
+/** `startListening`, ended after the test; `process: true` where the test kills the instance. */
+function listen(args: string[], cwd: string, options: { listen?: string; process?: true } = {}): ListeningServe {
+  const proc = startListening(args, { cwd, ...options });
   cleanups.push(() => proc.kill());
   return proc;
 }
@@ -43,7 +44,7 @@ describe.each(["http", "ws"] as const)("AcpClient to a served agent over %s", (t
   it("a dropped connection: the running turn rejects as interrupted, the client reconnects, the session is re-attached with its history", async () => {
     const dir = workspace();
     const first = writeScript(dir, [{ text: "first answer" }, { hang: true, text: "working" }], "a.json");
-    const a = listen(["--model", `scripted:${first}`], dir);
+    const a = listen(["--model", `scripted:${first}`], dir, { process: true });
     const url = (await a.url).replace(/^http/, transport);
     const port = new URL(url).port;
     const c = await client(url, dir);
@@ -73,7 +74,7 @@ describe.each(["http", "ws"] as const)("AcpClient to a served agent over %s", (t
 
     // Another instance on the same address with the same state directory (a restart).
     const second = writeScript(dir, [{ echo: "transcript" }], "b.json");
-    listen(["--model", `scripted:${second}`], dir, `127.0.0.1:${port}`);
+    listen(["--model", `scripted:${second}`], dir, { listen: `127.0.0.1:${port}` });
     expect(await recovered).toMatchObject({ type: "recovered", sessions: [session.sessionId] });
     const result = await session.prompt("three");
     expect(result.stopReason).toBe("end_turn");
@@ -101,7 +102,7 @@ describe("prompt --agent URL", () => {
 
   it("a turn interrupted by the instance's death: the error says so and, piped, names the session to continue with (exit 1)", async () => {
     const dir = workspace();
-    const a = listen(["--model", `scripted:${writeScript(dir, [{ hang: true, text: "working" }])}`], dir);
+    const a = listen(["--model", `scripted:${writeScript(dir, [{ hang: true, text: "working" }])}`], dir, { process: true });
     const url = await a.url;
     let killed: Promise<void> | undefined;
     const run = await runCli(["prompt", "--agent", url, "--cwd", dir, "Fix the login bug"], {

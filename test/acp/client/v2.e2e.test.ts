@@ -5,7 +5,7 @@ import { ClientPermissionPolicy, ProtocolVersionError, type AcpSessionEvent } fr
 import { startAgent as start, tempDir } from "./helpers.js";
 import { runCli as runCliInProcess, runCliProcess, type CliRun } from "../../support/cli.js";
 import { agentFixture } from "../../support/fixture-agents.js";
-import { serveBehindBridge } from "../../support/serve-bridge.js";
+import { serveBehindBridge } from "../agent/serve-support.js";
 
 const v2Fixture = agentFixture("v2-agent.mjs");
 

@@ -16,13 +16,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** A fake /proc: `stat` lines as the kernel writes them (the command may hold spaces and ")"). */
 function fakeProc(): string {
   const root = join(dir, "proc");
-  const stat = (pid: number, state: string, pgrp: number, start: number): string =>
-    `${pid} (a) b) ${state} 1 ${pgrp} ${pgrp} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 ${start} 0 0\n`;
+  // `children`: the reaped children's user and system clock ticks (cutime, cstime).
+  const stat = (pid: number, state: string, pgrp: number, start: number, children = [0, 0]): string =>
+    `${pid} (a) b) ${state} 1 ${pgrp} ${pgrp} 0 -1 4194560 0 0 0 0 0 0 ${children.join(" ")} 20 0 1 0 ${start} 0 0\n`;
   const add = (pid: number | string, files: Record<string, string>): void => {
     mkdirSync(join(root, String(pid)), { recursive: true });
     for (const [name, text] of Object.entries(files)) writeFileSync(join(root, String(pid), name), text);
   };
-  add("self", { stat: stat(1, "R", 1, 1), limits: "Limit  Soft Limit  Hard Limit  Units\nMax open files            1024                 4096                 files\n" });
+  add("self", { stat: stat(1, "R", 1, 1, [12, 3]), limits: "Limit  Soft Limit  Hard Limit  Units\nMax open files            1024                 4096                 files\n" });
   add(100, { stat: stat(100, "S", 100, 5000), cmdline: "node\0agent.js\0", environ: "A=1\0AGENTKIT_ORPHAN_WATCH=ab\0" });
   add(101, { stat: stat(101, "Z", 100, 5001), environ: "" });
   add(102, { stat: stat(102, "R", 100, 5002), environ: "AGENTKIT_ORPHAN_WATCH=abc\0" });
@@ -60,10 +61,12 @@ describe("the process seam per platform", () => {
     expect(linux.groupsWithEnv("AGENTKIT_ORPHAN_WATCH=ab")).toEqual([100]); // whole entries only: "abc" is another
     expect(linux.commandLine(100)).toBe("node agent.js");
     expect(linux.openFileLimit()).toBe(1024);
+    expect(linux.reapedChildrenCpuMs()).toBe(150); // (12 + 3) ticks of 10 ms
     for (const platform of ["darwin", "win32"] as const) {
       const other = procReader({ platform, root });
       expect(other.available).toBe(false);
-      expect([other.startTime(100), other.state(100), other.groupMembers(100), other.groupsWithEnv("A=1"), other.commandLine(100), other.openFileLimit()]).toEqual([
+      expect([other.startTime(100), other.state(100), other.groupMembers(100), other.groupsWithEnv("A=1"), other.commandLine(100), other.openFileLimit(), other.reapedChildrenCpuMs()]).toEqual([
+        undefined,
         undefined,
         undefined,
         undefined,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { INTERRUPTED_TOOL_TEXT } from "../../../../src/acp/agent/index.js";
-import { cleanUp, label, onCleanup, sessionRecords, startServe, startServeProcess, textOf, workspace, writeScriptFile } from "./support.js";
+import { cleanUp, label, onCleanup, sessionRecords, startServe, textOf, workspace, writeScriptFile } from "./support.js";
 import { killGroup, startTimeOf } from "../../../support/processes.js";
 
 afterEach(cleanUp);
@@ -28,7 +28,7 @@ describe("kill -9 of serve in the middle of a turn", () => {
       killGroup(command.pid, command.startedAt);
     });
 
-    const a = await startServeProcess(args, ws);
+    const a = await startServe(args, ws, { process: true });
     const { sessionId: sid } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "write a.txt" }] })).stopReason).toBe("end_turn");
     const pending = a.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "run the long command" }] });
@@ -123,7 +123,7 @@ describe("kill -9 of serve in the middle of a turn", () => {
     const { root, ws, state } = workspace();
     const script = writeScriptFile(root, "script.json", { steps: [{ hang: true, text: "working" }] });
     const args = ["--model", `scripted:${script}`, "--state-dir", state];
-    const a = await startServeProcess(args, ws);
+    const a = await startServe(args, ws, { process: true });
     const { sessionId: sid } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     a.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "Fix the login bug" }] }).catch(() => undefined); // never answered: killed
     await a.client.waitFor(() => textOf(a.client.updates(sid), "agent_message_chunk") === "working", "the model to stream");

@@ -29,7 +29,7 @@ describe("serve --retain", () => {
     const files = new JsonlSessionStore({ stateDir: state, logger: silentLogger });
     await oldSessions(files, ["old-1", "old-2"], ws);
     await files.create({ sessionId: "fresh", cwd: ws });
-    const s = await startServe(["--model", "demo", "--state-dir", state, "--retain", "30d"], ws, env);
+    const s = await startServe(["--model", "demo", "--state-dir", state, "--retain", "30d"], ws, { env });
     expect(s.proc.stderr).toMatch(/sessions not updated for 30 days are deleted \(--retain\)/);
     await until(() => deleted(s.proc.stderr, "old-1") && deleted(s.proc.stderr, "old-2"), 20_000);
     // Another process writes an old session into the same state directory: the next sweep finds it.
@@ -53,7 +53,7 @@ describe("serve --retain", () => {
     // Instance A (no retention) opens the old session: it holds its lease from now on.
     const a = await startServe(["--model", "demo", "--store", db.url], ws);
     await a.agent.request(acp.methods.agent.session.load, { sessionId: "old-open", cwd: ws, mcpServers: [] });
-    const b = await startServe(["--model", "demo", "--store", db.url, "--retain", "7"], ws, env);
+    const b = await startServe(["--model", "demo", "--store", db.url, "--retain", "7"], ws, { env });
     // The first run ends having deleted one and kept one.
     await until(() => b.proc.stderr.includes("retention: run done"), 20_000);
     expect(deleted(b.proc.stderr, "old-idle")).toBe(true);

@@ -4,17 +4,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SESSION_ACTIVE_ELSEWHERE, SESSION_LEASE_LOST } from "../../../../src/acp/agent/index.js";
 import { silentLogger } from "../../../../src/core/index.js";
 import { openPostgresStore } from "../../../../src/store/postgres/index.js";
-import { bin, cleanEnv } from "../serve-support.js";
+import { cleanEnv, serveBehindBridge } from "../serve-support.js";
 import { createTestDatabase, postgresOrSkip } from "../../../support/postgres.js";
 import { runCli } from "../../../support/cli.js";
 import { startTcpProxy } from "../../../support/tcp-proxy.js";
-import { cleanUp, label, onCleanup, startServe, startServeProcess, textOf, workspace, writeScriptFile } from "./support.js";
+import { cleanUp, label, onCleanup, startServe, textOf, workspace, writeScriptFile } from "./support.js";
 
 afterEach(cleanUp);
 const pg = await postgresOrSkip("serve --store postgres://… tests");
 
-const run = (args: string[], env = cleanEnv()) => spawnSync(process.execPath, [bin, "serve", ...args], { encoding: "utf8", env, input: "", timeout: 30_000 });
-// Flag checks need no process of their own (in-process: exit code and output are the point).
+// Checks of flags and configuration need no process of their own (in-process: exit code and output are the point).
 const check = (args: string[], env = cleanEnv()) => runCli(["serve", ...args], { cwd: process.cwd(), env });
 
 describe("serve --store: bad store configuration exits 2 saying what to fix", () => {
@@ -43,8 +42,8 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
   it("an unreachable database: exit 2 naming host and port, password not shown, stdout clean", async () => {
     const closed = await startTcpProxy("127.0.0.1", 1);
     await closed.cut();
-    const r = run(["--model", "demo", "--store", `postgres://agent:s3cret@127.0.0.1:${closed.port}/agents`]);
-    expect(r.status).toBe(2);
+    const r = await check(["--model", "demo", "--store", `postgres://agent:s3cret@127.0.0.1:${closed.port}/agents`]);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`cannot use the session store: nothing accepts connections at 127\\.0\\.0\\.1:${closed.port}/agents: start PostgreSQL there or fix the host/port`));
     expect(r.stderr).not.toContain("s3cret");
     expect(r.stdout).toBe("");
@@ -64,11 +63,11 @@ describe("serve --store: bad store configuration exits 2 saying what to fix", ()
     expect(JSON.parse(r.stdout)).toEqual([false, true]);
   });
 
-  it.runIf(pg.url)("a database that does not exist: exit 2 saying to create it", () => {
+  it.runIf(pg.url)("a database that does not exist: exit 2 saying to create it", async () => {
     const url = new URL(pg.url!);
     url.pathname = "/agentkit_missing_db";
-    const r = run(["--model", "demo", "--store", url.toString()]);
-    expect(r.status).toBe(2);
+    const r = await check(["--model", "demo", "--store", url.toString()]);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/database "agentkit_missing_db" does not exist.*create it \(createdb\)/);
   });
 });
@@ -81,7 +80,7 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
     // A 5 s lease (default 10 s; the default's length is tested in test/store/session-leases.test.ts).
     const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "5000"];
-    const a = await startServeProcess(args, ws);
+    const a = await startServe(args, ws, { process: true });
     expect(a.proc.stderr).toMatch(/kept in PostgreSQL at postgres:\/\/postgres@/);
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
@@ -129,13 +128,13 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
     // 8 s: longer than prompt and its serve take to start on a busy machine, so the lease is still held then.
     const args = ["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "8000"];
-    const a = await startServeProcess(args, ws);
+    const a = await startServe(args, ws, { process: true });
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
     a.proc.kill(); // SIGKILL: its lease stays until it expires
     await a.proc.exited;
-    const agent = [process.execPath, bin, "serve", ...args].map((a) => `"${a}"`).join(" ");
-    const r = await runCli(["prompt", "--agent", agent, "--cwd", ws, "--session", sessionId, "still there?"], { cwd: ws, env: cleanEnv() });
+    const agent = await serveBehindBridge(args, { cwd: ws, env: cleanEnv() });
+    const r = await runCli(["prompt", "--agent", agent.line, "--cwd", ws, "--session", sessionId, "still there?"], { cwd: ws, env: cleanEnv() });
     expect(r.stderr).toContain(`(session ${sessionId} is still leased by another instance until `);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("user: hello there\nassistant: first answer\nuser: still there?");
@@ -146,7 +145,7 @@ describe.runIf(pg.url)("serve --store postgres://… through the real CLI", () =
     onCleanup(() => db.drop());
     const { root, ws } = workspace();
     const file = writeScriptFile(root, "s.json", { stepFrom: "transcript", steps: [{ text: "first answer" }, { echo: "transcript" }] });
-    const a = await startServeProcess(["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "3000"], ws);
+    const a = await startServe(["--model", `scripted:${file}`, "--store", db.url, "--lease-ttl", "3000"], ws, { process: true });
     const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
     expect((await a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hello there" }] })).stopReason).toBe("end_turn");
 

@@ -4,7 +4,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ScriptFile } from "../../../../src/testing/scripted-script.js";
 import type { ClientConnection } from "@agentclientprotocol/sdk";
-import { connectServe, connectServeInProcess } from "../serve-support.js";
+import { connectServe } from "../serve-support.js";
 import { tempDir } from "../support.js";
 
 export { select, textOf } from "../support.js";
@@ -37,16 +37,12 @@ export function writeScriptFile(dir: string, name: string, file: ScriptFile): st
 }
 
 /**
- * `agentkit-acp serve ARGS` in-process (`InProcessServe`: what serve says over ACP and on
- * stderr, its store) with the official SDK client, initialized; ended after the test.
+ * `agentkit-acp serve ARGS` (`connectServe`: in-process, what serve says over ACP and on stderr,
+ * its store; `process: true` for a test about the process, kill -9, SIGSTOP) with the official
+ * SDK client, initialized; ended after the test.
  */
-export function startServe(args: string[], cwd: string, processEnv?: NodeJS.ProcessEnv) {
-  return initialized(connectServeInProcess(["--log-level", "debug", ...args], { cwd, ...(processEnv ? { env: processEnv } : {}) }));
-}
-
-/** `startServe` with serve a process of its own: for a test about the process (kill -9, SIGSTOP). */
-export function startServeProcess(args: string[], cwd: string, processEnv?: NodeJS.ProcessEnv) {
-  return initialized(connectServe(["--log-level", "debug", ...args], { cwd, ...(processEnv ? { env: processEnv } : {}) }));
+export function startServe<O extends { env?: NodeJS.ProcessEnv; process?: true } = Record<never, never>>(args: string[], cwd: string, options?: O) {
+  return initialized(connectServe(["--log-level", "debug", ...args], { cwd, ...options } as { cwd: string } & O));
 }
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
