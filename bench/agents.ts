@@ -25,6 +25,9 @@
  * node_modules linked, `npm run build`) for each provider as one more interleaved row:
  * before/after figures taken under the same machine load.
  * BENCH_FLOOR_NO_HISTORY=1 adds the floor that sends only the latest prompt (before 2026-12-03) as a row.
+ * BENCH_SERVE_NODE_ARGS="A|B" adds, per provider, a serve row started with each set of node flags
+ * (space-separated; e.g. "--min-semi-space-size=8"), each with its own code cache, and the idle
+ * sessions' RSS under each.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -152,6 +155,7 @@ const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
 const warmWindows: Record<number, { agent: string; from: number; to: number; first: { from: number; to: number } }> = {};
 const serveArgs = (provider: Provider): string[] => ["serve", "--model", specs[provider], "--base-url", baseUrl, "--log-level", "warn"];
 const baseline = process.env.BENCH_BASELINE;
+const nodeArgVariants = (process.env.BENCH_SERVE_NODE_ARGS ?? "").split("|").filter(Boolean);
 /** Each agent's command and the floor (a bare agent on the same wire format) it is compared with. */
 const agents: Record<string, { command: string[]; floor?: string; env?: NodeJS.ProcessEnv }> = {};
 /** A serve row's own code cache (see the header). */
@@ -163,6 +167,7 @@ for (const provider of providers) {
   if (process.env.BENCH_FLOOR_NO_HISTORY) agents[`${floor}, no history`] ??= { command: [...agents[floor].command, "--no-history"] };
   if (baseline) agents[`serve ${provider} (baseline)`] = { command: [...profile, join(baseline, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor, env: ownCache(`${provider} baseline`) };
   agents[`serve ${provider}`] = { command: [...profile, join(root, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor, env: ownCache(provider) };
+  for (const flags of nodeArgVariants) agents[`serve ${provider} ${flags}`] = { command: [...profile, ...flags.split(" "), join(root, "bin/agentkit-acp.js"), ...serveArgs(provider)], floor, env: ownCache(`${provider} ${flags}`) };
   if (provider === "openai-compatible" && coalesceMs !== "0") {
     agents[`serve ${provider} --coalesce-ms ${coalesceMs}`] = { ...agents[`serve ${provider}`]!, command: [...agents[`serve ${provider}`]!.command, "--coalesce-ms", coalesceMs] };
   }
@@ -222,6 +227,10 @@ try {
   const first = providers[0]!;
   const perSession = await idleSessions([join(root, "bin/agentkit-acp.js"), ...serveArgs(first), "--max-sessions", "1000"], env, work, 200);
   lines.push(`200 idle sessions in one serve process (${first}): ${perSession.toFixed(0)} KiB RSS each`, "");
+  for (const flags of nodeArgVariants) {
+    const kib = await idleSessions([...flags.split(" "), join(root, "bin/agentkit-acp.js"), ...serveArgs(first), "--max-sessions", "1000"], env, work, 200);
+    lines.push(`the same with ${flags}: ${kib.toFixed(0)} KiB RSS each`, "");
+  }
   process.stdout.write(lines.join("\n"));
   if (profileDir) writeFileSync(join(profileDir, "warm-windows.json"), JSON.stringify(warmWindows));
 } finally {

@@ -24,10 +24,14 @@
  * the baseline rows (default BENCH_SERVE_ARGS; e.g. BENCH_BASELINE=. BENCH_SERVE_ARGS=--no-persist
  * BENCH_BASELINE_ARGS=" " puts one build with and without a flag side by side).
  * BENCH_NODE_ARGS: node flags for every agent (e.g. `--single-threaded-gc`).
+ * Only the measured phase (after BENCH_WARMUP): BENCH_PERF_PHASE=DIR attaches `perf record` to every agent (all threads,
+ * serve unbundled; CPU figures stay the agent's; bench/perf-owners.mjs sums the profiles by owner), BENCH_STRACE_PHASE=DIR
+ * `strace -f -c` (syscalls); BENCH_PHASE_SIGNAL=SIG is sent to every agent as it starts (a preload's mark or heap sample,
+ * given with BENCH_NODE_ARGS=--import …). BENCH_AGENT_STDOUT=DIR keeps each agent's stdout (e.g. with `--trace-opt`).
  * BENCH_FLOOR_NO_HISTORY=1 adds the floor that sends only the latest prompt (the floor before 2026-12-03) as a row.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,12 +82,37 @@ const model = await startMockModel(deltas);
 const work = mkdtempSync(join(tmpdir(), "agentkit-bench-floor-"));
 
 interface Listening {
+  name: AgentName;
   pid: number;
   url: string;
   stop(): Promise<void>;
 }
 
 let perfRuns = 0;
+/**
+ * A tool attached to each agent for the measured prompting phase only (after any warm-up), stopped with SIGINT at its
+ * end; the CPU figures stay the agent's own. BENCH_PERF_PHASE=DIR: `perf record` of every thread (DIR/NAME-N.data; serve
+ * unbundled, node --perf-basic-prof; bench/perf-owners.mjs reads it). BENCH_STRACE_PHASE=DIR: `strace -f -c`, the
+ * syscalls of the phase (DIR/NAME-N.txt).
+ */
+const phaseTool: { dir: string; command: string[] } | undefined = process.env.BENCH_PERF_PHASE
+  ? { dir: process.env.BENCH_PERF_PHASE, command: ["perf", "record", "-g", "-e", "cpu-clock", "-F", "2000", "-p", "{pid}", "-o", "{out}.data"] }
+  : process.env.BENCH_STRACE_PHASE
+    ? { dir: process.env.BENCH_STRACE_PHASE, command: ["strace", "-f", "-c", "-p", "{pid}", "-o", "{out}.txt"] }
+    : undefined;
+
+/** Starts the phase's tool on the agent; the returned function stops it and waits for its output. */
+async function attachPhaseTool(agent: Listening, tool: NonNullable<typeof phaseTool>): Promise<() => Promise<void>> {
+  const out = join(tool.dir, `${agent.name}-${++perfRuns}`);
+  const [command, ...args] = tool.command.map((a) => a.replace("{pid}", String(agent.pid)).replace("{out}", out));
+  const child = spawn(command!, args, { stdio: "ignore" });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await new Promise((resolve) => setTimeout(resolve, 500)); // neither tool says when it has attached; both have by then
+  return async () => {
+    child.kill("SIGINT");
+    await exited;
+  };
+}
 
 function startAgent(name: AgentName): Promise<Listening> {
   /** The checkout whose serve this is (undefined: a floor). */
@@ -96,9 +125,12 @@ function startAgent(name: AgentName): Promise<Listening> {
          "--state-dir", mkdtempSync(join(work, "state-")), "--log-level", "info", "--max-sessions", "5000", "--max-connections", "5000", ...(name === "serve" ? extraServeArgs : baselineArgs)];
   // BENCH_PERF=DIR: on-CPU profile of every thread (V8's --cpu-prof samples wall time), serve unbundled so frames name their files.
   const perfDir = process.env.BENCH_PERF;
-  if (perfDir && checkout !== undefined) args.splice(args.findIndex((a) => a.endsWith("bin/agentkit-acp.js")), 1, join(root, "bench/serve-unbundled.mjs"), checkout);
+  if (process.env.BENCH_PERF_PHASE) args.unshift("--perf-basic-prof");
+  if ((perfDir || process.env.BENCH_PERF_PHASE) && checkout !== undefined) args.splice(args.findIndex((a) => a.endsWith("bin/agentkit-acp.js")), 1, join(root, "bench/serve-unbundled.mjs"), checkout);
   const perf = perfDir ? ["record", "-g", "-e", "cpu-clock", "-F", "2000", "-o", join(perfDir, `${name}-${++perfRuns}.data`), "--", process.execPath, "--perf-basic-prof"] : [];
-  const child = spawn(perfDir ? "perf" : process.execPath, [...perf, ...args], { cwd: work, env: { ...process.env, AGENTKIT_ACP_TOKEN: TOKEN }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(perfDir ? "perf" : process.execPath, [...perf, ...args], { cwd: work, env: { ...process.env, AGENTKIT_ACP_TOKEN: TOKEN }, stdio: ["ignore", process.env.BENCH_AGENT_STDOUT ? "pipe" : "ignore", "pipe"] });
+  // BENCH_AGENT_STDOUT=DIR: each agent's stdout (e.g. BENCH_NODE_ARGS=--trace-opt) into DIR/NAME-PID.txt.
+  if (process.env.BENCH_AGENT_STDOUT) child.stdout!.pipe(createWriteStream(join(process.env.BENCH_AGENT_STDOUT, `${name}-${child.pid}.txt`)));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async (): Promise<void> => {
     child.kill("SIGTERM");
@@ -108,10 +140,10 @@ function startAgent(name: AgentName): Promise<Listening> {
   };
   let stderr = "";
   return new Promise((resolve, reject) => {
-    child.stderr.on("data", (data: Buffer) => {
+    child.stderr!.on("data", (data: Buffer) => {
       stderr += data.toString();
       const url = /listening on (http:\/\/\S+\/acp)/.exec(stderr)?.[1];
-      if (url) resolve({ pid: child.pid!, url, stop });
+      if (url) resolve({ name, pid: child.pid!, url, stop });
     });
     void exited.then(() => reject(new Error(`${name} exited before listening:\n${stderr}`)));
   });
@@ -183,6 +215,9 @@ interface Sample {
 async function promptPhase(agent: Listening, clients: Client[], sessions: { prompt(): Promise<number> }[], turns: number): Promise<Omit<Sample, "peakRssMb">> {
   // BENCH_WARMUP=N: N turns per session first, not measured (the JIT's warm-up paid before: the steady state).
   for (let i = 0; i < WARMUP; i++) await Promise.all(sessions.map((s) => s.prompt()));
+  const stopTool = phaseTool ? await attachPhaseTool(agent, phaseTool) : undefined;
+  // BENCH_PHASE_SIGNAL=SIG: sent to the agent as the phase starts (e.g. a preload's mark or heap sampling, BENCH_NODE_ARGS=--import …).
+  if (process.env.BENCH_PHASE_SIGNAL) process.kill(agent.pid, process.env.BENCH_PHASE_SIGNAL as NodeJS.Signals);
   const cpuBefore = cpuMs(agent.pid);
   const bytesBefore = clients.reduce((n, c) => n + c.bytes(), 0);
   const updatesBefore = clients.reduce((n, c) => n + c.messages(), 0);
@@ -190,6 +225,7 @@ async function promptPhase(agent: Listening, clients: Client[], sessions: { prom
   const started = performance.now();
   await Promise.all(sessions.map(async (s) => { for (let i = 0; i < turns; i++) latencies.push(await s.prompt()); }));
   const wallMs = performance.now() - started;
+  await stopTool?.();
   const count = sessions.length * turns;
   return { cpuPerTurn: (cpuMs(agent.pid) - cpuBefore) / count, wallMs, latencies, bytesPerTurn: (clients.reduce((n, c) => n + c.bytes(), 0) - bytesBefore) / count,
     updatesPerTurn: (clients.reduce((n, c) => n + c.messages(), 0) - updatesBefore) / count };

@@ -9,7 +9,11 @@
  * Run: npm run build && npx tsx bench/warm-threads.ts [runs=5]
  * BENCH_BASELINE=DIR adds another built checkout's serve as a row; PROMPTS=N (default 3);
  * PROVIDER=openai|anthropic (default openai-compatible) and its floor's wire format;
- * FLAGS="--no-concurrent-recompilation" passes node flags to every agent.
+ * Also the CPU from spawn to session/new answered (start-up).
+ * FLAGS="--no-concurrent-recompilation" passes node flags to every agent; SERVE_FLAGS="A|B" adds a
+ * serve row per variant (node flags, space-separated) beside the plain one, in the same run.
+ * Every serve row has a code cache of its own (V8 refuses a cache made under other V8 flags: its
+ * flag hash), written by an uncounted warm-up run (run -1) of each agent.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -29,6 +33,8 @@ const work = mkdtempSync(join(tmpdir(), "agentkit-threads-"));
 const env = { ...process.env, AGENTKIT_STATE_DIR: join(work, "state"), OPENAI_API_KEY: "test", ANTHROPIC_API_KEY: "test" };
 const provider = process.env.PROVIDER ?? "openai-compatible";
 const agents = providerAgents(root, model.baseUrl, provider);
+for (const variant of (process.env.SERVE_FLAGS ?? "").split("|").filter(Boolean)) agents[`serve ${variant}`] = [...variant.split(" "), ...(agents.serve ?? [])];
+const rowEnv = (name: string): NodeJS.ProcessEnv => (name.startsWith("serve") ? { ...env, NODE_COMPILE_CACHE: join(work, "code-cache", name.replace(/[^a-z0-9-]+/g, "_")) } : env);
 
 /** CPU ms per thread: "main", and V8's workers summed under "workers". */
 function threadCpu(pid: number): { main: number; workers: number } {
@@ -47,18 +53,19 @@ function threadCpu(pid: number): { main: number; workers: number } {
 
 const samples: Record<string, Array<{ main: number; workers: number }>> = {};
 try {
-  for (let run = 0; run < runs; run++) {
+  for (let run = -1; run < runs; run++) {
     for (const [name, command] of Object.entries(agents)) {
-      const child = spawn(process.execPath, [...flags, ...command], { env, stdio: ["pipe", "pipe", "inherit"] });
+      const child = spawn(process.execPath, [...flags, ...command], { env: rowEnv(name), stdio: ["pipe", "pipe", "inherit"] });
       const { client, exited } = clientOn(child);
       try {
         await client.agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
         const { sessionId } = await client.agent.request(acp.methods.agent.session.new, { cwd: work, mcpServers: [] });
+        if (run >= 0) (samples[`${name} start-up`] ??= []).push(threadCpu(child.pid ?? 0));
         for (let i = 1; i <= prompts; i++) {
           const before = threadCpu(child.pid ?? 0);
           await client.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "stream" }] });
           const after = threadCpu(child.pid ?? 0);
-          (samples[`${name} p${i}`] ??= []).push({ main: after.main - before.main, workers: after.workers - before.workers });
+          if (run >= 0) (samples[`${name} p${i}`] ??= []).push({ main: after.main - before.main, workers: after.workers - before.workers });
         }
       } finally {
         client.close();
