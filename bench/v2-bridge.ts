@@ -80,7 +80,9 @@ async function serve(bridge: Bridge | undefined): Promise<() => Promise<unknown>
       const c = tinyAgent(updates).connect(runtime);
       return { closed: c.closed.then(() => undefined), close: async () => c.close() };
     };
-    bridge.serveV2(bridge.guardedNdJsonStream(sink, input) as unknown as V2.Stream, serveV1, silentLogger);
+    // As serveStdio: the stream's end-of-input wait hears the turns' states.
+    const stream = bridge.guardedNdJsonStream(sink, input);
+    bridge.serveV2(stream as unknown as V2.Stream, serveV1, silentLogger, stream.turnState);
   }
   let id = 0;
   const request = (method: string, params: unknown, done: (m: { id?: number; params?: { update?: { state?: string } } }) => boolean) =>

@@ -7,8 +7,8 @@
  * `session/cancel` would), so they answer `cancelled`; the wait is bounded.
  *
  * Over ACP v2 a prompt is answered as soon as its turn starts, and the turn ends with an idle
- * `state_update`: a session whose last `state_update` said it runs is cancelled and waited for
- * the same way, so the client hears how its turn ended.
+ * `state_update`: the v2 bridge reports each session's turn state (`turnState`), and a session
+ * whose turn runs is cancelled and waited for the same way, so the client hears how its turn ended.
  */
 
 /** Longest wait at the end of input for the answers still owed. */
@@ -19,30 +19,21 @@ const TRACKED_LINE_BYTES = 1024 * 1024;
 const RESPONSE_PREFIX = /^\{"jsonrpc":"2\.0","id":(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"),"(?:result|error)"/;
 const PREFIX_BYTES = 512;
 const LETTER_I = 0x69;
-const LETTER_M = 0x6d;
-const LETTER_S = 0x73;
-/** Updates longer than this are not state updates (they are a few dozen bytes plus the session id). */
-const STATE_UPDATE_MAX_BYTES = 1024;
-const STATE_UPDATE = Buffer.from('"sessionUpdate":"state_update"');
-/** How the SDK writes an update: `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"…","update":{"sessionUpdate":"<kind>"…`. */
-const UPDATE_PREFIX = Buffer.from('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"');
-const KIND_AT = Buffer.from('","update":{"sessionUpdate":"');
-const STATE_KIND = Buffer.from('state_update"');
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+
+/**
+ * What the v2 bridge reports of a session's turn: running (or waiting on the human) from when
+ * it says so, idle once that is written. Reported directly rather than read back from the
+ * output, which would cost a look at each of a turn's thousands of update lines.
+ */
+export type TurnStateSink = (sessionId: string, running: boolean) => void;
 
 type Key = string;
 
 export class UnansweredRequests {
   /** Request id → the session of a `session/prompt` (to cancel it), or null. */
   readonly #pending = new Map<Key, string | null>();
-  /** Sessions whose v2 turn runs (a `state_update` said running, no idle yet). */
+  /** Sessions whose v2 turn runs (see `turnState`). */
   readonly #running = new Set<string>();
-  /** A v2 client asked to initialize: only then are outgoing updates looked at (v1 has no state updates). */
-  #v2 = false;
-  /** v2 update lines looked at (see `#mayBeStateUpdate`), and whether one had another layout than the SDK's. */
-  #updatesSeen = 0;
-  #otherLayout = false;
   #drained: (() => void) | undefined;
   readonly #decoder = new TextDecoder();
 
@@ -56,9 +47,8 @@ export class UnansweredRequests {
       return;
     }
     if (message === null || typeof message !== "object" || Array.isArray(message)) return;
-    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { sessionId?: unknown; protocolVersion?: unknown } };
+    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
     if (typeof method !== "string") return;
-    if (method === "initialize" && typeof params?.protocolVersion === "number" && params.protocolVersion >= 2) this.#v2 = true;
     const key = keyOf(id);
     if (key === undefined) return;
     const sessionId = method === "session/prompt" && typeof params?.sessionId === "string" ? params.sessionId : null;
@@ -67,11 +57,7 @@ export class UnansweredRequests {
 
   /** A line to the client: a response settles what it answers. */
   observeOutput(chunk: Uint8Array): void {
-    // `{"jsonrpc":"2.0","` is 18 bytes: an update goes on with `method`, a response with `id`.
-    if (chunk[18] === LETTER_M) {
-      if (this.#v2 && chunk.length <= STATE_UPDATE_MAX_BYTES) this.#observeStateUpdate(chunk);
-      return;
-    }
+    // `{"jsonrpc":"2.0","` is 18 bytes: a response goes on with `id` (an update with `method`).
     if (this.#pending.size === 0 || chunk[18] !== LETTER_I) return;
     const match = RESPONSE_PREFIX.exec(this.#decoder.decode(chunk.subarray(0, PREFIX_BYTES)));
     if (!match?.[1]) return;
@@ -81,37 +67,11 @@ export class UnansweredRequests {
     this.#checkDrained();
   }
 
-  #observeStateUpdate(chunk: Uint8Array): void {
-    if (!this.#mayBeStateUpdate(chunk)) return;
-    let update: { params?: { sessionId?: unknown; update?: { state?: unknown } } };
-    try {
-      update = JSON.parse(this.#decoder.decode(chunk)) as typeof update;
-    } catch {
-      return;
-    }
-    const sessionId = update.params?.sessionId;
-    if (typeof sessionId !== "string") return;
-    if (update.params?.update?.state === "idle") {
-      if (this.#running.delete(sessionId)) this.#checkDrained();
-    } else this.#running.add(sessionId);
-  }
-
-  /**
-   * Every streamed chunk passes here, so the kind is read where the SDK writes it. One writer
-   * (the SDK's JSON.stringify of the bridge's `{sessionId, update}`) gives every update line the
-   * same layout: it is checked in full on the first line, on every 64th, and on each line whose
-   * kind starts with `s`; the others cost a quote search and one byte. Once a line shows
-   * another layout, every line is searched for `state_update` instead.
-   */
-  #mayBeStateUpdate(line: Uint8Array): boolean {
-    if (this.#otherLayout) return containsStateUpdate(line);
-    const end = line.indexOf(QUOTE, UPDATE_PREFIX.length);
-    if (end > 0 && line[end - 1] !== BACKSLASH && line[end + KIND_AT.length] !== LETTER_S && (this.#updatesSeen++ & 63) !== 0) return false;
-    const known = isStateUpdateAt(line);
-    if (known !== undefined) return known;
-    this.#otherLayout = true;
-    return containsStateUpdate(line);
-  }
+  /** A v2 session's turn runs (a `running` or `requires_action` state), or it ended (`idle`). */
+  readonly turnState: TurnStateSink = (sessionId, running) => {
+    if (running) this.#running.add(sessionId);
+    else if (this.#running.delete(sessionId)) this.#checkDrained();
+  };
 
   #checkDrained(): void {
     if (this.#pending.size === 0 && this.#running.size === 0) this.#drained?.();
@@ -143,22 +103,4 @@ function keyOf(id: unknown): Key | undefined {
   if (typeof id === "string") return `s:${id}`;
   if (typeof id === "number" && Number.isFinite(id)) return `n:${id}`;
   return undefined;
-}
-
-/** Whether an update line is a state_update, read at the places the SDK writes them; undefined for another layout. */
-function isStateUpdateAt(line: Uint8Array): boolean | undefined {
-  if (!bytesAt(line, UPDATE_PREFIX, 0)) return undefined;
-  const end = line.indexOf(QUOTE, UPDATE_PREFIX.length);
-  if (end === -1 || line[end - 1] === BACKSLASH || !bytesAt(line, KIND_AT, end)) return undefined;
-  return bytesAt(line, STATE_KIND, end + KIND_AT.length);
-}
-
-function containsStateUpdate(line: Uint8Array): boolean {
-  return Buffer.from(line.buffer, line.byteOffset, line.length).indexOf(STATE_UPDATE) !== -1;
-}
-
-function bytesAt(line: Uint8Array, expected: Uint8Array, at: number): boolean {
-  if (at + expected.length > line.length) return false;
-  for (let i = 0; i < expected.length; i++) if (line[at + i] !== expected[i]) return false;
-  return true;
 }

@@ -2,7 +2,7 @@ import type { Stream } from "@agentclientprotocol/sdk";
 import { ndJsonStream } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../../core/index.js";
 import type { ByteSink } from "./batched-output.js";
-import { UnansweredRequests } from "./input-drain.js";
+import { UnansweredRequests, type TurnStateSink } from "./input-drain.js";
 import { observedWritable, type WritableObserver } from "./observed-writable.js";
 import { silentLogger } from "../../core/index.js";
 
@@ -35,9 +35,10 @@ export interface GuardedStreamOptions {
  *   client (`initialize` + `session/new` written back to back) is then served, not refused.
  * - The end of input reaches the SDK (which then closes and aborts what it is still handling)
  *   only once the requests read before it are answered, running prompts cancelled first
- *   (`UnansweredRequests`, bounded).
+ *   (`UnansweredRequests`, bounded). Over v2 that includes the turns still running: whoever
+ *   serves the stream reports them to `turnState`.
  */
-export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint8Array>, options: GuardedStreamOptions = {}): Stream {
+export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint8Array>, options: GuardedStreamOptions = {}): GuardedStream {
   const limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isSafeInteger(limit) || limit <= 0) throw new RangeError("maxMessageBytes must be a positive integer");
   const logger = options.logger ?? silentLogger;
@@ -100,7 +101,12 @@ export function guardedNdJsonStream(output: ByteSink, input: ReadableStream<Uint
   // The connection takes and releases a writer of the message stream for every message it sends
   // (a writer with ready/closed promises, and two "released" TypeErrors with stacks: ~7 KB of
   // garbage per session/update). One held writer instead, as the HTTP/WebSocket tap does.
-  return { readable: stream.readable, writable: observedWritable(stream.writable, unobserved) };
+  return { readable: stream.readable, writable: observedWritable(stream.writable, unobserved), turnState: unanswered.turnState };
+}
+
+/** The guarded stream, and where its v2 server reports each session's turn state (see `UnansweredRequests`). */
+export interface GuardedStream extends Stream {
+  turnState: TurnStateSink;
 }
 
 const unobserved: WritableObserver<unknown> = { written: () => undefined, ended: () => undefined };

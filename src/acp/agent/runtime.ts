@@ -12,6 +12,7 @@ import { DEFAULT_KEY_PAGE_LIFETIME_MS } from "./credential-elicitation.js";
 import type { AcpMcpTransports } from "./mcp-servers.js";
 import { DEFAULT_CLIENT_REQUEST_TIMEOUT_MS, type SessionUpdateSink } from "./client-handle.js";
 import { guardedNdJsonStream } from "./line-guard.js";
+import type { TurnStateSink } from "./input-drain.js";
 import { AcpConnectionState, type RuntimeSettings } from "./runtime-connection.js";
 import type { SessionLeases, SessionStore } from "../../store/index.js";
 import { AcpModelCatalog, type AcpModelOptions } from "./config-options.js";
@@ -96,12 +97,16 @@ export class AcpHeadlessRuntime {
    * router, which picks the version at `initialize`.
    */
   serve(target: Stream | ClientApp, options: AcpServeOptions = {}): AcpServedConnection {
-    const principal = options.principal ?? DEFAULT_PRINCIPAL;
-    if (!("writable" in target) || this.#settings.protocol === "v1") return this.#serveV1(target, principal);
-    return this.#serveRouted(target, principal);
+    return this.#serve(target, options.principal ?? DEFAULT_PRINCIPAL);
   }
 
-  #serveRouted(stream: Stream, principal: string): AcpServedConnection {
+  /** `turnState`: where a v2 connection reports its sessions' turns (the stdio stream's end-of-input wait). */
+  #serve(target: Stream | ClientApp, principal: string, turnState?: TurnStateSink): AcpServedConnection {
+    if (!("writable" in target) || this.#settings.protocol === "v1") return this.#serveV1(target, principal);
+    return this.#serveRouted(target, principal, turnState);
+  }
+
+  #serveRouted(stream: Stream, principal: string, turnState: TurnStateSink | undefined): AcpServedConnection {
     const { logger, protocol } = this.#settings;
     let selected: AcpServedConnection | undefined;
     // The router holds the input until a valid initialize; this pipe lets close() end it before.
@@ -116,7 +121,7 @@ export class AcpHeadlessRuntime {
         this.#routing.delete(entry);
         return served;
       };
-      const router = agentProtocolRouter().withV2({ connect: (s) => pick(serveV2(s, (app, updates) => this.#serveV1(app, principal, updates), logger)) });
+      const router = agentProtocolRouter().withV2({ connect: (s) => pick(serveV2(s, (app, updates) => this.#serveV1(app, principal, updates), logger, turnState)) });
       if (protocol === "auto") router.withV1({ connect: (s) => pick(this.#serveV1(s, principal)) });
       return router.connect(routedStream);
     });
@@ -176,7 +181,7 @@ export class AcpHeadlessRuntime {
       ...(io.maxMessageBytes !== undefined ? { maxMessageBytes: io.maxMessageBytes } : {}),
       logger: this.#settings.logger,
     });
-    await this.serve(stream).closed;
+    await this.#serve(stream, DEFAULT_PRINCIPAL, stream.turnState).closed;
   }
 
   /**

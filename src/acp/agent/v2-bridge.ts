@@ -18,6 +18,7 @@ import { QUEUED_CHUNK_METHOD, RuntimePipe, type RawSessionUpdate } from "../v2/r
 import { AGENT_METHODS, CLIENT_METHODS } from "../methods.js";
 import type { AcpServedConnection } from "./protocol.js";
 import type { SessionUpdateSink } from "./client-handle.js";
+import type { TurnStateSink } from "./input-drain.js";
 import { sessionNotFound } from "./integration.js";
 
 /**
@@ -37,9 +38,10 @@ import { sessionNotFound } from "./integration.js";
  * - The text chunks a turn streams, and a session's commands and title, skip the in-process
  *   client (RuntimePipe): each is converted once as it leaves the runtime, which hands its
  *   updates to the pipe directly (not through its SDK connection).
+ * - `turnState` (the stdio stream's end-of-input wait) hears each session's turn state as it is sent.
  */
-export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream, sessionUpdates: SessionUpdateSink) => AcpServedConnection, logger: Logger): AcpServedConnection {
-  const bridge = new AgentBridge(logger);
+export function serveV2(stream: V2.Stream, serveV1: (runtime: V1.Stream, sessionUpdates: SessionUpdateSink) => AcpServedConnection, logger: Logger, turnState?: TurnStateSink): AcpServedConnection {
+  const bridge = new AgentBridge(logger, turnState);
   const pipe = new RuntimePipe(bridge.sendPlain);
   const back = V1.client({ name: "agentkit-acp v2 bridge" }).onConnect((c) => {
     bridge.runtime = c.agent;
@@ -81,7 +83,10 @@ class AgentBridge extends BridgeState<BridgeSession> {
   runtime: V1.ClientContext | undefined;
   connection: V2.AgentConnection | undefined;
 
-  constructor(logger: Logger) {
+  constructor(
+    logger: Logger,
+    readonly turnState: TurnStateSink | undefined,
+  ) {
     super(() => new BridgeSession(), logger);
   }
 
@@ -116,12 +121,32 @@ class AgentBridge extends BridgeState<BridgeSession> {
   };
 
   readonly notify = (sessionId: string, update: V2.SessionUpdate): void => {
-    this.sent = this.client()
-      .notify(V2.methods.client.session.update, { sessionId, update })
-      .catch((error: unknown) => {
-        this.logger.debug("a v2 session/update was not sent", { sessionId, error: errorMessage(error) });
-      });
+    let sent = this.client().notify(V2.methods.client.session.update, { sessionId, update });
+    if (this.turnState && update.sessionUpdate === "state_update") sent = this.#reportTurnState(sessionId, (update as V2.StateUpdate).state !== "idle", sent);
+    this.sent = sent.catch((error: unknown) => {
+      this.logger.debug("a v2 session/update was not sent", { sessionId, error: errorMessage(error) });
+    });
   };
+
+  /**
+   * A turn runs from before its state is sent (the prompt's answer comes after it) and ends
+   * once its idle is written (the end of input may close the connection after that); a state
+   * that could not be sent ends it (nobody will hear the rest).
+   */
+  #reportTurnState(sessionId: string, running: boolean, sent: Promise<void>): Promise<void> {
+    const report = this.turnState;
+    if (!report) return sent;
+    if (running) report(sessionId, true);
+    return sent.then(
+      () => {
+        if (!running) report(sessionId, false);
+      },
+      (error: unknown) => {
+        report(sessionId, false);
+        throw error;
+      },
+    );
+  }
 
   /**
    * A turn waiting for the human cannot go on (its tool calls run one at a time): v2 says
