@@ -332,6 +332,10 @@ export function choosePolicy(value: string | undefined, ask: PermissionHandler |
     }
     return ClientPermissionPolicy.preset(name as PermissionPreset, ask);
   }
+  // A mistyped preset ("allow-read") would otherwise be reported as an unreadable file.
+  if (statSync(name, { throwIfNoEntry: false }) === undefined) {
+    throw new UsageError(`--permissions ${name}: neither a preset (${[...PRESET_POLICIES].join(", ")}) nor an existing policy file`);
+  }
   return ClientPermissionPolicy.fromFile(name, ask);
 }
 

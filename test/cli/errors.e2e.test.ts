@@ -30,6 +30,15 @@ describe("prompt --cwd", () => {
   });
 });
 
+describe("prompt --permissions", () => {
+  it("a mistyped preset is a usage error listing the presets (it said: cannot read permissions file … ENOENT)", async () => {
+    const run = await runCli(["prompt", "--permissions", "allow-read", "hello"], { cwd: scratch });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe("agentkit-acp prompt: --permissions allow-read: neither a preset (deny, ask, allow-reads, allow-all) nor an existing policy file\nRun `agentkit-acp prompt --help` for the options.\n");
+    expect(run.stdout).toBe("");
+  });
+});
+
 /** A loopback port nobody listens on (bound, then closed): connection refused. */
 async function closedPort(): Promise<number> {
   const server = createServer();
