@@ -100,13 +100,71 @@ function v2Client(stream: V2.Stream): ProtocolClient {
   };
 }
 
+type RawMessage = {
+  id?: number;
+  method?: string;
+  result?: unknown;
+  error?: { message: string };
+  params?: { update?: { sessionUpdate?: string; state?: string; stopReason?: unknown; content?: { type?: string; text?: string } } };
+};
+
+/**
+ * `BENCH_CLIENT=raw` (stdio): the same requests, as lines, from a client that costs the same per
+ * line under both versions (no SDK: each line is parsed once), so serve's v2/v1 ratio does not
+ * also carry the pace of the v2 SDK client, which spends about twice the v1 client's CPU per turn.
+ */
+function rawClient(protocol: Protocol, input: Writable, output: Readable): ProtocolClient {
+  let partial = "";
+  let text = "";
+  let id = 0;
+  let waiting: { id: number; resolve: (result: unknown) => void; reject: (error: Error) => void } | undefined;
+  let ended: ((stopReason: unknown) => void) | undefined;
+  output.setEncoding("utf8");
+  output.on("data", (data: string) => {
+    partial += data;
+    for (let i = partial.indexOf("\n"); i >= 0; i = partial.indexOf("\n")) {
+      const message = JSON.parse(partial.slice(0, i)) as RawMessage;
+      partial = partial.slice(i + 1);
+      const update = message.params?.update;
+      if (update?.sessionUpdate === "agent_message_chunk" && update.content?.type === "text") text += update.content.text ?? "";
+      else if (update?.sessionUpdate === "state_update" && update.state === "idle") ended?.(update.stopReason);
+      else if (message.method === undefined && message.id !== undefined && message.id === waiting?.id) {
+        const { resolve, reject } = waiting;
+        waiting = undefined;
+        if (message.error) reject(new Error(message.error.message));
+        else resolve(message.result);
+      }
+    }
+  });
+  const request = <T>(method: string, params: unknown): Promise<T> =>
+    new Promise((resolve, reject) => {
+      id += 1;
+      waiting = { id, resolve: resolve as (result: unknown) => void, reject };
+      input.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    });
+  return {
+    init: () => request("initialize", protocol === "v1" ? { protocolVersion: 1, clientCapabilities: {} } : { protocolVersion: 2, info: { name: "bench", version: "1" }, capabilities: {} }),
+    newSession: async (cwd) => (await request<{ sessionId: string }>("session/new", protocol === "v1" ? { cwd, mcpServers: [] } : { cwd })).sessionId,
+    async turn(sessionId) {
+      text = "";
+      const idle = new Promise<unknown>((resolve) => (ended = resolve));
+      const answer = await request<{ stopReason?: unknown }>("session/prompt", { sessionId, prompt: [{ type: "text", text: "stream" }] });
+      const stopReason = protocol === "v1" ? answer.stopReason : await idle;
+      if (stopReason !== "end_turn") throw new Error(`${protocol} turn ended ${String(stopReason)}`);
+      return text;
+    },
+    closeSession: (sessionId) => request("session/close", { sessionId }),
+    close: () => input.end(),
+  };
+}
+
 /**
  * Spawns `node bin/agentkit-acp.js serve --protocol P ...serveArgs` (from `binDir`) and connects an
  * SDK client of that protocol over the transport; every `run()` opens a session, runs two turns
  * that must each stream `expected` (the first one also carries the session's set-up updates: its
  * commands, its title), and closes the session.
  */
-export async function startProtocolAgent(options: { binDir: string; protocol: Protocol; transport: Transport; serveArgs: string[]; cwd: string; expected: string; nodeArgs?: string[] }): Promise<ProtocolAgent> {
+export async function startProtocolAgent(options: { binDir: string; protocol: Protocol; transport: Transport; serveArgs: string[]; cwd: string; expected: string; nodeArgs?: string[]; rawClient?: boolean }): Promise<ProtocolAgent> {
   const { protocol, transport, cwd, expected } = options;
   const args = [...(options.nodeArgs ?? []), `${options.binDir}/bin/agentkit-acp.js`, "serve", "--protocol", protocol, ...options.serveArgs, ...(transport === "http" ? ["--listen", "127.0.0.1:0"] : [])];
   const child = spawn(process.execPath, args, { cwd, env: { ...process.env, AGENTKIT_ACP_TOKEN: TOKEN }, stdio: ["pipe", "pipe", "pipe"] });
@@ -123,11 +181,14 @@ export async function startProtocolAgent(options: { binDir: string; protocol: Pr
     setTimeout(() => reject(new Error(`serve --protocol ${protocol} did not say where it listens within 60 s:\n${stderr}`)), 60_000).unref();
   });
   listening.catch(() => undefined); // over stdio nobody waits for it
-  const stream =
-    transport === "stdio"
-      ? acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>)
-      : createHttpStream(await listening, { headers: { Authorization: `Bearer ${TOKEN}` } });
-  const client = protocol === "v1" ? v1Client(stream) : v2Client(stream as V2.Stream);
+  const sdkClient = async (): Promise<ProtocolClient> => {
+    const stream =
+      transport === "stdio"
+        ? acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>)
+        : createHttpStream(await listening, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    return protocol === "v1" ? v1Client(stream) : v2Client(stream as V2.Stream);
+  };
+  const client = options.rawClient && transport === "stdio" ? rawClient(protocol, child.stdin, child.stdout) : await sdkClient();
   await client.init();
   const pid = child.pid!;
   const turn = async (sessionId: string): Promise<TurnSample> => {
@@ -160,7 +221,8 @@ export async function startProtocolAgent(options: { binDir: string; protocol: Pr
 /**
  * bench/stream.ts `protocols`: serve v1 and serve v2 (and, with BENCH_BASELINE=DIR, another built
  * checkout's serve v2) per transport, long-lived processes, one warm-up run each, then `runs`
- * runs each (a new session's first turn and a warm turn), interleaved. BENCH_CPU_PROF=DIR writes a V8 CPU profile of every serve into DIR.
+ * runs each (a new session's first turn and a warm turn), interleaved. BENCH_CPU_PROF=DIR writes a V8 CPU profile of every serve into DIR;
+ * BENCH_CLIENT=raw: over stdio, a line client of the same cost for both versions instead of the SDK's (`rawClient`).
  */
 export async function compareProtocols(count: number, runs: number, transports: Transport[]): Promise<void> {
   delete process.env.NODE_EXTRA_CA_CERTS; // loopback only; it costs each Node start ~50 ms of CPU
@@ -181,7 +243,7 @@ export async function compareProtocols(count: number, runs: number, transports: 
       try {
         for (const spec of specs) {
           const serveArgs = ["--model", "openai-compatible:mock", "--base-url", model.baseUrl, "--state-dir", mkdtempSync(join(work, "state-")), "--log-level", transport === "http" ? "info" : "warn"];
-          agents.push(await startProtocolAgent({ ...spec, transport, serveArgs, cwd: work, expected: model.text, nodeArgs }));
+          agents.push(await startProtocolAgent({ ...spec, transport, serveArgs, cwd: work, expected: model.text, nodeArgs, rawClient: process.env.BENCH_CLIENT === "raw" }));
         }
         for (const agent of agents) await agent.run(); // warm-up
         const samples = specs.map(() => ({ first: [] as TurnSample[], warm: [] as TurnSample[] }));
@@ -202,7 +264,7 @@ export async function compareProtocols(count: number, runs: number, transports: 
     rmSync(work, { recursive: true, force: true });
   }
   const lines = [
-    `${count} deltas of ${model.deltaText.length} characters per turn, ${runs} interleaved runs per row after a warm-up (Node ${process.version});`,
+    `${count} deltas of ${model.deltaText.length} characters per turn, ${runs} interleaved runs per row after a warm-up (Node ${process.version})${process.env.BENCH_CLIENT === "raw" ? ", raw line clients over stdio" : ""};`,
     "a run: a new session's first turn (with its commands and title updates), then a warm turn in it",
     "",
     "| transport | turn | serve | wall / turn (median) | serve CPU / turn (median) | client CPU / turn | wall vs v1 | serve CPU vs v1 (per-run range) |",

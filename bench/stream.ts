@@ -12,6 +12,7 @@
  * per turn, interleaved, and v2's ratio to v1 per transport (protocols.ts).
  *
  * Run: npm run build && npx tsx bench/stream.ts 2000 7 protocols [stdio,http]
+ * (BENCH_CLIENT=raw: over stdio, a line client of the same cost for both versions instead of the SDK clients)
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
