@@ -1,6 +1,7 @@
 import { absolutePath } from "./argv.js";
 import { agentPresets } from "../acp/client/index.js";
 import { UsageError } from "./usage.js";
+import { parseModelSpec } from "../model/model-id.js";
 import { listOption, parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type OptionValues } from "./options.js";
 
 export const EXIT = {
@@ -144,6 +145,15 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
   if (args.archived !== undefined && !args.list) throw new UsageError("--archived only goes with --list");
   if (actions > 0 && (args.fork !== undefined || args.session !== undefined || args.text !== undefined)) {
     throw new UsageError("--list, --archive and --unarchive take no prompt, --session or --fork");
+  }
+  // Our own agent would refuse a bad spec only once started: exit 1, its message in the agent's stderr tail.
+  // (serve alone resolves the tests' scripted:FILE.json.)
+  if (args.model !== undefined && args.agent === "self" && !args.model.startsWith("scripted:")) {
+    try {
+      parseModelSpec(args.model);
+    } catch (error) {
+      throw new UsageError(`--model: ${(error as Error).message}`);
+    }
   }
   return args;
 }

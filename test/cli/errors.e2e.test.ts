@@ -30,6 +30,15 @@ describe("prompt --cwd", () => {
   });
 });
 
+describe("prompt --model (our own agent)", () => {
+  it("a bad spec is a usage error before the agent starts (it was exit 1: the agent process exited with code 2)", async () => {
+    const run = await runCli(["prompt", "--model", "x:y", "hello"], { cwd: scratch });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^agentkit-acp prompt: --model: unknown provider 'x' in 'x:y'; use one of anthropic, .*, or demo\nRun `agentkit-acp prompt --help` for the options\.\n$/);
+    expect(run.stdout).toBe("");
+  });
+});
+
 describe("prompt --permissions", () => {
   it("a mistyped preset is a usage error listing the presets (it said: cannot read permissions file … ENOENT)", async () => {
     const run = await runCli(["prompt", "--permissions", "allow-read", "hello"], { cwd: scratch });
