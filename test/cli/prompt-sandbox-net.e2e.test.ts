@@ -4,6 +4,9 @@ import { startMockOpenAI, type MockProviderServer, type RecordedRequest } from "
 import { cleanEnv } from "../acp/agent/serve-support.js";
 import { repoRoot, tempDir } from "../acp/client/helpers.js";
 import { cliBin, runCliProcess } from "../support/cli.js";
+import { sandboxOrSkip } from "../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("prompt --sandbox's network tests", { curl: true });
 
 /**
  * `prompt --sandbox`: the agent process's network is its preset's allow-list, through the
@@ -23,7 +26,7 @@ function listen(server: Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
 }
 
-describe("prompt --sandbox: the agent's network is its preset's allow-list", () => {
+describe.skipIf(!engine.available)("prompt --sandbox: the agent's network is its preset's allow-list", () => {
   const registry = createServer((req, res) => res.end(`registry-ok ${req.url ?? ""}\n`));
   const other = createServer((_req, res) => res.end("other-reached\n"));
   let registryPort = 0;

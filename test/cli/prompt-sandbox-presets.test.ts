@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentPresets } from "../../src/acp/client/index.js";
 import { CommandSandbox, formatNetAllow, sandboxProxySocket } from "../../src/core/index.js";
@@ -11,8 +11,13 @@ const home = realpathSync(mkdtempSync(join(tmpdir(), "agentkit-preset-home-")));
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), "agentkit-preset-ws-")));
 for (const dir of [".claude", ".codex", ".gemini", ".config/opencode", ".local/share/opencode", ".cache/opencode", ".npm"]) mkdirSync(join(home, dir), { recursive: true });
 writeFileSync(join(home, ".claude.json"), "{}");
-const sandbox = CommandSandbox.create();
+// Text only (the arguments are checked, never run): stand-in bwrap and prlimit after PATH's own
+// let it run where bubblewrap is not installed; where it is, PATH's comes first.
+const stubs = mkdtempSync(join(tmpdir(), "agentkit-preset-engine-"));
+for (const name of ["bwrap", "prlimit"]) writeFileSync(join(stubs, name), "#!/bin/sh\nexit 1\n", { mode: 0o755 });
+const sandbox = CommandSandbox.create({ platform: "linux", path: `${process.env.PATH ?? ""}${delimiter}${stubs}` });
 afterAll(() => {
+  rmSync(stubs, { recursive: true, force: true });
   rmSync(home, { recursive: true, force: true });
   rmSync(workspace, { recursive: true, force: true });
 });

@@ -4,13 +4,16 @@ import { describe, expect, it } from "vitest";
 import { cleanEnv } from "../acp/agent/serve-support.js";
 import { repoRoot, tempDir } from "../acp/client/helpers.js";
 import { cliBin, runCli } from "../support/cli.js";
+import { sandboxOrSkip } from "../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("prompt --sandbox driving serve");
 
 /**
  * `prompt --sandbox`: the agent process itself (our own `serve`, its shell tool running
  * locally) in bubblewrap, through a full turn. The same turn without --sandbox reads the
  * secret and writes outside, so the test proves the sandbox and not the scenario.
  */
-describe.each([
+describe.skipIf(!engine.available).each([
   { sandboxed: true, flags: ["--sandbox"], where: "--local-tools" },
   // serve runs the command in prompt's hosted terminal (terminal/create): sandboxed here too.
   { sandboxed: true, flags: ["--sandbox"], where: "" },

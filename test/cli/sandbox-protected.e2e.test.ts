@@ -5,6 +5,9 @@ import { describe, expect, it } from "vitest";
 import { cleanEnv } from "../acp/agent/serve-support.js";
 import { repoRoot, tempDir } from "../acp/client/helpers.js";
 import { cliBin, runCli } from "../support/cli.js";
+import { sandboxOrSkip } from "../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("the protected-paths tests");
 
 /**
  * Persistence escape through the writable roots (docs/sandbox.md "Protected paths"): a
@@ -17,7 +20,7 @@ import { cliBin, runCli } from "../support/cli.js";
  */
 const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, encoding: "utf8", env: { ...cleanEnv(), GIT_CONFIG_NOSYSTEM: "1", HOME: cwd } });
 
-describe.each([
+describe.skipIf(!engine.available).each([
   // serve's own write_file runs in serve, outside the sandbox: it keeps off the protected paths too.
   { name: "serve --sandbox (its shell tool, its write_file)", sandboxed: true, promptFlags: [] as string[], serveFlags: ["--sandbox", "--local-tools"], fsWrite: true },
   // The agent's own write_file runs inside its sandbox (--local-tools) or through prompt's fs host (outside it).

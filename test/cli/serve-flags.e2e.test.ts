@@ -5,6 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cleanEnv, connectServe } from "../acp/agent/serve-support.js";
 import { cleanUp, onCleanup, workspace, writeScriptFile } from "../acp/agent/lifecycle/support.js";
 import { runCli, runCliProcess } from "../support/cli.js";
+import { sandboxOrSkip } from "../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("in-process serve --listen");
 
 afterEach(cleanUp);
 
@@ -51,7 +54,7 @@ describe("serve persistence and mode flags", () => {
     expect(r.stderr).toMatch(/cannot use the state directory: .*ENOTDIR/);
   });
 
-  it("in-process (not the bin): --listen and stdio each serve until stdin ends (exit 0)", async () => {
+  it.skipIf(!engine.available)("in-process (not the bin): --listen and stdio each serve until stdin ends (exit 0)", async () => {
     const listen = await run(["--no-persist", "--model", "demo", "--listen", "127.0.0.1:0"], cleanEnv({ AGENTKIT_ACP_TOKEN: "test-token-1234567890" })); // stdin: empty, at its end at once
     expect(listen.code, listen.stderr).toBe(0);
     expect(listen.stdout).toBe("");

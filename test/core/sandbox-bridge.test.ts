@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CommandSandbox, parseNetAllow } from "../../src/core/index.js";
 import { LocalCommandRunner } from "../../src/tools/index.js";
 import { tempDir } from "../acp/agent/support.js";
+import { sandboxOrSkip } from "../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("the sandbox's network bridges", { curl: true });
 
 /**
  * The allow-list bridge in the sandbox (127.0.0.1:3128 → the proxy's Unix socket), both kinds,
@@ -12,7 +15,7 @@ import { tempDir } from "../acp/agent/support.js";
  * both ways through it, the command's exit status is its own, and perl's acceptor is not a child
  * of the command (a command waiting for all its children would wait forever).
  */
-describe.each(["perl", "node"] as const)("the %s bridge", (kind) => {
+describe.skipIf(!engine.available).each(["perl", "node"] as const)("the %s bridge", (kind) => {
   const workspace = tempDir("agentkit-bridge-ws-");
   // Echoes the size of what it received: a body crosses the bridge both ways. Another process:
   // the proxy never reaches its own process's listeners.

@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AcpClient, ClientPermissionPolicy } from "../../src/acp/client/index.js";
 import { startListening, TOKEN } from "../acp/agent/http-support.js";
 import { tempDir } from "../acp/agent/support.js";
+import { sandboxOrSkip } from "../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --listen --no-persist");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -13,7 +16,7 @@ afterEach(async () => {
  * leave its memory (the in-memory store kept every one for the process's life). Counted in the
  * store itself, through session/list.
  */
-describe("serve --listen --no-persist: sessions leave memory with their clients", () => {
+describe.skipIf(!engine.available)("serve --listen --no-persist: sessions leave memory with their clients", () => {
   it("sessions closed by session/close or by their connection's end are forgotten; an open one stays listed", async () => {
     const dir = tempDir("agentkit-no-persist-");
     cleanups.push(() => dir.remove());

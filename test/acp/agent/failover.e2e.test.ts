@@ -10,6 +10,9 @@ import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
 import { startListening, type ListeningProcess, TOKEN, connectOver } from "./http-support.js";
 import { cleanEnv, writeScript } from "./serve-support.js";
 import { deferred, tempDir, textOf } from "./support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("the serve --listen failover tests");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -66,7 +69,7 @@ function next(c: AcpClient, type: ClientLifecycleEvent["type"]): Promise<ClientL
   });
 }
 
-describe.skipIf(!pg.url)("failover: two serve --listen instances sharing PostgreSQL", () => {
+describe.skipIf(!pg.url || !engine.available)("failover: two serve --listen instances sharing PostgreSQL", () => {
   it("A is SIGKILLed mid-turn: the client reconnects through nginx (or to B), the session comes back with its whole history, the next prompt ends end_turn", async () => {
     const dir = workspace();
     const storeUrl = await database();

@@ -10,6 +10,9 @@ import { startListening, connectOver } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { deferred, tempDir } from "./support.js";
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --listen's identity tests");
 
 // Identities of serve --listen through the real CLI: JWTs (JWKS from a file and from loopback),
 // token-file errors, and SIGHUP rotation while a turn runs. More than one principal (JWT subjects,
@@ -59,7 +62,7 @@ async function keys() {
   return { jwks: { keys: [jwk] }, sign, other, unsecured };
 }
 
-describe("serve --listen: JWT bearer tokens", () => {
+describe.skipIf(!engine.available)("serve --listen: JWT bearer tokens", () => {
   for (const source of ["file", "loopback URL"] as const) {
     it(`JWKS from a ${source}: a valid token acts for its sub (with the token file too); alg none, wrong iss, wrong aud, expired, not yet valid and unknown kid → 401`, async () => {
       const dir = workspace();
@@ -116,7 +119,7 @@ describe("serve --listen: JWT bearer tokens", () => {
   });
 });
 
-describe("serve --listen: token rotation (SIGHUP)", () => {
+describe.skipIf(!engine.available)("serve --listen: token rotation (SIGHUP)", () => {
   it("a new token file takes effect at SIGHUP while a turn runs, which finishes; a bad file keeps the tokens in use", async () => {
     const dir = workspace();
     const release = deferred<void>();

@@ -8,6 +8,9 @@ import { until } from "../../support/until.js";
 import { startListening, type ListeningProcess, TOKEN, connectOver } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { tempDir } from "./support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("the frozen lease holder test");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -41,7 +44,7 @@ function writes(dir: string): Array<{ who: string; ns: bigint }> {
     .map((l) => ({ who: l[0]!, ns: BigInt(l.slice(2)) }));
 }
 
-describe.skipIf(!pg.url)("a frozen lease holder's tools", () => {
+describe.skipIf(!pg.url || !engine.available)("a frozen lease holder's tools", () => {
   it("are killed before its lease can expire: the new holder's tool never overlaps them", async () => {
     const dir = tempDir("agentkit-fence-");
     cleanups.push(() => dir.remove());

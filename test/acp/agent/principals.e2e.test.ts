@@ -8,6 +8,9 @@ import { startListening, type ListeningServe, connectOver } from "./http-support
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { select, tempDir } from "./support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --listen's principal tests");
 
 // Two principals from one token file, through the real CLI over HTTP and WebSocket: every
 // ownership attack of issue 22 fails for the other principal and keeps working for the owner.
@@ -67,7 +70,7 @@ async function initialize(agent: Agent): Promise<void> {
   await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
 }
 
-describe("serve --listen with a token file: two principals", () => {
+describe.skipIf(!engine.available)("serve --listen with a token file: two principals", () => {
   const dir = tempDir("agentkit-principals-");
   const ws = join(realpathSync(dir.path), "ws");
   let proc: ListeningServe;
@@ -165,7 +168,7 @@ describe("serve --listen with a token file: two principals", () => {
   });
 });
 
-describe("serve --listen with a token file: provider routes and logout are per principal", () => {
+describe.skipIf(!engine.available)("serve --listen with a token file: provider routes and logout are per principal", () => {
   for (const transport of ["http", "ws"] as const) {
     it(`${transport}: bob's providers/set reroutes only bob's sessions, never with the server's key; bob's logout leaves alice logged in`, async () => {
       const dir = tempDir("agentkit-principals-");
@@ -208,7 +211,7 @@ describe("serve --listen with a token file: provider routes and logout are per p
 });
 
 const pg = await postgresOrSkip("the two-instance ownership test");
-describe.skipIf(!pg.url)("two serve --listen instances sharing PostgreSQL: ownership holds whichever instance is asked", () => {
+describe.skipIf(!pg.url || !engine.available)("two serve --listen instances sharing PostgreSQL: ownership holds whichever instance is asked", () => {
   it("alice's session (opened on A) is not listed, loaded or deleted by bob on B; alice lists and loads it on B", async () => {
     const dir = tempDir("agentkit-principals-pg-");
     const db = await createTestDatabase(pg.url!, "principals");

@@ -8,6 +8,9 @@ import { createTestDatabase, postgresOrSkip } from "../../support/postgres.js";
 import { startListening, connectOver, exitWithin } from "./http-support.js";
 import { cleanEnv } from "./serve-support.js";
 import { deferred, select, tempDir } from "./support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --listen's quota tests");
 
 // #22 items 6 and 7 through the real CLI: two serve --listen instances on one PostgreSQL.
 // Quotas hold whichever instance is asked, a running turn is never cut, /metrics counts per
@@ -49,7 +52,7 @@ async function refusal(run: () => Promise<unknown>): Promise<QuotaError> {
   throw new Error("the request was not refused");
 }
 
-describe.skipIf(!pg.url)("quotas across two serve --listen instances on PostgreSQL, and the audit trail", () => {
+describe.skipIf(!pg.url || !engine.available)("quotas across two serve --listen instances on PostgreSQL, and the audit trail", () => {
   it("sessions, turns, prompts per minute and tokens per day hold on both; turns run to the end; /metrics and audit show it", { timeout: 120_000 }, async () => {
     const dir = tempDir("agentkit-quotas-");
     const db = await createTestDatabase(pg.url!, "quotas");
@@ -176,7 +179,7 @@ describe.skipIf(!pg.url)("quotas across two serve --listen instances on PostgreS
   });
 });
 
-describe("the agentkit_quota JWT claim", () => {
+describe.skipIf(!engine.available)("the agentkit_quota JWT claim", () => {
   it("sets its subject's limits over --quota; a subject without it keeps the operator's", { timeout: 60_000 }, async () => {
     const dir = tempDir("agentkit-quota-jwt-");
     cleanups.push(() => dir.remove());

@@ -9,6 +9,9 @@ import { startListening, TOKEN, connectOver, exitWithin } from "./http-support.j
 import { cleanEnv, writeScript } from "./serve-support.js";
 import { deferred, select, tempDir, textOf } from "./support.js";
 import { runCli } from "../../support/cli.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("the serve --listen tests");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -57,7 +60,7 @@ function metricValue(text: string, name: string): number {
   return Number(line.slice(name.length + 1));
 }
 
-describe("serve --listen: auth, health, readiness", () => {
+describe.skipIf(!engine.available)("serve --listen: auth, health, readiness", () => {
   it("without the bearer token every /acp and /metrics request gets 401 and nothing else; /healthz and /readyz need none", async () => {
     const dir = workspace();
     const proc = listen(["--model", "demo"], dir);
@@ -118,7 +121,7 @@ describe("serve --listen: auth, health, readiness", () => {
   });
 });
 
-describe.each(["http", "ws"] as const)("serve --listen: a full turn over %s", (transport) => {
+describe.skipIf(!engine.available).each(["http", "ws"] as const)("serve --listen: a full turn over %s", (transport) => {
   it("streams the updates (thought, message, tool call, permission, diff) and ends end_turn; /metrics counts it", async () => {
     const dir = workspace();
     const script = writeScript(dir, [
@@ -157,7 +160,7 @@ describe.each(["http", "ws"] as const)("serve --listen: a full turn over %s", (t
   });
 });
 
-describe("serve --listen: limits and draining", () => {
+describe.skipIf(!engine.available)("serve --listen: limits and draining", () => {
   it("--max-connections refuses one more connection (503); --max-message-bytes refuses a larger body (413)", async () => {
     const dir = workspace();
     const proc = listen(["--model", "demo", "--max-connections", "1", "--max-message-bytes", "2000"], dir);

@@ -7,6 +7,9 @@ import { runCli } from "../../support/cli.js";
 import { startListening, type ListeningProcess, TOKEN, connectOver, exitWithin } from "./http-support.js";
 import { cleanEnv, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --sandbox-net", { curl: true });
 
 /**
  * `serve --sandbox-net allow=…` through the real CLI and real bubblewrap: a sandboxed `shell`
@@ -38,7 +41,7 @@ function toolOutputs(updates: SessionUpdate[]): Map<string, string> {
   return out;
 }
 
-describe("serve --sandbox --sandbox-net allow=…", () => {
+describe.skipIf(!engine.available)("serve --sandbox --sandbox-net allow=…", () => {
   const workspace = tempDir("agentkit-net-ws-");
   const state = tempDir("agentkit-net-state-");
   const registry = createHttpServer((req, res) => res.end(`registry-ok ${req.url ?? ""}\n`));

@@ -8,6 +8,9 @@ import { seccompSyscallNumber } from "../../../src/core/index.js";
 import type { ScriptFileStep } from "../../../src/testing/scripted-script.js";
 import { cleanEnv, connectServe, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --sandbox's escape matrix");
 
 /**
  * The escape matrix of docs/sandbox.md, through the real CLI: one `serve` per mode, one session
@@ -178,7 +181,7 @@ function toolOutputs(updates: SessionUpdate[]): Map<string, string> {
   return out;
 }
 
-describe.each([
+describe.skipIf(!engine.available).each([
   { mode: "workspace", args: ["--sandbox", "--sandbox-limit", "processes=64,tmp=8"] },
   { mode: "off", args: ["--sandbox=off"] },
 ])("serve --sandbox $mode: the escape matrix through the real CLI", ({ mode, args }) => {

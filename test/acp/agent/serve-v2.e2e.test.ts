@@ -8,6 +8,9 @@ import { startListening, TOKEN } from "./http-support.js";
 import { connectServe, openServe, writeScript } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { info, V2Client } from "./v2-support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --listen --protocol auto");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -183,7 +186,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     expect(client.updates(sessionId).filter((u) => u.sessionUpdate === "agent_message_chunk").length).toBeGreaterThan(0);
   });
 
-  it("serve --listen --protocol auto: our v2 client over WebSocket and over Streamable HTTP, and a v1 client, each run a turn with a permission", async () => {
+  it.skipIf(!engine.available)("serve --listen --protocol auto: our v2 client over WebSocket and over Streamable HTTP, and a v1 client, each run a turn with a permission", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ toolCall: { name: "write_file", input: { path: "x.txt", content: "x" } }, text: "wrote" }, { text: "ok" }], "script.json");
     const proc = startListening(["--model", `scripted:${script}`, "--protocol", "auto", "--state-dir", join(dir, ".state")], { cwd: dir });
@@ -208,7 +211,7 @@ describe("serve --protocol auto|v2 with the official SDK's v2 client", () => {
     }
   });
 
-  it("serve --listen --protocol auto: /metrics counts a v2 turn as running until its idle state_update (the answer only acknowledges it)", async () => {
+  it.skipIf(!engine.available)("serve --listen --protocol auto: /metrics counts a v2 turn as running until its idle state_update (the answer only acknowledges it)", async () => {
     const dir = workspace();
     const script = writeScript(dir, [{ hang: true, text: "working" }], "script.json");
     const proc = startListening(["--model", `scripted:${script}`, "--protocol", "auto", "--no-persist"], { cwd: dir });

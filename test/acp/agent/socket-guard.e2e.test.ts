@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CONNECTIONS_CHECK_MS, HEADERS_TIMEOUT_MS } from "../../../src/acp/agent/socket-guard.js";
 import { startListening, connectOver } from "./http-support.js";
 import { tempDir } from "./support.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve --listen's socket bounds");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -56,7 +59,7 @@ function rawExchange(port: number, bytes: string): Promise<string> {
   });
 }
 
-describe("serve --listen: raw sockets are bounded", () => {
+describe.skipIf(!engine.available)("serve --listen: raw sockets are bounded", () => {
   it(
     `${SLOW_SOCKETS} slow-header sockets are closed within the header timeout; /healthz and session/new still work under --nofile=256; oversized headers get 431`,
     async () => {

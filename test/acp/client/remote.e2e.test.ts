@@ -5,6 +5,9 @@ import { startListening, type ListeningServe, TOKEN } from "../agent/http-suppor
 import { cleanEnv, writeScript } from "../agent/serve-support.js";
 import { tempDir } from "../agent/support.js";
 import { runCli } from "../../support/cli.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("the remote client tests (serve --listen)");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -40,7 +43,7 @@ function nextLifecycle(c: AcpClient, type: ClientLifecycleEvent["type"]): Promis
   });
 }
 
-describe.each(["http", "ws"] as const)("AcpClient to a served agent over %s", (transport) => {
+describe.skipIf(!engine.available).each(["http", "ws"] as const)("AcpClient to a served agent over %s", (transport) => {
   it("a dropped connection: the running turn rejects as interrupted, the client reconnects, the session is re-attached with its history", async () => {
     const dir = workspace();
     const first = writeScript(dir, [{ text: "first answer" }, { hang: true, text: "working" }], "a.json");
@@ -84,7 +87,7 @@ describe.each(["http", "ws"] as const)("AcpClient to a served agent over %s", (t
   });
 });
 
-describe("prompt --agent URL", () => {
+describe.skipIf(!engine.available)("prompt --agent URL", () => {
   it.each(["http", "ws"] as const)("runs a turn over %s with the token from AGENTKIT_ACP_TOKEN; a wrong token is a clear error (exit 1)", async (transport) => {
     const dir = workspace();
     const script = writeScript(dir, [{ text: "hello over the network" }]);

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { formatConformanceReport } from "../../../src/testing/index.js";
 import { bin, check, ids, result, tempDir } from "./helpers.js";
+import { sandboxOrSkip } from "../../support/sandbox-engine.js";
+
+const engine = sandboxOrSkip("serve's sandbox report");
 
 /** Our own agent: `agentkit-acp serve --model demo` with a throw-away state directory. */
 function serve(...extra: string[]) {
@@ -51,7 +54,7 @@ describe("conformance of agentkit-acp serve (demo model)", () => {
     expect(result(v2Only, "v2.initialize").status).toBe("pass");
   }, 120_000);
 
-  it("reports what the agent says about its sandbox as an informational line, not a check", async () => {
+  it.skipIf(!engine.available)("reports what the agent says about its sandbox as an informational line, not a check", async () => {
     const off = await check({ ...serve(), only: ["init.version"], skipPrompts: true });
     expect(off.agent.sandbox).toBe("the agent's commands run unsandboxed");
     const on = await check({ ...serve("--sandbox", "--sandbox-net", "allow=registry.npmjs.org:443"), only: ["init.version"], skipPrompts: true });

@@ -1,0 +1,43 @@
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { CommandSandbox, SandboxUnavailableError } from "../../src/core/index.js";
+
+/** CI sets this: no sandbox engine (bubblewrap, or curl where asked) is then a failure, not a skip. */
+export const TEST_SANDBOX_REQUIRED_ENV = "AGENTKIT_TEST_SANDBOX_REQUIRED";
+
+export interface TestSandboxEngine {
+  available: boolean;
+  reason?: string;
+}
+
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Whether this machine has what the sandbox needs — serve's own check (`CommandSandbox.create`),
+ * plus curl for the tests that speak through the sandbox's proxy with it. `serve --listen`
+ * sandboxes by default, so its tests need it too. Skips with a printed reason:
+ * `const engine = sandboxOrSkip("serve --listen");` then `describe.runIf(engine.available)`.
+ */
+export function sandboxOrSkip(what: string, needs: { curl?: boolean } = {}): TestSandboxEngine {
+  let reason: string | undefined;
+  try {
+    CommandSandbox.create({ seccomp: false });
+  } catch (error) {
+    if (!(error instanceof SandboxUnavailableError)) throw error;
+    reason = error.message;
+  }
+  if (!reason && needs.curl && !onPath("curl")) reason = "curl was not found on PATH (apt-get install curl)";
+  if (!reason) return { available: true };
+  if (process.env[TEST_SANDBOX_REQUIRED_ENV] === "1") throw new Error(`${what} need the sandbox (${TEST_SANDBOX_REQUIRED_ENV}=1): ${reason}`);
+  process.stderr.write(`[sandbox] skipping ${what}: ${reason}\n`);
+  return { available: false, reason };
+}
