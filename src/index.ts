@@ -37,6 +37,7 @@ export {
   type SandboxedCommand,
   type WrapOptions,
 } from "./core/sandbox.js";
+export { verifySandbox } from "./core/sandbox-probe.js";
 export { PlatformFeatureError, SUPPORTED_PLATFORMS, platformLimits, platformTraits, type PlatformTraits } from "./core/process/platform.js";
 export { enableOrphanWatchdog } from "./core/process/watchdog.js";
 // Tracing on demand (docs/tracing.md): loads the OpenTelemetry SDK only when called and configured.

@@ -11,7 +11,7 @@ import {
   type PermissionPreset,
   type PromptResult,
 } from "../acp/client/index.js";
-import { createStderrLogger, enableOrphanWatchdog, platformLimits } from "../core/index.js";
+import { createStderrLogger, enableOrphanWatchdog, platformLimits, verifySandbox } from "../core/index.js";
 import { routeConsoleToLogger } from "./console-route.js";
 import { withCommandTracing } from "./tracing.js";
 import { AuditTrail } from "./prompt-audit.js";
@@ -266,7 +266,12 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   const signals = new PromptSignals(io);
   let prepared: ReturnType<typeof preparePrompt>;
   try {
-    prepared = preparePrompt(flow, io, interactive, out, signals);
+    const ready = (prepared = preparePrompt(flow, io, interactive, out, signals));
+    // Installed is not enough: one empty command proves the sandbox runs here before the agent starts.
+    if (ready.config.sandbox) await verifySandbox(ready.config.sandbox.sandbox).catch((error: unknown) => {
+      ready.audit.close();
+      throw error;
+    });
   } catch (error) {
     signals.stop();
     return usage(io, error);

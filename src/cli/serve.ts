@@ -1,4 +1,4 @@
-import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, netAllowText, platformLimits } from "../core/index.js";
+import { CommandSandbox, childEnvironment, createStderrLogger, enableOrphanWatchdog, errorMessage, netAllowText, platformLimits, verifySandbox } from "../core/index.js";
 import { codeCacheUses } from "../core/code-cache-hint.js";
 import { startTracing, type TracingHandle } from "../core/tracing-setup.js";
 import type { ServeModels, ServeRuntime } from "../serve/runtime.js";
@@ -50,8 +50,8 @@ async function serveWith(options: ServeOptions, io: CliIo): Promise<number> {
   let sandbox: CommandSandbox | undefined;
   let tracing: TracingHandle | undefined;
   try {
-    // Asked for and not available: exit 2 naming what to install, never a run without it.
-    if (options.sandboxMode === "workspace") sandbox = CommandSandbox.create({ limits: options.sandboxLimits, netAllow: options.sandboxNet });
+    // Asked for and not available (or installed but unable to run here): exit 2 saying why, never a run without it.
+    if (options.sandboxMode === "workspace") sandbox = await verifySandbox(CommandSandbox.create({ limits: options.sandboxLimits, netAllow: options.sandboxNet }));
     if (listening) {
       identities = await listening.listenIdentities(options, env, logger, quotas);
       // More than one principal (token-file names, JWT subjects): each needs a workspace of its own.

@@ -13,6 +13,7 @@ export * from "./network.js";
 export * from "./child-env.js";
 export * from "./sandbox.js";
 export * from "./sandbox-net.js";
+export { verifySandbox } from "./sandbox-probe.js";
 export { SandboxProxy, proxyEnvironment, sandboxProxyPort, sandboxProxySocket } from "./sandbox-proxy.js";
 export { seatbeltProfile, type SeatbeltPolicy } from "./sandbox-seatbelt.js";
 export { seccompBlocked, seccompFilter, seccompProgram, seccompSyscallNumber, type BpfInstruction } from "./sandbox-seccomp.js";

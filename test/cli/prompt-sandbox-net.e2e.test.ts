@@ -6,7 +6,7 @@ import { repoRoot, tempDir } from "../acp/client/helpers.js";
 import { cliBin, runCliProcess } from "../support/cli.js";
 import { sandboxOrSkip } from "../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("prompt --sandbox's network tests", { curl: true });
+const engine = await sandboxOrSkip("prompt --sandbox's network tests", { curl: true });
 
 /**
  * `prompt --sandbox`: the agent process's network is its preset's allow-list, through the

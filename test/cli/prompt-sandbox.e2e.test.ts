@@ -6,7 +6,7 @@ import { repoRoot, tempDir } from "../acp/client/helpers.js";
 import { cliBin, runCli } from "../support/cli.js";
 import { sandboxOrSkip } from "../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("prompt --sandbox driving serve");
+const engine = await sandboxOrSkip("prompt --sandbox driving serve");
 
 /**
  * `prompt --sandbox`: the agent process itself (our own `serve`, its shell tool running

@@ -7,7 +7,7 @@ import { repoRoot, tempDir } from "../acp/client/helpers.js";
 import { cliBin, runCli } from "../support/cli.js";
 import { sandboxOrSkip } from "../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("the protected-paths tests");
+const engine = await sandboxOrSkip("the protected-paths tests");
 
 /**
  * Persistence escape through the writable roots (docs/sandbox.md "Protected paths"): a

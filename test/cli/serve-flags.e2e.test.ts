@@ -7,7 +7,7 @@ import { cleanUp, onCleanup, workspace, writeScriptFile } from "../acp/agent/lif
 import { runCli, runCliProcess } from "../support/cli.js";
 import { sandboxOrSkip } from "../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("in-process serve --listen");
+const engine = await sandboxOrSkip("in-process serve --listen");
 
 afterEach(cleanUp);
 

@@ -7,7 +7,7 @@ import { LocalCommandRunner } from "../../src/tools/index.js";
 import { tempDir } from "../acp/agent/support.js";
 import { sandboxOrSkip } from "../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("the sandbox's network bridges", { curl: true });
+const engine = await sandboxOrSkip("the sandbox's network bridges", { curl: true });
 
 /**
  * The allow-list bridge in the sandbox (127.0.0.1:3128 → the proxy's Unix socket), both kinds,

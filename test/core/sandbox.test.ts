@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CommandSandbox, SandboxUnavailableError, bubblewrapArgs, childEnvironment, defaultSandboxLimits, limitHits, limitNotes, prlimitArgs, seatbeltProfile, ulimitLine } from "../../src/core/index.js";
 import { sandboxOrSkip } from "../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("the engine found on this machine");
+const engine = await sandboxOrSkip("the engine found on this machine");
 
 describe("bubblewrap arguments", () => {
   const args = bubblewrapArgs({ writable: ["/work/a", "/work/b"], cwd: "/work/a", tmpBytes: 1024 });

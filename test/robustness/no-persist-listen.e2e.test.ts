@@ -4,7 +4,7 @@ import { startListening, TOKEN } from "../acp/agent/http-support.js";
 import { tempDir } from "../acp/agent/support.js";
 import { sandboxOrSkip } from "../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen --no-persist");
+const engine = await sandboxOrSkip("serve --listen --no-persist");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

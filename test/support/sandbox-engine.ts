@@ -1,6 +1,6 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { CommandSandbox, SandboxUnavailableError } from "../../src/core/index.js";
+import { CommandSandbox, SandboxUnavailableError, verifySandbox } from "../../src/core/index.js";
 
 /** CI sets this: no sandbox engine (bubblewrap, or curl where asked) is then a failure, not a skip. */
 export const TEST_SANDBOX_REQUIRED_ENV = "AGENTKIT_TEST_SANDBOX_REQUIRED";
@@ -22,15 +22,16 @@ function onPath(name: string): boolean {
 }
 
 /**
- * Whether this machine has what the sandbox needs — serve's own check (`CommandSandbox.create`),
- * plus curl for the tests that speak through the sandbox's proxy with it. `serve --listen`
- * sandboxes by default, so its tests need it too. Skips with a printed reason:
- * `const engine = sandboxOrSkip("serve --listen");` then `describe.runIf(engine.available)`.
+ * Whether the sandbox runs on this machine — serve's own checks (`CommandSandbox.create`, then
+ * `verifySandbox`'s empty command), plus curl for the tests that speak through the sandbox's
+ * proxy with it. `serve --listen` sandboxes by default, so its tests need it too. Skips with a
+ * printed reason: `const engine = await sandboxOrSkip("serve --listen");` then
+ * `describe.skipIf(!engine.available)`.
  */
-export function sandboxOrSkip(what: string, needs: { curl?: boolean } = {}): TestSandboxEngine {
+export async function sandboxOrSkip(what: string, needs: { curl?: boolean } = {}): Promise<TestSandboxEngine> {
   let reason: string | undefined;
   try {
-    CommandSandbox.create({ seccomp: false });
+    await verifySandbox(CommandSandbox.create({ seccomp: false }));
   } catch (error) {
     if (!(error instanceof SandboxUnavailableError)) throw error;
     reason = error.message;

@@ -12,7 +12,7 @@ import { cleanEnv, writeScript } from "./serve-support.js";
 import { deferred, tempDir, textOf } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("the serve --listen failover tests");
+const engine = await sandboxOrSkip("the serve --listen failover tests");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

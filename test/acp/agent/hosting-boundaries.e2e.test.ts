@@ -10,7 +10,7 @@ import { runCli } from "../../support/cli.js";
 import { requireWorkspaceRoot } from "../../../src/cli/serve-listen.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen's hosting boundaries");
+const engine = await sandboxOrSkip("serve --listen's hosting boundaries");
 
 // Issue #22, the attacks a client holding the token tries against `serve --listen` (and stdio where
 // the rule holds on every transport), repeated through the real CLI: each must fail, and what the

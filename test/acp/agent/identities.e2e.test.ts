@@ -12,7 +12,7 @@ import { deferred, tempDir } from "./support.js";
 import { ALICE, BOB, tokenFile } from "./principals-support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen's identity tests");
+const engine = await sandboxOrSkip("serve --listen's identity tests");
 
 // Identities of serve --listen through the real CLI: JWTs (JWKS from a file and from loopback),
 // token-file errors, and SIGHUP rotation while a turn runs. More than one principal (JWT subjects,

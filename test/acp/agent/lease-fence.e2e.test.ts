@@ -10,7 +10,7 @@ import { cleanEnv } from "./serve-support.js";
 import { tempDir } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("the frozen lease holder test");
+const engine = await sandboxOrSkip("the frozen lease holder test");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

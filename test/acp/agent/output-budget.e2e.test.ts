@@ -8,7 +8,7 @@ import { writeScript } from "./serve-support.js";
 import { RecordingClient, tempDir } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen's output budget test");
+const engine = await sandboxOrSkip("serve --listen's output budget test");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

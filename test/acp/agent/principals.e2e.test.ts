@@ -10,7 +10,7 @@ import { cleanEnv } from "./serve-support.js";
 import { select, tempDir } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen's principal tests");
+const engine = await sandboxOrSkip("serve --listen's principal tests");
 
 // Two principals from one token file, through the real CLI over HTTP and WebSocket: every
 // ownership attack of issue 22 fails for the other principal and keeps working for the owner.

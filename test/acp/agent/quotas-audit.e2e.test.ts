@@ -10,7 +10,7 @@ import { cleanEnv } from "./serve-support.js";
 import { deferred, select, tempDir } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen's quota tests");
+const engine = await sandboxOrSkip("serve --listen's quota tests");
 
 // #22 items 6 and 7 through the real CLI: two serve --listen instances on one PostgreSQL.
 // Quotas hold whichever instance is asked, a running turn is never cut, /metrics counts per

@@ -11,7 +11,7 @@ import { deferred, select, tempDir, textOf } from "./support.js";
 import { runCli } from "../../support/cli.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("the serve --listen tests");
+const engine = await sandboxOrSkip("the serve --listen tests");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

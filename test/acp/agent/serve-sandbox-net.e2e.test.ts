@@ -9,7 +9,7 @@ import { cleanEnv, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --sandbox-net", { curl: true });
+const engine = await sandboxOrSkip("serve --sandbox-net", { curl: true });
 
 /**
  * `serve --sandbox-net allow=…` through the real CLI and real bubblewrap: a sandboxed `shell`

@@ -10,7 +10,7 @@ import { cleanEnv, connectServe, writeScript } from "./serve-support.js";
 import { tempDir, textOf } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --sandbox's escape matrix");
+const engine = await sandboxOrSkip("serve --sandbox's escape matrix");
 
 /**
  * The escape matrix of docs/sandbox.md, through the real CLI: one `serve` per mode, one session

@@ -10,7 +10,7 @@ import { tempDir } from "./support.js";
 import { info, V2Client } from "./v2-support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen --protocol auto");
+const engine = await sandboxOrSkip("serve --listen --protocol auto");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { startListening, connectOver } from "./http-support.js";
 import { tempDir } from "./support.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve --listen's socket bounds");
+const engine = await sandboxOrSkip("serve --listen's socket bounds");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

@@ -7,7 +7,7 @@ import { tempDir } from "../agent/support.js";
 import { runCli } from "../../support/cli.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("the remote client tests (serve --listen)");
+const engine = await sandboxOrSkip("the remote client tests (serve --listen)");
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { formatConformanceReport } from "../../../src/testing/index.js";
 import { bin, check, ids, result, tempDir } from "./helpers.js";
 import { sandboxOrSkip } from "../../support/sandbox-engine.js";
 
-const engine = sandboxOrSkip("serve's sandbox report");
+const engine = await sandboxOrSkip("serve's sandbox report");
 
 /** Our own agent: `agentkit-acp serve --model demo` with a throw-away state directory. */
 function serve(...extra: string[]) {
