@@ -14,7 +14,7 @@ const PROBE_TIMEOUT_MS = 10_000;
  */
 export async function verifySandbox(sandbox: CommandSandbox): Promise<CommandSandbox> {
   const cwd = tmpdir();
-  const command = sandbox.wrap("/bin/sh", ["-c", "exit 0"], { cwd, writable: [], bounds: false });
+  const command = sandbox.wrap("/bin/sh", ["-c", "exit 0"], { cwd, writable: [], bounds: false, network: "off" });
   const failure = await new Promise<string | undefined>((resolve) => {
     execFile(command.file, command.args, { cwd, timeout: PROBE_TIMEOUT_MS, killSignal: "SIGKILL", maxBuffer: 64 * 1024 }, (error, _stdout, stderr) => {
       if (!error) return resolve(undefined);
