@@ -18,8 +18,9 @@ if (flags.has("--hang")) {
 } else {
   const state = createMcpFixtureState();
   if (flags.has("--spawn-child")) {
-    // Same process group as the server; it keeps this process alive after stdin closes.
-    const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 60000)"], { stdio: "ignore" });
+    // Same process group as the server; it keeps this process alive after stdin closes, and on
+    // SIGTERM it takes 300 ms to clean up, as real children do: whoever ends the group must wait.
+    const child = spawn(process.execPath, ["-e", "process.on('SIGTERM', () => setTimeout(() => process.exit(0), 300)); setInterval(() => {}, 60000)"], { stdio: "ignore" });
     if (child.pid !== undefined) state.childPids.push(child.pid);
   }
   await createMcpFixtureServer(state).connect(new StdioServerTransport());

@@ -109,8 +109,9 @@ export class ProcessGroupStdioTransport implements Transport {
     child.stdin?.end();
     const grace = this.#options.closeGraceMs ?? 1000;
     await raceTimeout(this.#exited, grace);
-    // Whether or not the server left on EOF, end its group: children it started must not outlive it.
-    void terminateProcessGroup(pid, grace);
+    // Whether or not the server left on EOF, end its group: children it started must not outlive
+    // it, and close() answers once they are gone (bounded: grace, then SIGKILL and 2 s at most).
+    await terminateProcessGroup(pid, grace);
     await raceTimeout(this.#exited, grace * 2);
     this.#readBuffer.clear();
   }
