@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -148,16 +148,24 @@ export function seccompSyscallNumber(name: Blocked, arch: string = process.arch)
   return target ? numbers[name][target.column] : undefined;
 }
 
+/** This process's filter file, shared by all its sandboxes (the filter never changes). */
+let written: string | undefined;
+
 /**
- * The seccomp filter in a private (0700) directory for this process's sandboxes, removed at
- * exit; undefined on an architecture without a syscall table here.
+ * The seccomp filter in a private (0700) directory, written once per process and shared by
+ * every sandbox it creates (one per `CommandSandbox.create` left a directory per sandbox in
+ * /tmp whenever the process ended without its exit event: killed, or a test worker); removed at
+ * exit. Written again if something removed it. Undefined on an architecture without a syscall
+ * table here.
  */
 export function writeSeccompFile(): string | undefined {
+  if (written !== undefined && existsSync(written)) return written;
   const filter = seccompFilter();
   if (!filter) return undefined;
   const dir = mkdtempSync(join(tmpdir(), "agentkit-seccomp-"));
   const file = join(dir, "filter.bpf");
   writeFileSync(file, filter, { mode: 0o600 });
   process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  written = file;
   return file;
 }

@@ -1,6 +1,8 @@
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
 import { seccompBlocked, seccompFilter, seccompProgram, seccompSyscallNumber } from "../../src/core/index.js";
-import type { BpfInstruction } from "../../src/core/sandbox-seccomp.js";
+import { writeSeccompFile, type BpfInstruction } from "../../src/core/sandbox-seccomp.js";
 
 /**
  * The seccomp filter's program, run by a classic-BPF interpreter of the few instructions it uses
@@ -58,4 +60,17 @@ it("the x32 ABI's numbers (bit 30) are refused on x64, so the table cannot be by
 it("no table for another architecture: no filter (the sandbox says so in its description)", () => {
   expect(seccompProgram("riscv64")).toBeUndefined();
   expect(seccompFilter("ia32")).toBeUndefined();
+});
+
+describe.runIf(seccompFilter() !== undefined)("the filter's file", () => {
+  it("is written once per process into a private directory, shared by every sandbox, and written again if removed", () => {
+    const file = writeSeccompFile()!;
+    expect(writeSeccompFile()).toBe(file);
+    expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+    expect(readFileSync(file)).toEqual(Buffer.from(seccompFilter()!));
+    rmSync(dirname(file), { recursive: true, force: true });
+    const again = writeSeccompFile()!;
+    expect(again).not.toBe(file);
+    expect(existsSync(again)).toBe(true);
+  });
 });
