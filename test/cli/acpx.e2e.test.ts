@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { guideText, shellCommands, shellWords } from "../support/docs.js";
 import { cachedDir, npmInstall, npmTests, repoRoot } from "../support/npm-app.js";
+import { until } from "../support/until.js";
 
 const run = promisify(execFile);
 const ACPX = "0.19.1";
@@ -19,6 +20,20 @@ const exec = shellCommands(editors).find((line) => line.startsWith(`npx acpx@${A
 // `~/.acpx/config.json` as the guide shows it, and the acpx commands it then names.
 const config = /`(\{"agents": \{"agentkit".*?\}\}\})`/.exec(editors)?.[1] ?? "";
 const named = [...editors.matchAll(/`(acpx (?:--approve-all )?agentkit [^`]+)`/g)].map(([, line]) => line!);
+
+/** Processes working in `dir` (/proc): acpx's session queue owner and the serve it started. */
+function processesIn(dir: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, "") === dir;
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    })
+    .map(Number);
+}
 describe.runIf(npmTests)(`acpx ${ACPX} drives serve as docs/editors.md shows (AGENTKIT_TEST_NPM=1)`, () => {
   let acpx: string | undefined;
   let skip = "";
@@ -75,7 +90,12 @@ describe.runIf(npmTests)(`acpx ${ACPX} drives serve as docs/editors.md shows (AG
       expect((await acpxLine(execLine, ws)).stdout).toContain("[done] end_turn");
       await acpxLine(sessionsNew, ws);
       expect((await acpxLine(bare, ws)).stdout).toContain("[done] end_turn");
+      // A persistent session keeps acpx's queue owner and our serve running (acpx's --ttl, 300 s):
+      // closing it, as a user does, ends both.
+      await acpxRun(["agentkit", "sessions", "close"], ws);
+      await until(() => processesIn(ws.cwd).length === 0, 15_000);
     } finally {
+      for (const pid of processesIn(ws.cwd)) process.kill(pid, "SIGKILL"); // a failed test leaves none either
       ws.done();
     }
   });
