@@ -2,6 +2,7 @@ import { absolutePath } from "./argv.js";
 import { agentPresets } from "../acp/client/index.js";
 import { UsageError } from "./usage.js";
 import { parseModelSpec } from "../model/model-id.js";
+import { errorMessage } from "../core/errors.js";
 import { listOption, parseCommandLine, read, renderHelp, switchOption, textOption, withDefault, type CommandSchema, type OptionValues } from "./options.js";
 
 export const EXIT = {
@@ -152,7 +153,7 @@ export function parsePromptArgs(argv: string[], cwd = process.cwd()): PromptArgs
     try {
       parseModelSpec(args.model);
     } catch (error) {
-      throw new UsageError(`--model: ${(error as Error).message}`);
+      throw new UsageError(`--model: ${errorMessage(error)}`);
     }
   }
   return args;

@@ -266,10 +266,11 @@ export async function runPromptFlow(flow: PromptFlow, stdinFree = true, io: CliI
   const signals = new PromptSignals(io);
   let prepared: ReturnType<typeof preparePrompt>;
   try {
-    const ready = (prepared = preparePrompt(flow, io, interactive, out, signals));
+    prepared = preparePrompt(flow, io, interactive, out, signals);
+    const { config: { sandbox }, audit } = prepared;
     // Installed is not enough: one empty command proves the sandbox runs here before the agent starts.
-    if (ready.config.sandbox) await verifySandbox(ready.config.sandbox.sandbox).catch((error: unknown) => {
-      ready.audit.close();
+    if (sandbox) await verifySandbox(sandbox.sandbox).catch((error: unknown) => {
+      audit.close();
       throw error;
     });
   } catch (error) {

@@ -29,5 +29,5 @@ export async function verifySandbox(sandbox: CommandSandbox): Promise<CommandSan
     sandbox.engine === "bubblewrap"
       ? "unprivileged user namespaces are probably refused (Ubuntu 23.10+: sysctl kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap; a container: allow user namespaces)"
       : "sandbox-exec refused the profile";
-  throw new SandboxUnavailableError(`the sandbox (${sandbox.engine}) is installed but cannot run a command here (${failure}); ${hint}. commands never run unsandboxed instead: fix that, or turn the sandbox off (serve --sandbox off; prompt without --sandbox)`);
+  throw new SandboxUnavailableError(`the sandbox (${sandbox.engine}) is installed but cannot run a command here (${failure}); ${hint}. Commands never run unsandboxed instead: fix that, or turn the sandbox off (serve --sandbox off; prompt without --sandbox)`);
 }

@@ -392,7 +392,8 @@ function findBridge(search: string, force: "node" | undefined): SandboxBridge {
   return { kind: "node", path: process.execPath };
 }
 
-function findExecutable(name: string, search: string): string | undefined {
+/** The first executable `name` in the directories of `search` (a PATH value); undefined when none. */
+export function findExecutable(name: string, search: string): string | undefined {
   for (const dir of search.split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, name);

@@ -1,6 +1,4 @@
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
-import { CommandSandbox, SandboxUnavailableError, verifySandbox } from "../../src/core/index.js";
+import { CommandSandbox, SandboxUnavailableError, findExecutable, verifySandbox } from "../../src/core/index.js";
 
 /** CI sets this: no sandbox engine (bubblewrap, or curl where asked) is then a failure, not a skip. */
 export const TEST_SANDBOX_REQUIRED_ENV = "AGENTKIT_TEST_SANDBOX_REQUIRED";
@@ -8,17 +6,6 @@ export const TEST_SANDBOX_REQUIRED_ENV = "AGENTKIT_TEST_SANDBOX_REQUIRED";
 export interface TestSandboxEngine {
   available: boolean;
   reason?: string;
-}
-
-function onPath(name: string): boolean {
-  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }
 
 /**
@@ -36,7 +23,7 @@ export async function sandboxOrSkip(what: string, needs: { curl?: boolean } = {}
     if (!(error instanceof SandboxUnavailableError)) throw error;
     reason = error.message;
   }
-  if (!reason && needs.curl && !onPath("curl")) reason = "curl was not found on PATH (apt-get install curl)";
+  if (!reason && needs.curl && findExecutable("curl", process.env.PATH ?? "") === undefined) reason = "curl was not found on PATH (apt-get install curl)";
   if (!reason) return { available: true };
   if (process.env[TEST_SANDBOX_REQUIRED_ENV] === "1") throw new Error(`${what} need the sandbox (${TEST_SANDBOX_REQUIRED_ENV}=1): ${reason}`);
   process.stderr.write(`[sandbox] skipping ${what}: ${reason}\n`);

@@ -122,31 +122,11 @@ class AgentBridge extends BridgeState<BridgeSession> {
 
   readonly notify = (sessionId: string, update: V2.SessionUpdate): void => {
     let sent = this.client().notify(V2.methods.client.session.update, { sessionId, update });
-    if (this.turnState && update.sessionUpdate === "state_update") sent = this.#reportTurnState(sessionId, (update as V2.StateUpdate).state !== "idle", sent);
+    if (this.turnState && update.sessionUpdate === "state_update") sent = reportTurnState(this.turnState, sessionId, (update as V2.StateUpdate).state !== "idle", sent);
     this.sent = sent.catch((error: unknown) => {
       this.logger.debug("a v2 session/update was not sent", { sessionId, error: errorMessage(error) });
     });
   };
-
-  /**
-   * A turn runs from before its state is sent (the prompt's answer comes after it) and ends
-   * once its idle is written (the end of input may close the connection after that); a state
-   * that could not be sent ends it (nobody will hear the rest).
-   */
-  #reportTurnState(sessionId: string, running: boolean, sent: Promise<void>): Promise<void> {
-    const report = this.turnState;
-    if (!report) return sent;
-    if (running) report(sessionId, true);
-    return sent.then(
-      () => {
-        if (!running) report(sessionId, false);
-      },
-      (error: unknown) => {
-        report(sessionId, false);
-        throw error;
-      },
-    );
-  }
 
   /**
    * A turn waiting for the human cannot go on (its tool calls run one at a time): v2 says
@@ -381,4 +361,22 @@ class Turn {
     this.started();
     this.notify(this.sessionId, idle);
   }
+}
+
+/**
+ * A turn runs from before its state is sent (the prompt's answer comes after it) and ends once
+ * its idle is written (the end of input may close the connection after that); a state that could
+ * not be sent ends it (nobody will hear the rest).
+ */
+function reportTurnState(report: TurnStateSink, sessionId: string, running: boolean, sent: Promise<void>): Promise<void> {
+  if (running) report(sessionId, true);
+  return sent.then(
+    () => {
+      if (!running) report(sessionId, false);
+    },
+    (error: unknown) => {
+      report(sessionId, false);
+      throw error;
+    },
+  );
 }
